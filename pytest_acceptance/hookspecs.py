@@ -1,0 +1,32 @@
+"""Extension hooks of pytest-acceptance (registered through ``pytest_addhooks``).
+
+A plugin adds a verification method, or a judge for natural-language pass conditions,
+by implementing these instead of by a pile of settings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_acceptance.model import Criterion, Result, RunContext
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_acceptance_run(criterion: Criterion, context: RunContext) -> Result | None:
+    """Run one criterion and return its result, or None if its method is not yours.
+
+    Built in: ``bash`` (pytest_acceptance.run_bash) and ``subagent``
+    (pytest_acceptance.agent). ``manual`` criteria never reach this hook.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_acceptance_judge(criterion: Criterion, context: RunContext, evidence: str) -> Result | None:
+    """Judge a bash criterion whose ``pass_condition`` is natural language.
+
+    ``evidence`` holds the command, its exit code and a bounded excerpt of its output.
+    Return None when no judge (agent) is available; the criterion then ends as an error.
+    """

@@ -1,0 +1,162 @@
+"""Plain frozen data shared by every stage: what a spec says, and what a run found.
+
+Nothing here knows about pytest. Parsed criteria (``Spec``, ``Criterion``) come out of
+``parse``; run results (``Result``) come out of the runners and travel from xdist
+workers to the controller as plain dicts (``Result.to_dict`` / ``Result.from_dict``).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Method(str, enum.Enum):
+    BASH = "bash"
+    SUBAGENT = "subagent"
+    MANUAL = "manual"
+
+
+class Priority(str, enum.Enum):
+    """MoSCoW priority of a criterion (seed 002)."""
+
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    COULD = "COULD"
+    WONT = "WONT"
+
+
+@dataclass(frozen=True)
+class Location:
+    """A 1-based line in a file."""
+
+    path: Path
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """One acceptance criterion: a ``#### AC-N: Title`` heading and its yaml block."""
+
+    id: str
+    title: str
+    method: Method
+    location: Location  # the heading
+    verification_line: int = 0  # first line of the yaml block (1-based)
+    description: str = ""
+    category: str = ""
+    command: str | None = None
+    pass_condition: str | None = None
+    timeout: float | None = None  # seconds
+    retries: int | None = None
+    agent: str | None = None
+    checks: tuple[str, ...] = ()
+    model: str | None = None
+    priority: Priority = Priority.MUST
+
+    @property
+    def automated(self) -> bool:
+        return self.method is not Method.MANUAL
+
+    @property
+    def method_detail(self) -> str:
+        """``bash (npm test)`` / ``subagent (pattern-checker)`` / ``manual``."""
+        if self.method is Method.BASH and self.command:
+            return f"bash ({_one_line(self.command)})"
+        if self.method is Method.SUBAGENT and self.agent:
+            return f"subagent ({self.agent})"
+        return self.method.value
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: Path
+    criteria: tuple[Criterion, ...]
+    title: str = ""
+
+
+class Status(str, enum.Enum):
+    """The outcome of one criterion, as the verdict sees it."""
+
+    PASSED = "passed"
+    FLAKY = "flaky"  # passed after a failed attempt: a pass, but never hidden
+    FAILED = "failed"
+    ERROR = "error"  # could not be verified: no agent, did not report, ...
+    MANUAL = "manual"  # needs a human; never run
+
+    @property
+    def passed(self) -> bool:
+        return self in (Status.PASSED, Status.FLAKY)
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One actionable finding: where, what was expected, what was found."""
+
+    location: str
+    expected: str
+    actual: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"location": self.location, "expected": self.expected, "actual": self.actual}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Issue:
+        return cls(str(data["location"]), str(data["expected"]), str(data["actual"]))
+
+
+@dataclass(frozen=True)
+class Result:
+    """What running one criterion found. ``message`` says why and what to do next."""
+
+    status: Status
+    attempts: int = 1
+    duration: float = 0.0
+    issues: tuple[Issue, ...] = ()
+    output: str = ""  # bounded excerpt of what the check printed
+    message: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # JSON-safe, runner-specific
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "attempts": self.attempts,
+            "duration": round(self.duration, 3),
+            "issues": [issue.to_dict() for issue in self.issues],
+            "output": self.output,
+            "message": self.message,
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        return cls(
+            status=Status(data["status"]),
+            attempts=int(data.get("attempts", 1)),
+            duration=float(data.get("duration", 0.0)),
+            issues=tuple(Issue.from_dict(i) for i in data.get("issues", ())),
+            output=str(data.get("output", "")),
+            message=str(data.get("message", "")),
+            extra=dict(data.get("extra", {})),
+        )
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a runner needs besides the criterion. Built once per process from the config."""
+
+    rootdir: Path
+    default_timeout: float = 300.0
+    default_retries: int = 1
+    log_path: Path | None = None  # the /implement log (--acceptance-log)
+    hook: Any = None  # pytest's hook relay, for runners that consult other plugins
