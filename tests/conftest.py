@@ -1,0 +1,58 @@
+"""Shared fixtures. The real Claude Code CLI ones: claude_bin, messages_api, claude_home,
+claude_path_dir (see tests/claude_harness.py for the stand-in they drive)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from claude_cli import ClaudeInstallError, ensure_claude
+from claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
+from claude_harness import claude_path_dir as make_claude_path_dir
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The real pinned `claude` binary (installed on first use). Never skips: fails instead."""
+    try:
+        return ensure_claude()
+    except ClaudeInstallError as error:
+        pytest.fail(f"the real Claude Code CLI is needed and missing: {error}", pytrace=False)
+
+
+@pytest.fixture
+def messages_api() -> Iterator[Callable[..., MessagesStandIn]]:
+    """Factory: `messages_api(script, idle_timeout=...)` starts a stand-in, stopped at teardown.
+
+    Teardown fails the test when the script did not fit the conversation (exhausted, a
+    callable that raised, an unexpected request), so a mismatch never passes quietly.
+    """
+    started: list[MessagesStandIn] = []
+
+    def start(script: Script, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> MessagesStandIn:
+        stand_in = MessagesStandIn(script, idle_timeout=idle_timeout).start()
+        started.append(stand_in)
+        return stand_in
+
+    yield start
+    for stand_in in started:
+        stand_in.stop()
+        stand_in.wait_stopped(10)
+    errors = [error for stand_in in started for error in stand_in.errors]
+    if errors:
+        pytest.fail("Messages API stand-in: " + "\n".join(errors), pytrace=False)
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path) -> Path:
+    """A fresh HOME, so no user settings, plugins or sessions leak into a CLI run."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def claude_path_dir(tmp_path: Path, claude_bin: Path) -> Path:
+    """A directory holding a `claude` symlink to the real binary, to prepend to PATH."""
+    return make_claude_path_dir(tmp_path / "claude-bin", claude_bin)
