@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -200,8 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_message(self, body: dict[str, Any]) -> None:
         answer = self.server.stand_in.answer(body)
-        if answer.delay:
-            time.sleep(answer.delay)
+        if answer.delay and self.server.stand_in.wait_for_stop(answer.delay):
+            return  # stopped while holding the answer back: the client is gone or going
         model = str(body.get("model", "stand-in"))
         if body.get("stream"):
             self._send_stream(model, answer)
@@ -230,6 +231,12 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     stand_in: MessagesStandIn
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            return  # the CLI hung up (killed on timeout, or done): nothing to answer
+        self.stand_in.record_error(f"the stand-in failed on a request: {error!r}")
 
 
 class MessagesStandIn:
@@ -281,6 +288,10 @@ class MessagesStandIn:
         if not self._stopped.is_set():
             self._stopped.set()
             self._server.shutdown()
+
+    def wait_for_stop(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds; True when the stand-in was stopped meanwhile."""
+        return self._stopped.wait(timeout)
 
     def wait_stopped(self, timeout: float) -> bool:
         """True once the server thread has ended (after stop() or the idle timeout)."""

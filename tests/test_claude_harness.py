@@ -8,6 +8,7 @@ import os
 import re
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from claude_cli import CLAUDE_CODE_VERSION, ClaudeInstallError, ensure_claude, i
 from claude_harness import (
     EXHAUSTED_TEXT,
     SIDE_REPLY_TEXT,
+    ClaudeRunError,
     MessagesStandIn,
     claude_env,
     read_transcript,
@@ -98,6 +100,27 @@ def test_exhausted_script_answers_and_records_an_error() -> None:
     assert json.loads(raw)["content"][0]["text"] == EXHAUSTED_TEXT
     assert len(api.errors) == 1
     assert "exhausted" in api.errors[0]
+
+
+def test_messages_api_fixture_fails_the_test_when_the_script_runs_out(
+    pytester: pytest.Pytester,
+) -> None:
+    tests_dir = Path(__file__).parent
+    for module in ("conftest", "claude_harness", "claude_cli"):
+        pytester.makepyfile(**{module: (tests_dir / f"{module}.py").read_text()})
+    pytester.makepyfile(
+        test_inner="""
+        import json, urllib.request
+
+        def test_asks_for_one_turn_too_many(messages_api):
+            api = messages_api([])
+            body = json.dumps({"model": "m", "tools": [{"name": "Bash"}], "messages": []})
+            urllib.request.urlopen(api.url + "/v1/messages", data=body.encode()).read()
+        """
+    )
+    result = pytester.runpytest("-p", "no:acceptance")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*Messages API stand-in: The stand-in script is exhausted*"])
 
 
 def test_callable_script_routes_on_the_prompt(messages_api: StandInFactory) -> None:
@@ -224,3 +247,35 @@ def test_transcript_is_found_and_holds_the_tool_use(
     [bash_call] = transcript_tool_uses(read_transcript(path))
     assert bash_call["name"] == "Bash"
     assert bash_call["input"]["command"] == "echo hi > f.txt"
+
+
+@pytest.mark.cli
+def test_concurrent_cli_runs_share_one_stand_in_routed_by_prompt(
+    messages_api: StandInFactory, claude_home: Path, claude_bin: Path, tmp_path: Path
+) -> None:
+    def route(request: dict[str, Any]) -> Any:
+        criterion = "AC-1" if "check AC-1" in user_text(request) else "AC-2"
+        return text(f"verdict for {criterion}")
+
+    api = messages_api(route)
+    env = claude_env(claude_home, api.url, claude_bin)
+    prompts = ["check AC-1", "check AC-2", "check AC-1"]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = [
+            pool.submit(run_claude, ["-p", prompt, "--output-format", "json"], tmp_path, env)
+            for prompt in prompts
+        ]
+        answers = [run.result()["result"] for run in runs]
+    assert answers == ["verdict for AC-1", "verdict for AC-2", "verdict for AC-1"]
+    assert len(api.requests) == 3
+
+
+@pytest.mark.cli
+def test_run_claude_kills_a_cli_that_outlives_its_timeout(
+    messages_api: StandInFactory, claude_home: Path, claude_bin: Path, tmp_path: Path
+) -> None:
+    api = messages_api([reply(text("too late"), delay=120)])
+    env = claude_env(claude_home, api.url, claude_bin)
+    with pytest.raises(ClaudeRunError, match="still ran after 3 s; killed"):
+        run_claude(["-p", "hi", "--output-format", "json"], tmp_path, env, timeout=3)
+    assert len(api.requests) == 1
