@@ -1,0 +1,229 @@
+"""The record stage: on the controller, gather every criterion's result into the verdict.
+
+Registered only on the process that prints the summary (the xdist controller, or the only
+process). It knows which criteria were selected (from collection, or from what the xdist
+workers collected), takes each result from the test reports (results travel from workers
+as the report attribute ``acceptance``), and at session end decides, writes
+``.acceptance/verdict.json`` and sets the exit code. A selected criterion that never
+reported is an error, never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_acceptance.collect import CriterionItem, load_spec
+from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.model import Criterion, Result, Spec, Status
+from pytest_acceptance.parse import SpecError
+from pytest_acceptance.verdict import (
+    Outcome,
+    RunFacts,
+    Verdict,
+    VerdictStatus,
+    decide,
+    render,
+    to_json,
+)
+
+OUTPUT_DIR = ".acceptance"
+
+# pytest exit codes that mean "the run itself went wrong": kept as they are.
+_PYTEST_OWN = {
+    pytest.ExitCode.INTERRUPTED,
+    pytest.ExitCode.INTERNAL_ERROR,
+    pytest.ExitCode.USAGE_ERROR,
+    pytest.ExitCode.NO_TESTS_COLLECTED,
+}
+
+
+class Recorder:
+    def __init__(self, config: pytest.Config, spec_paths: list[Path]) -> None:
+        self.config = config
+        self.rootdir = config.rootpath
+        self.specs = _load_specs(spec_paths)
+        self.selected: list[str] = []  # node ids of selected criteria, in collection order
+        self.criteria: dict[str, Criterion] = {}
+        self.results: dict[str, Result] = {}
+        self.collection_errors: list[str] = []
+        self.other_failures: list[str] = []
+        self.verdict: Verdict | None = None
+        self.started_at = time.time()
+        self.fingerprint = tree_fingerprint(self.rootdir)
+
+    # -- what was selected -------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if isinstance(item, CriterionItem):
+                self._select(item.nodeid, item.criterion)
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.selected:  # every worker collects the same items
+            return
+        for nodeid in ids:
+            criterion = self._criterion_for(nodeid)
+            if criterion is not None:
+                self._select(nodeid, criterion)
+
+    def _select(self, nodeid: str, criterion: Criterion) -> None:
+        if nodeid not in self.criteria:
+            self.selected.append(nodeid)
+            self.criteria[nodeid] = criterion
+
+    def _criterion_for(self, nodeid: str) -> Criterion | None:
+        """Map an xdist node id back to the criterion, by the spec file it names."""
+        file_part, _, name = nodeid.rpartition("::")
+        candidates = [
+            spec
+            for spec in self.specs
+            if (self.rootdir / file_part).resolve() == spec.path
+            or spec.path.as_posix().endswith("/" + file_part.lstrip("./"))
+        ]
+        for spec in candidates:
+            for criterion in spec.criteria:
+                if criterion.id == name:
+                    return criterion
+        return None
+
+    # -- what happened ---------------------------------------------------------------------
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(report.longreprtext.strip())
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "acceptance", None)
+        if data is not None:
+            self.results[report.nodeid] = Result.from_dict(data)
+        elif report.nodeid in self.criteria:
+            if report.failed or (report.skipped and report.when == "setup"):
+                self.results.setdefault(report.nodeid, _unverified(report))
+        elif report.failed:
+            self.other_failures.append(report.nodeid)
+
+    # -- the verdict -----------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.option.collectonly:
+            return
+        outcomes = [
+            Outcome(self.criteria[nodeid], self.results.get(nodeid) or _did_not_report())
+            for nodeid in self.selected
+        ]
+        verdict = decide(outcomes, self._problems(exitstatus))
+        if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
+            verdict = verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
+        self.verdict = verdict
+        session.exitstatus = verdict.exit_code
+        self._write(self.verdict)
+
+    def _problems(self, exitstatus: int) -> list[str]:
+        problems = [f"collection error: {error}" for error in self.collection_errors]
+        if exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors:
+            problems.append("the run was interrupted before every criterion reported")
+        if self.other_failures:
+            problems.append(
+                f"{len(self.other_failures)} test(s) outside the spec failed: "
+                + ", ".join(self.other_failures[:5])
+            )
+        return problems
+
+    def _write(self, verdict: Verdict) -> None:
+        facts = RunFacts(
+            rootdir=self.rootdir,
+            started_at=self.started_at,
+            finished_at=time.time(),
+            fingerprint=self.fingerprint,
+            fingerprint_after=tree_fingerprint(self.rootdir),
+            specs=tuple(self._spec_facts()),
+        )
+        write_json_atomic(output_dir(self.rootdir) / "verdict.json", to_json(verdict, facts))
+
+    def _spec_facts(self) -> list[dict[str, Any]]:
+        selected_per_spec: dict[Path, int] = {}
+        for criterion in self.criteria.values():
+            path = criterion.location.path.resolve()
+            selected_per_spec[path] = selected_per_spec.get(path, 0) + 1
+        return [
+            {
+                "path": str(spec.path),
+                "criteria_total": len(spec.criteria),
+                "selected": selected_per_spec.get(spec.path, 0),
+            }
+            for spec in self.specs
+        ]
+
+    # -- the human-readable verdict ------------------------------------------------------------
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.verdict is None:
+            return
+        if self.verdict.status is not VerdictStatus.MANUAL:
+            # Seed 000: manual criteria are surfaced only once every automated one passes.
+            terminalreporter.stats.pop("manual", None)
+        terminalreporter.section("acceptance verdict")
+        terminalreporter.write(render(self.verdict, self.rootdir))
+        where = output_dir(self.rootdir) / "verdict.json"
+        terminalreporter.write_line(
+            f"verdict: {self.verdict.status.value.upper()} "
+            f"(exit code {self.verdict.exit_code}), written to {where}"
+        )
+
+
+def _load_specs(paths: list[Path]) -> list[Spec]:
+    specs = []
+    for path in paths:
+        try:
+            spec = load_spec(path)
+        except (SpecError, OSError):
+            continue  # collection reports it, with file:line
+        specs.append(Spec(path.resolve(), spec.criteria, spec.title))
+    return specs
+
+
+def _unverified(report: pytest.TestReport) -> Result:
+    reason = report.longreprtext.strip().splitlines()
+    detail = reason[-1] if reason else report.outcome
+    return Result(
+        Status.ERROR,
+        message=f"the criterion did not produce a result ({report.when}: {detail})",
+        output=report.longreprtext[-4000:],
+    )
+
+
+def _did_not_report() -> Result:
+    return Result(
+        Status.ERROR,
+        attempts=0,
+        message=(
+            "the criterion never reported a result (its worker crashed, or the run stopped "
+            "early: -x/--maxfail or an interruption); run /verify again"
+        ),
+    )
+
+
+def output_dir(rootdir: Path) -> Path:
+    """``<rootdir>/.acceptance``, created with a .gitignore so git never sees it."""
+    directory = rootdir / OUTPUT_DIR
+    directory.mkdir(exist_ok=True)
+    ignore = directory / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Created by pytest-acceptance automatically.\n*\n")
+    return directory
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Temp file + rename: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temp, path)

@@ -1,0 +1,239 @@
+"""The decide stage: per-criterion outcomes → one verdict, its exit code and its texts.
+
+Pure functions over frozen data; the recorder (record.py) feeds them on the controller.
+The verdict rules are seed 000's: any automated failure → the failures only (manual
+criteria not mentioned); all automated pass and manual criteria exist → the manual ones
+and "escalate"; everything passes → verified, /done may follow. A criterion that could not
+be verified (error) can never let the verdict pass.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.model import Criterion, Result, Status
+
+SCHEMA = "pytest-acceptance/verdict"
+SCHEMA_VERSION = 1
+
+
+class ExitCode(enum.IntEnum):
+    """Verdict exit codes. pytest keeps its own 2 (interrupted, incl. collection errors),
+    3 (internal error), 4 (usage error) and 5 (nothing collected)."""
+
+    PASS = 0
+    FAIL = 1
+    MANUAL = 10
+    ERROR = 11
+
+
+class VerdictStatus(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    MANUAL = "manual"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    criterion: Criterion
+    result: Result
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: VerdictStatus
+    exit_code: int
+    outcomes: tuple[Outcome, ...]
+    problems: tuple[str, ...] = ()  # run-level errors: collection errors, interruptions, ...
+
+    def with_status(self, status: VerdictStatus, exit_code: int) -> Verdict:
+        return Verdict(status, exit_code, self.outcomes, self.problems)
+
+    def of(self, *statuses: Status) -> list[Outcome]:
+        return [o for o in self.outcomes if o.result.status in statuses]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        found = Counter(o.result.status.value for o in self.outcomes)
+        return {status.value: found.get(status.value, 0) for status in Status}
+
+
+def decide(outcomes: Iterable[Outcome], problems: Iterable[str] = ()) -> Verdict:
+    """The one verdict. ``problems`` are run-level errors that forbid a pass."""
+    outcomes, problems = tuple(outcomes), tuple(problems)
+    statuses = {o.result.status for o in outcomes}
+    if Status.FAILED in statuses:
+        return Verdict(VerdictStatus.FAIL, ExitCode.FAIL, outcomes, problems)
+    if Status.ERROR in statuses or problems or not outcomes:
+        if not outcomes and not problems:
+            problems = ("no acceptance criteria were selected: nothing was verified",)
+        return Verdict(VerdictStatus.ERROR, ExitCode.ERROR, outcomes, problems)
+    if Status.MANUAL in statuses:
+        return Verdict(VerdictStatus.MANUAL, ExitCode.MANUAL, outcomes, problems)
+    return Verdict(VerdictStatus.PASS, ExitCode.PASS, outcomes, problems)
+
+
+# --- the human-readable verdict (seed 000's "## Verification Results") ---------------------
+
+
+def render(verdict: Verdict, rootdir: Path) -> str:
+    lines = ["## Verification Results", ""]
+    failed, errors = verdict.of(Status.FAILED), verdict.of(Status.ERROR)
+    passed = verdict.of(Status.PASSED, Status.FLAKY)
+    manual = verdict.of(Status.MANUAL)
+    if failed:
+        lines += _section("Failed", failed, rootdir)
+    if errors or verdict.problems:
+        lines += _section("Errors", errors, rootdir, verdict.problems)
+    if passed:
+        lines += [f"### Passed ({len(passed)})"] + [_passed_line(o) for o in passed] + [""]
+    if verdict.status is VerdictStatus.MANUAL:
+        lines += _manual_section(manual, rootdir)
+    lines.append(_next_step(verdict, len(passed), len(manual)))
+    return "\n".join(lines) + "\n"
+
+
+def _section(
+    name: str, outcomes: list[Outcome], rootdir: Path, problems: tuple[str, ...] = ()
+) -> list[str]:
+    lines = [f"### {name} ({len(outcomes) + len(problems)})"]
+    for outcome in outcomes:
+        lines += _failure_entry(outcome, rootdir)
+    lines += [f"- {problem}" for problem in problems]
+    return [*lines, ""]
+
+
+def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
+    criterion, result = outcome.criterion, outcome.result
+    lines = [f"- {criterion.id}: {criterion.title}", f"  Method: {criterion.method_detail}"]
+    for issue in result.issues:
+        lines += [
+            f"  Location: {issue.location}",
+            f"  Expected: {_indent(issue.expected)}",
+            f"  Actual: {_indent(issue.actual)}",
+        ]
+    if not result.issues:
+        lines.append(f"  Location: {spec_location(criterion, rootdir)}")
+    if result.message:
+        label = "Error" if result.status is Status.ERROR else "Note"
+        lines.append(f"  {label}: {_indent(result.message)}")
+    return lines
+
+
+def _passed_line(outcome: Outcome) -> str:
+    line = f"- {outcome.criterion.id}: {outcome.criterion.title} ✓"
+    if outcome.result.status is Status.FLAKY:
+        line += f" (flaky: passed after {outcome.result.attempts - 1} failed attempt(s))"
+    return line
+
+
+def _manual_section(manual: list[Outcome], rootdir: Path) -> list[str]:
+    lines = [f"### Manual verification required ({len(manual)})"]
+    for outcome in manual:
+        criterion = outcome.criterion
+        lines.append(f"- {criterion.id}: {criterion.title}")
+        lines.append(f"  Location: {spec_location(criterion, rootdir)}")
+        if criterion.description:
+            lines.append(f"  Description: {_indent(criterion.description)}")
+        lines += [f"  Check: {check}" for check in criterion.checks]
+    return [*lines, ""]
+
+
+def _next_step(verdict: Verdict, passed: int, manual: int) -> str:
+    if verdict.status is VerdictStatus.FAIL:
+        return "Continue working on failed criteria, then call /verify again."
+    if verdict.status is VerdictStatus.ERROR:
+        return (
+            "Verdict: ERROR. The criteria above could not be verified (this is not a pass): "
+            "fix the cause named for each, then call /verify again."
+        )
+    if verdict.status is VerdictStatus.MANUAL:
+        return (
+            f"All {passed} automated criteria pass; {manual} need a human. "
+            "Call /escalate with the manual criteria above as the evidence."
+        )
+    return f"All {passed} criteria pass: verified. /done may follow."
+
+
+def spec_location(criterion: Criterion, rootdir: Path) -> str:
+    return f"{display_path(criterion.location.path, rootdir)}:{criterion.location.line}"
+
+
+def display_path(path: Path, rootdir: Path) -> str:
+    try:
+        return path.resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _indent(text: str) -> str:
+    return text.strip().replace("\n", "\n    ")
+
+
+# --- the machine-readable verdict ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the recorder knows about the run around the verdict."""
+
+    rootdir: Path
+    started_at: float
+    finished_at: float
+    fingerprint: str
+    fingerprint_after: str
+    specs: tuple[dict[str, Any], ...]  # {"path", "criteria_total", "selected"}
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
+    from datetime import datetime, timezone
+
+    def iso(epoch: float) -> str:
+        return datetime.fromtimestamp(epoch, timezone.utc).isoformat()
+
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "status": verdict.status.value,
+        "exit_code": int(verdict.exit_code),
+        "started_at": iso(facts.started_at),
+        "finished_at": iso(facts.finished_at),
+        "started_at_epoch": facts.started_at,
+        "finished_at_epoch": facts.finished_at,
+        "rootdir": str(facts.rootdir),
+        "fingerprint": facts.fingerprint,
+        "fingerprint_after": facts.fingerprint_after,
+        "complete": bool(facts.specs)
+        and all(s["selected"] == s["criteria_total"] for s in facts.specs),
+        "specs": list(facts.specs),
+        "counts": verdict.counts,
+        "criteria": [_criterion_json(o) for o in verdict.outcomes],
+        "problems": list(verdict.problems),
+        **facts.extra,
+    }
+
+
+def _criterion_json(outcome: Outcome) -> dict[str, Any]:
+    criterion, result = outcome.criterion, outcome.result
+    return {
+        "id": criterion.id,
+        "title": criterion.title,
+        "spec": str(criterion.location.path.resolve()),
+        "line": criterion.location.line,
+        "method": criterion.method.value,
+        "category": criterion.category,
+        "priority": criterion.priority.value,
+        "status": result.status.value,
+        "attempts": result.attempts,
+        "duration": round(result.duration, 3),
+        "message": result.message,
+        "output": result.output,
+        "issues": [issue.to_dict() for issue in result.issues],
+    }

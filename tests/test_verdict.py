@@ -1,0 +1,194 @@
+"""One verdict per run, computed on the controller: failures only / manual pending / pass,
+each with its own exit code and a machine-readable verdict.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from specs import bash, manual, spec
+
+from pytest_acceptance.fingerprint import tree_fingerprint
+
+
+def verdict_json(pytester: pytest.Pytester) -> dict[str, Any]:
+    return json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
+
+
+def run(pytester: pytest.Pytester, text: str, *args: str) -> pytest.RunResult:
+    pytester.makefile(".md", spec=text)
+    return pytester.runpytest("--acceptance", "spec.md", *args)
+
+
+def test_all_pass_is_verified_and_exits_0(pytester: pytest.Pytester) -> None:
+    result = run(pytester, spec(bash("AC-1", "true", "one"), bash("AC-2", "echo ok", "two")))
+    result.stdout.fnmatch_lines(
+        [
+            "## Verification Results",
+            "### Passed (2)",
+            "- AC-1: one ✓",
+            "- AC-2: two ✓",
+            "All 2 criteria pass: verified. /done may follow.",
+            "verdict: PASS (exit code 0)*",
+        ]
+    )
+    assert result.ret == 0
+    verdict = verdict_json(pytester)
+    assert verdict["status"] == "pass" and verdict["exit_code"] == 0
+    assert verdict["complete"] is True
+    assert verdict["counts"]["passed"] == 2
+    assert verdict["specs"] == [
+        {"path": str((pytester.path / "spec.md").resolve()), "criteria_total": 2, "selected": 2}
+    ]
+
+
+def test_failures_are_listed_alone_and_manual_criteria_never_mentioned(
+    pytester: pytest.Pytester,
+) -> None:
+    text = spec(
+        bash("AC-1", "true", "fine"),
+        bash("AC-2", "echo 'sent'; exit 1", "queues notifications", retries=0),
+        manual("AC-3", "secret-manual-title"),
+    )
+    result = run(pytester, text)
+    result.stdout.fnmatch_lines(
+        [
+            "## Verification Results",
+            "### Failed (1)",
+            "- AC-2: queues notifications",
+            "  Method: bash (echo 'sent'; exit 1)",
+            "  Location: spec.md:*",
+            "  Expected: exit code 0",
+            "  Actual: exit code 1*",
+            "### Passed (1)",
+            "- AC-1: fine ✓",
+            "Continue working on failed criteria, then call /verify again.",
+        ]
+    )
+    out = result.stdout.str()
+    assert "AC-3" not in out and "secret-manual-title" not in out and "manual" not in out
+    assert result.ret == 1
+    assert verdict_json(pytester)["status"] == "fail"
+
+
+def test_all_automated_pass_with_manual_left_says_escalate_and_exits_10(
+    pytester: pytest.Pytester,
+) -> None:
+    text = spec(bash("AC-1", "true", "fine"), manual("AC-2", "looks right", checks=["UI ok"]))
+    result = run(pytester, text)
+    result.stdout.fnmatch_lines(
+        [
+            "### Passed (1)",
+            "### Manual verification required (1)",
+            "- AC-2: looks right",
+            "  Location: spec.md:*",
+            "  Check: UI ok",
+            "All 1 automated criteria pass; 1 need a human. Call /escalate*",
+            "*1 passed, 1 manual*",
+        ]
+    )
+    assert result.ret == 10
+    verdict = verdict_json(pytester)
+    assert verdict["status"] == "manual"
+    assert [c["status"] for c in verdict["criteria"]] == ["passed", "manual"]
+
+
+def test_a_pass_after_a_failed_attempt_is_reported_flaky_not_hidden(
+    pytester: pytest.Pytester,
+) -> None:
+    flaky = "test -f once || { touch once; exit 1; }"
+    result = run(pytester, spec(bash("AC-1", flaky, "eventually")), "-v")
+    result.stdout.fnmatch_lines(
+        ["*AC-1 FLAKY*", "- AC-1: eventually ✓ (flaky: passed after 1 failed attempt(s))"]
+    )
+    result.stdout.fnmatch_lines(["*1 flaky*"])
+    assert result.ret == 0
+    assert verdict_json(pytester)["criteria"][0]["status"] == "flaky"
+
+
+def test_a_partial_selection_is_not_a_complete_verdict(pytester: pytest.Pytester) -> None:
+    run(pytester, spec(bash("AC-1", "true"), bash("AC-2", "true")), "-k", "AC-1")
+    verdict = verdict_json(pytester)
+    assert verdict["status"] == "pass" and verdict["complete"] is False
+    assert verdict["specs"][0]["selected"] == 1
+
+
+def test_selecting_nothing_is_pytests_exit_5_and_an_error_verdict(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run(pytester, spec(bash("AC-1", "true")), "-k", "nothing-matches")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert verdict_json(pytester)["status"] == "error"
+
+
+def test_verdict_records_the_tree_it_was_computed_on(pytester: pytest.Pytester) -> None:
+    pytester.run("git", "init", "-q")
+    run(pytester, spec(bash("AC-1", "true")))
+    verdict = verdict_json(pytester)
+    assert verdict["fingerprint"] == verdict["fingerprint_after"] == tree_fingerprint(
+        pytester.path
+    )
+    assert verdict["started_at_epoch"] <= verdict["finished_at_epoch"]
+    (pytester.path / "new.txt").write_text("change")
+    assert tree_fingerprint(pytester.path) != verdict["fingerprint"]
+
+
+def test_verdict_directory_ignores_itself_in_git(pytester: pytest.Pytester) -> None:
+    pytester.run("git", "init", "-q")
+    run(pytester, spec(bash("AC-1", "true")))
+    status = pytester.run("git", "status", "--porcelain", "--untracked-files=all")
+    assert ".acceptance" not in status.stdout.str()
+
+
+def test_collect_only_leaves_the_previous_verdict_alone(pytester: pytest.Pytester) -> None:
+    run(pytester, spec(bash("AC-1", "true")))
+    before = (pytester.path / ".acceptance" / "verdict.json").read_text()
+    pytester.runpytest("--acceptance", "spec.md", "--co")
+    assert (pytester.path / ".acceptance" / "verdict.json").read_text() == before
+
+
+# --- under xdist: real workers, the verdict computed once on the controller ----------------
+
+
+def run_xdist(pytester: pytest.Pytester, text: str, *args: str) -> pytest.RunResult:
+    pytester.makefile(".md", spec=text)
+    return pytester.runpytest_subprocess("--acceptance", "spec.md", *args)
+
+
+def test_verdict_under_two_workers_is_computed_once(pytester: pytest.Pytester) -> None:
+    blocks = [bash(f"AC-{n}", "true") for n in range(1, 7)] + [bash("AC-7", "exit 1")]
+    result = run_xdist(pytester, spec(*blocks), "-n", "2")
+    out = result.stdout.str()
+    assert out.count("## Verification Results") == 1
+    result.stdout.fnmatch_lines(["### Failed (1)", "- AC-7: ac-7", "### Passed (6)"])
+    assert result.ret == 1
+    assert verdict_json(pytester)["counts"] == {
+        "passed": 6, "flaky": 0, "failed": 1, "error": 0, "manual": 0
+    }
+
+
+def test_a_criterion_whose_worker_crashed_is_an_error_never_a_pass(
+    pytester: pytest.Pytester,
+) -> None:
+    text = spec(bash("AC-1", "true"), bash("AC-2", "kill -9 $PPID", "crashes its worker"))
+    result = run_xdist(pytester, text, "-n", "2")
+    result.stdout.fnmatch_lines(["### Errors (1)", "- AC-2: crashes its worker", "*crash*"])
+    assert result.ret == 11
+    statuses = {c["id"]: c["status"] for c in verdict_json(pytester)["criteria"]}
+    assert statuses == {"AC-1": "passed", "AC-2": "error"}
+
+
+def test_criteria_that_never_ran_after_a_crash_are_errors(pytester: pytest.Pytester) -> None:
+    blocks = [bash("AC-1", "kill -9 $PPID")] + [bash(f"AC-{n}", "true") for n in range(2, 5)]
+    result = run_xdist(pytester, spec(*blocks), "-n", "1", "--max-worker-restart", "0")
+    verdict = verdict_json(pytester)
+    assert verdict["status"] == "error" and result.ret != 0
+    never = [c for c in verdict["criteria"] if "never reported" in c["message"]]
+    assert [c["id"] for c in never] == ["AC-2", "AC-3", "AC-4"]
+
+
+def test_exit_code_4_for_usage_errors_keeps_pytests_meaning(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--acceptance", str(Path("missing.md")))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
