@@ -1,0 +1,288 @@
+"""The verification block of a criterion: YAML 1.2 core loading, then key validation.
+
+PyYAML resolves plain scalars by YAML 1.1 rules: ``2026-01-17`` becomes a date, ``no`` and
+``on`` become booleans, ``1:30`` becomes 90. A spec author who writes ``pass_condition: no``
+or ``timeout: 1:30`` means the text, so this loader keeps the safe constructors but resolves
+plain scalars by the YAML 1.2 core schema: null, true/false, decimal/octal (0o)/hex (0x)
+ints and floats; everything else stays a string. Duplicate keys are an error, because a
+silently overridden ``command:`` could turn a failing check into a passing one.
+
+``criterion_fields`` then checks the keys of each method and their types, and says what to
+write instead of what it found.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+
+from pytest_acceptance.model import Method, Priority
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_INT = re.compile(r"[-+]?[0-9]+\Z|0o[0-7]+\Z|0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z"
+    r"|[-+]?\.(?:inf|Inf|INF)\Z|\.(?:nan|NaN|NAN)\Z"
+)
+
+
+class Yaml12Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """Safe loader (libyaml's when available) with YAML 1.2 core implicit typing."""
+
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}  # noqa: RUF012
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                    )
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    if text.startswith(("0o", "0x")):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text)
+
+
+def _construct_float(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> float:
+    text = str(loader.construct_scalar(node)).lower()
+    if text.endswith(".inf"):
+        return -math.inf if text.startswith("-") else math.inf
+    if text == ".nan":
+        return math.nan
+    return float(text)
+
+
+def _register() -> None:
+    resolve = Yaml12Loader.add_implicit_resolver
+    resolve("tag:yaml.org,2002:null", re.compile(r"(?:~|null|Null|NULL|)\Z"), ["~", "n", "N", ""])
+    resolve("tag:yaml.org,2002:bool", re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z"), None)
+    resolve("tag:yaml.org,2002:int", _INT, list("-+0123456789"))
+    resolve("tag:yaml.org,2002:float", _FLOAT, list("-+.0123456789"))
+    resolve("tag:yaml.org,2002:merge", re.compile(r"<<\Z"), ["<"])
+    Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    Yaml12Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+
+
+_register()
+
+
+class YamlProblem(Exception):
+    """The block is not valid YAML. ``line`` is 0-based within the block's text."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(line, problem)
+        self.line = line
+        self.problem = problem
+
+
+def load_block(text: str) -> Any:
+    """Parse one YAML document (``YamlProblem`` when it is not valid YAML)."""
+    try:
+        return yaml.load(text, Loader=Yaml12Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise YamlProblem(mark.line if mark else 0, _describe(exc)) from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(0, str(exc)) from None
+
+
+def key_lines(text: str) -> dict[str, int]:
+    """The 0-based line of each top-level key of a valid block (for error messages only)."""
+    node = yaml.compose(text, Loader=Yaml12Loader)
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {
+        str(key.value): key.start_mark.line
+        for key, _ in node.value
+        if isinstance(key, yaml.ScalarNode)
+    }
+
+
+def _describe(exc: yaml.MarkedYAMLError) -> str:
+    parts = [exc.context or "", exc.problem or ""]
+    return " ".join(part for part in parts if part) or "invalid YAML"
+
+
+# --- Keys of a verification block ------------------------------------------------------------
+
+_COMMON_KEYS = ("method", "timeout", "retries", "priority")
+_METHOD_KEYS = {
+    Method.BASH: (*_COMMON_KEYS, "command", "pass_condition"),
+    Method.SUBAGENT: (*_COMMON_KEYS, "agent", "checks", "model"),
+    Method.MANUAL: (*_COMMON_KEYS, "checks"),
+}
+_METHODS = "bash, subagent or manual"
+_DURATION = re.compile(
+    r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*"
+    r"(?P<unit>s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)?\Z",
+    re.IGNORECASE,
+)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+_PRIORITIES = {p.value: p for p in Priority}
+
+
+class FieldError(Exception):
+    """A verification block value is wrong. ``key`` is None for the block as a whole."""
+
+    def __init__(self, key: str | None, message: str) -> None:
+        super().__init__(key, message)
+        self.key = key
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def criterion_fields(data: Any) -> dict[str, Any]:
+    """Validate a loaded verification block into keyword arguments of ``Criterion``."""
+    if not isinstance(data, dict):
+        raise FieldError(
+            None,
+            f"the verification block is {_kind(data)}, not a mapping: write key: value lines "
+            "starting with method: bash | subagent | manual",
+        )
+    method = _method(data)
+    _reject_unknown_keys(data, method)
+    if method is Method.BASH and "command" not in data:
+        raise FieldError("method", 'method bash needs a "command": add command: "<shell command>"')
+    checks = data.get("checks")
+    return {
+        "method": method,
+        "command": _optional_text(data, "command"),
+        "pass_condition": _optional_text(data, "pass_condition"),
+        "timeout": None if data.get("timeout") is None else _timeout(data["timeout"]),
+        "retries": None if data.get("retries") is None else _retries(data["retries"]),
+        "agent": _optional_text(data, "agent"),
+        "checks": () if checks is None else _checks(checks),
+        "model": _optional_text(data, "model"),
+        "priority": Priority.MUST if data.get("priority") is None else _priority(data["priority"]),
+    }
+
+
+def _method(data: dict[Any, Any]) -> Method:
+    if "method" not in data:
+        raise FieldError(None, 'the verification block has no "method": add method: ' + _METHODS)
+    value = data["method"]
+    if not isinstance(value, str):
+        raise FieldError("method", f'"method" must be {_METHODS}, found {_kind(value)}')
+    try:
+        return Method(value.strip().lower())
+    except ValueError:
+        hint = _did_you_mean(value.strip().lower(), [m.value for m in Method])
+        raise FieldError("method", f"unknown method {value!r}: use {_METHODS}{hint}") from None
+
+
+def _reject_unknown_keys(data: dict[Any, Any], method: Method) -> None:
+    known = _METHOD_KEYS[method]
+    for key in data:
+        if key in known:
+            continue
+        owners = [m.value for m, keys in _METHOD_KEYS.items() if key in keys]
+        elsewhere = f' ("{key}" belongs to method {" / ".join(owners)})' if owners else ""
+        raise FieldError(
+            str(key),
+            f"unknown key {str(key)!r} for method {method.value}{elsewhere}: known keys are "
+            f"{', '.join(known)}{_did_you_mean(str(key), known)}",
+        )
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _optional_text(data: dict[Any, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        if key in data and key == "command":
+            raise FieldError(key, '"command" is empty: write the shell command to run')
+        return None
+    if not isinstance(value, str):
+        raise FieldError(
+            key, f'"{key}" must be a string, found {_kind(value)}: quote it, e.g. {key}: "{value}"'
+        )
+    if not value.strip():
+        raise FieldError(key, f'"{key}" is empty: write a value or remove the key')
+    return value
+
+
+def _timeout(value: Any) -> float:
+    wanted = 'a positive number of seconds or a duration like "90s", "5m", "1h"'
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise FieldError("timeout", f'"timeout" must be {wanted}, found {_kind(value)}')
+    if isinstance(value, str):
+        match = _DURATION.match(value.strip())
+        if match is None:
+            raise FieldError("timeout", f'"timeout" must be {wanted}, found {value!r}')
+        unit = (match["unit"] or "s")[0].lower()
+        value = float(match["amount"]) * _UNIT_SECONDS[unit]
+    if not (0 < value < math.inf):
+        raise FieldError("timeout", f'"timeout" must be {wanted}, found {value!r}')
+    return float(value)
+
+
+def _retries(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        found = repr(value) if isinstance(value, int) and not isinstance(value, bool) else ""
+        raise FieldError(
+            "retries",
+            f'"retries" must be a whole number >= 0, found {found or _kind(value)}',
+        )
+    return value
+
+
+def _priority(value: Any) -> Priority:
+    wanted = "MUST, SHOULD, COULD or WONT"
+    if not isinstance(value, str):
+        raise FieldError("priority", f'"priority" must be {wanted}, found {_kind(value)}')
+    normal = value.strip().upper().replace("'", "").replace("\u2019", "")
+    if normal not in _PRIORITIES:
+        hint = _did_you_mean(normal, _PRIORITIES)
+        raise FieldError("priority", f"unknown priority {value!r}: use {wanted}{hint}")
+    return _PRIORITIES[normal]
+
+
+def _checks(value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise FieldError("checks", f'"checks" must be a list of strings, found {_kind(value)}')
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, str):
+            raise FieldError(
+                "checks",
+                f'"checks" must be a list of strings, but check {number} is {_kind(item)}: '
+                "quote it",
+            )
+        if not item.strip():
+            raise FieldError("checks", f"check {number} is empty: write what to check")
+    return tuple(items)
+
+
+def _kind(value: Any) -> str:
+    """How a spec author would name the type of ``value``."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__} ({value})"
