@@ -1,0 +1,96 @@
+"""Opt-in cache of agent passes: re-verifying an unchanged tree costs no agent call.
+
+An entry is keyed by everything the agent was asked (criterion text, agent configuration,
+prompt version, evidence for judged conditions) and records the working-tree fingerprint it
+was computed on. Only a pass is ever stored, and only reused on the very same fingerprint;
+a fail or an error removes the entry. Entries live in ``<rootdir>/.acceptance/cache/``,
+which git ignores through ``.acceptance/.gitignore`` so the cache never changes the tree
+it describes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.model import Criterion, Result, Status
+
+SCHEMA = "pytest-acceptance/agent-cache"
+
+
+def cache_key(criterion: Criterion, configuration: dict[str, Any]) -> str:
+    """A digest of the criterion's text and the agent configuration that judged it."""
+    text = {
+        f.name: _plain(getattr(criterion, f.name))
+        for f in fields(criterion)
+        if f.name not in ("location", "verification_line")  # moving a criterion changes nothing
+    }
+    payload = json.dumps({"criterion": text, "agent": configuration}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class VerdictCache:
+    def __init__(self, rootdir: Path) -> None:
+        self.base = rootdir / ".acceptance"
+        self.directory = self.base / "cache"
+
+    def lookup(self, key: str, fingerprint: str) -> Result | None:
+        """The stored pass for this key, if it was computed on this very tree."""
+        try:
+            entry = json.loads((self.directory / f"{key}.json").read_text())
+            if entry.get("schema") != SCHEMA or entry.get("fingerprint") != fingerprint:
+                return None
+            result = Result.from_dict(entry["result"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent or unreadable: ask the agent
+        return result if result.status is Status.PASSED else None
+
+    def store(self, key: str, fingerprint: str, result: Result) -> None:
+        if result.status is not Status.PASSED:
+            self.forget(key)
+            return
+        self._prepare()
+        entry = {
+            "schema": SCHEMA,
+            "fingerprint": fingerprint,
+            "stored_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "result": result.to_dict(),
+        }
+        _write_atomically(self.directory / f"{key}.json", json.dumps(entry, indent=1))
+
+    def forget(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            (self.directory / f"{key}.json").unlink()
+
+    def _prepare(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ignore = self.base / ".gitignore"
+        if not ignore.exists():  # without it the cache would change the git fingerprint
+            _write_atomically(ignore, "*\n")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if hasattr(value, "value"):  # enums
+        return value.value
+    return value

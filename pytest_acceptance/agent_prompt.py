@@ -1,0 +1,249 @@
+"""What an agent is asked (the prompt) and what it must answer (the verdict contract).
+
+The prompt is bounded part by part so a huge description or log can never blow up a
+command line, and it is built from the spec, the implementation log and paths only:
+never from environment variables. The answer is validated strictly: a verdict that is
+not exactly a pass or a fail with actionable issues is rejected, never half accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.model import Criterion, Issue
+
+# Bump when the wording changes what an agent is asked: cached verdicts then go stale.
+PROMPT_VERSION = 1
+
+DESCRIPTION_LIMIT = 4_000
+CHECKS_LIMIT = 8_000
+CONDITION_LIMIT = 2_000
+LOG_TAIL_LIMIT = 12_000
+EVIDENCE_LIMIT = 12_000
+FIELD_LIMIT = 300
+ANSWER_FIELD_LIMIT = 2_000
+ANSWER_ISSUES_LIMIT = 50
+
+# file:line, or file:line-line; the path may hold anything but must not be empty.
+LOCATION_PATTERN = r"^.*[^\s:].*:[1-9][0-9]*(-[1-9][0-9]*)?$"
+_LOCATION = re.compile(LOCATION_PATTERN)
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["pass", "fail"]},
+        "summary": {"type": "string"},
+        "issues": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "location": {"type": "string", "pattern": LOCATION_PATTERN},
+                    "expected": {"type": "string"},
+                    "actual": {"type": "string"},
+                },
+                "required": ["location", "expected", "actual"],
+            },
+        },
+    },
+    "required": ["status", "summary", "issues"],
+}
+
+ANSWER_CONTRACT = """\
+## Your answer
+Your final answer is one JSON object and nothing else:
+{"status": "pass" | "fail", "summary": "<one or two sentences>",
+ "issues": [{"location": "<path>:<line>", "expected": "<what should be there>",
+             "actual": "<what is there>"}]}
+- "pass" only when every check holds in the files as they are on disk now; when you cannot
+  confirm a check, the answer is "fail".
+- A "fail" lists at least one issue; a "pass" lists none.
+- Each location is a file path relative to the project root, a colon and a 1-based line
+  number (e.g. src/app.py:42); point at the line to change, or the line where the missing
+  thing belongs.
+"""
+
+
+class MalformedVerdict(ValueError):
+    """The agent's answer does not follow the verdict contract; the message says how."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    summary: str
+    issues: tuple[Issue, ...]
+
+
+def check_prompt(
+    criterion: Criterion, rootdir: Path, role: str | None, log: LogExcerpt | None
+) -> str:
+    """The prompt for a ``method: subagent`` criterion: check the tree against it."""
+    parts = [
+        _preamble(rootdir, role),
+        _criterion_block(criterion, rootdir),
+        _log_block(log) if log else "",
+        ANSWER_CONTRACT,
+    ]
+    return "\n".join(part for part in parts if part)
+
+
+def judge_prompt(criterion: Criterion, rootdir: Path, role: str | None, evidence: str) -> str:
+    """The prompt for a bash criterion whose pass condition is natural language."""
+    condition = _bounded(criterion.pass_condition or "", CONDITION_LIMIT)
+    spec_line = f"{_relative(criterion.location.path, rootdir)}:{criterion.location.line}"
+    parts = [
+        _preamble(rootdir, role),
+        _criterion_block(criterion, rootdir),
+        "## What to judge\n"
+        "The command of this criterion has been run. Decide whether its result meets the\n"
+        f"pass condition: {condition}\n"
+        "Judge from the evidence below (you may read files to understand it). When the\n"
+        "problem lies in the command's output rather than in a file, use the criterion's\n"
+        f"own line as the location: {spec_line}\n",
+        "## Evidence (command, exit code, output)\n" + _fenced(_tail(evidence, EVIDENCE_LIMIT)),
+        ANSWER_CONTRACT,
+    ]
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class LogExcerpt:
+    path: Path
+    text: str  # the tail, at most LOG_TAIL_LIMIT characters
+    truncated: bool
+
+
+def read_log_tail(path: Path) -> LogExcerpt:
+    """The end of the implementation log (recent attempts matter most). Raises OSError."""
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        start = max(0, size - LOG_TAIL_LIMIT * 4)  # up to 4 bytes per character
+        handle.seek(start)
+        text = handle.read().decode("utf-8", errors="replace")
+    truncated = start > 0 or len(text) > LOG_TAIL_LIMIT
+    return LogExcerpt(path, text[-LOG_TAIL_LIMIT:], truncated)
+
+
+def parse_verdict(answer: Any) -> Verdict:
+    """Validate an answer object against the contract; raise MalformedVerdict if it breaks it."""
+    if not isinstance(answer, dict):
+        raise MalformedVerdict(f"the answer is {type(answer).__name__}, not a JSON object")
+    status = answer.get("status")
+    if status not in ("pass", "fail"):
+        raise MalformedVerdict(f'"status" is {status!r}, expected "pass" or "fail"')
+    summary = answer.get("summary")
+    if not isinstance(summary, str):
+        raise MalformedVerdict('"summary" is missing or not a string')
+    raw_issues = answer.get("issues")
+    if not isinstance(raw_issues, list):
+        raise MalformedVerdict('"issues" is missing or not a list')
+    issues = tuple(_parse_issue(index, item) for index, item in enumerate(raw_issues))
+    if status == "fail" and not issues:
+        raise MalformedVerdict('"fail" without any issue: a failure must say where and why')
+    if status == "pass" and issues:
+        raise MalformedVerdict(f'"pass" with {len(issues)} issue(s): the answer contradicts itself')
+    return Verdict(status == "pass", _bounded(summary.strip(), ANSWER_FIELD_LIMIT), issues)
+
+
+def parse_verdict_text(text: str) -> Verdict:
+    """Validate an answer printed as text: the whole of it must be one JSON object."""
+    stripped = text.strip()
+    if not stripped:
+        raise MalformedVerdict("the agent printed nothing")
+    try:
+        answer = json.loads(stripped)
+    except json.JSONDecodeError as error:
+        raise MalformedVerdict(
+            f"the output is not one JSON object ({error.msg} at line {error.lineno}); "
+            f"it starts with {_one_line(stripped)!r}"
+        ) from None
+    return parse_verdict(answer)
+
+
+def _parse_issue(index: int, item: Any) -> Issue:
+    where = f"issues[{index}]"
+    if index >= ANSWER_ISSUES_LIMIT:
+        raise MalformedVerdict(f"more than {ANSWER_ISSUES_LIMIT} issues")
+    if not isinstance(item, dict):
+        raise MalformedVerdict(f"{where} is not an object")
+    values = {}
+    for key in ("location", "expected", "actual"):
+        value = item.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise MalformedVerdict(f'{where}."{key}" is missing, empty or not a string')
+        values[key] = _bounded(value.strip(), ANSWER_FIELD_LIMIT)
+    if not _LOCATION.match(values["location"]):
+        raise MalformedVerdict(
+            f'{where}."location" is {values["location"]!r}, expected file:line (e.g. src/app.py:42)'
+        )
+    return Issue(values["location"], values["expected"], values["actual"])
+
+
+def _preamble(rootdir: Path, role: str | None) -> str:
+    lines = [
+        "You are verifying one acceptance criterion of a software project against its",
+        "current working tree. The files on disk are the truth; logs and git history only",
+        "help you find your way. Do not modify anything: read, search and judge.",
+    ]
+    if role:
+        lines.append(f"Your role for this check: {_bounded(role, FIELD_LIMIT)}.")
+    lines.append(f"\nProject root (look here; locations are relative to it): {rootdir}\n")
+    return "\n".join(lines)
+
+
+def _criterion_block(criterion: Criterion, rootdir: Path) -> str:
+    spec = _relative(criterion.location.path, rootdir)
+    lines = [f"## Criterion {criterion.id}: {_bounded(criterion.title, FIELD_LIMIT)}"]
+    lines.append(f"Defined in: {spec}:{criterion.location.line}")
+    if criterion.category:
+        lines.append(f"Category: {_bounded(criterion.category, FIELD_LIMIT)}")
+    if criterion.description:
+        lines.append("Description:\n" + _bounded(criterion.description, DESCRIPTION_LIMIT))
+    if criterion.command:
+        lines.append("Command: " + _bounded(criterion.command, CONDITION_LIMIT))
+    if criterion.checks:
+        checks = "\n".join(f"- {_bounded(check, FIELD_LIMIT * 2)}" for check in criterion.checks)
+        lines.append("Checks (every one must hold for a pass):\n" + _bounded(checks, CHECKS_LIMIT))
+    return "\n".join(lines) + "\n"
+
+
+def _log_block(log: LogExcerpt) -> str:
+    extent = f"its last {LOG_TAIL_LIMIT} characters" if log.truncated else "all of it"
+    return (
+        f"## Implementation log ({log.path}, {extent})\n"
+        "What the implementer says was tried; context for your search, not proof.\n"
+        + _fenced(log.text)
+    )
+
+
+def _fenced(text: str) -> str:
+    # A fence longer than any backtick run inside, so quoted text cannot close it early.
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text.rstrip()}\n{fence}\n"
+
+
+def _relative(path: Path, rootdir: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 15] + " …[truncated]"
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "[truncated]… " + text[-(limit - 13) :]
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
