@@ -120,9 +120,10 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
         ]
     if not result.issues:
         lines.append(f"  Location: {spec_location(criterion, rootdir)}")
-    if result.message:
-        label = "Error" if result.status is Status.ERROR else "Note"
-        lines.append(f"  {label}: {_indent(result.message)}")
+    if result.status is Status.ERROR and result.message:
+        lines.append(f"  Error: {_indent(result.message)}")
+    elif result.message and not result.issues:
+        lines.append(f"  Note: {_indent(result.message)}")
     return lines
 
 

@@ -21,8 +21,8 @@ BAD_SPECS = {
         0,
         "mapping",
     ),
-    "unknown method": (HEAD + criterion("AC-1", method="robot"), 3, "robot"),
-    "bash without a command": (HEAD + criterion("AC-1", method="bash"), 3, "command"),
+    "unknown method": (HEAD + criterion("AC-1", method="robot"), 8, "robot"),  # its yaml line
+    "bash without a command": (HEAD + criterion("AC-1", method="bash"), 8, "command"),
     "duplicate ids": (HEAD + bash("AC-1", "true") + bash("AC-1", "true"), 12, "AC-1"),
     "no verification block": (HEAD + "#### AC-1: x\n**Description:** y\n", 3, "AC-1"),
     "id escaping a directory": (HEAD + bash("AC-1/../../etc", "true"), 3, "AC-1/../../etc"),
@@ -64,7 +64,7 @@ def test_a_bad_spec_leaves_an_error_verdict_not_a_pass(pytester: pytest.Pytester
     pytester.runpytest("--acceptance", "spec.md")
     verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
     assert verdict["status"] == "error"
-    assert "spec.md:3" in verdict["problems"][0]
+    assert "spec.md:8" in verdict["problems"][0]
 
 
 def test_a_bad_spec_beside_a_good_one_still_fails_the_run(pytester: pytest.Pytester) -> None:
