@@ -1,0 +1,321 @@
+"""Agent criteria through the command backend, hookimpls called directly: a real scripted
+judge process per dispatch (stdin prompt, stdout verdict), real timeouts and kills."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.agent import AgentSettings, AgentVerifier
+from pytest_acceptance.agent_backends import CommandBackend
+from pytest_acceptance.model import Criterion, Issue, Location, Method, RunContext, Status
+
+# A judge program driven by plan.json beside it: for each criterion id, one behaviour per
+# dispatch (the last one repeats). It logs every call to calls.log and keeps each prompt.
+JUDGE_SOURCE = textwrap.dedent(
+    """
+    import json, os, re, subprocess, sys, time
+    here = os.path.dirname(os.path.abspath(__file__))
+    prompt = sys.stdin.read()
+    ident = re.search(r"## Criterion (\\S+):", prompt).group(1)
+    with open(os.path.join(here, "calls.log"), "a") as log:
+        log.write(f"{ident} start {time.time()} {os.getcwd()}\\n")
+    with open(os.path.join(here, "calls.log")) as log:
+        count = sum(1 for line in log if line.startswith(ident + " start"))
+    with open(os.path.join(here, f"prompt-{ident}-{count}.txt"), "w") as kept:
+        kept.write(prompt)
+    plan = json.load(open(os.path.join(here, "plan.json")))
+    steps = plan.get(ident, plan.get("*", ["pass"]))
+    step = steps[min(count, len(steps)) - 1]
+    if step.startswith("sleep:"):
+        time.sleep(float(step.split(":")[1]))
+        step = "pass"
+    if step == "hang":
+        child = subprocess.Popen(["sleep", "300"])
+        with open(os.path.join(here, "pids.log"), "a") as pids:
+            pids.write(f"{os.getpid()} {child.pid}\\n")
+        time.sleep(300)
+    if step == "crash":
+        print("Traceback: judge exploded", file=sys.stderr)
+        sys.exit(3)
+    answers = {
+        "pass": {"status": "pass", "summary": f"{ident} holds", "issues": []},
+        "fail": {"status": "fail", "summary": f"{ident} does not hold", "issues": [
+            {"location": "src/app.py:3", "expected": "AppError", "actual": "Error()"}]},
+        "fail-without-issues": {"status": "fail", "summary": "bad", "issues": []},
+    }
+    print(json.dumps(answers[step]) if step in answers else "Looks fine to me!")
+    with open(os.path.join(here, "calls.log"), "a") as log:
+        log.write(f"{ident} end {time.time()}\\n")
+    """
+)
+
+
+class Judge:
+    """The scripted judge on disk, outside the tree under verification."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.script = directory / "judge.py"
+        self.script.write_text(JUDGE_SOURCE)
+        self.plan({})
+
+    @property
+    def command(self) -> str:
+        return f"{sys.executable} {self.script}"
+
+    def plan(self, steps: dict[str, list[str]]) -> None:
+        (self.directory / "plan.json").write_text(json.dumps(steps))
+
+    def calls(self, ident: str | None = None) -> list[list[str]]:
+        log = self.directory / "calls.log"
+        lines = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+        return [w for w in lines if w[1] == "start" and (ident is None or w[0] == ident)]
+
+    def intervals(self) -> list[tuple[float, float]]:
+        lines = [line.split() for line in (self.directory / "calls.log").read_text().splitlines()]
+        starts = {w[0]: float(w[2]) for w in lines if w[1] == "start"}
+        return [(starts[w[0]], float(w[2])) for w in lines if w[1] == "end"]
+
+    def prompt(self, ident: str, dispatch: int = 1) -> str:
+        return (self.directory / f"prompt-{ident}-{dispatch}.txt").read_text()
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    running = peak = 0
+    for _, step in events:
+        running += step
+        peak = max(peak, running)
+    return peak
+
+
+@pytest.fixture
+def judge(tmp_path_factory: pytest.TempPathFactory) -> Judge:
+    return Judge(tmp_path_factory.mktemp("judge"))
+
+
+def verifier(judge: Judge | None, **settings: object) -> AgentVerifier:
+    values: dict[str, object] = {
+        "backend": CommandBackend(judge.command.split()) if judge else None,
+        "unavailable": "`claude` is not on PATH and no agent command is configured",
+        "model": None,
+        "wave": 5,
+        "cache": False,
+        "log_path": None,
+    }
+    values.update(settings)
+    return AgentVerifier(AgentSettings(**values))  # type: ignore[arg-type]
+
+
+def agent_criterion(rootdir: Path, ident: str = "AC-7", **fields: object) -> Criterion:
+    values: dict[str, object] = {
+        "id": ident,
+        "title": "Error pattern",
+        "method": Method.SUBAGENT,
+        "location": Location(rootdir / "spec.md", 12),
+        "description": "Handlers throw AppError.",
+        "agent": "pattern-checker",
+        "checks": ("no raw Error()",),
+        "timeout": 30,
+    }
+    values.update(fields)
+    return Criterion(**values)  # type: ignore[arg-type]
+
+
+def test_pass_from_the_command_is_a_pass_with_its_summary(judge: Judge, tmp_path: Path) -> None:
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.PASSED
+    assert result.message == "AC-7 holds"
+    assert result.extra == {
+        "backend": "command",
+        "agent": "pattern-checker",
+        "project_agent": None,
+        "model": None,
+        "cached": False,
+        "dispatches": 1,
+        "summary": "AC-7 holds",
+    }
+    assert judge.calls("AC-7")[0][3] == str(tmp_path)  # the agent runs in the root
+
+
+def test_fail_carries_the_agents_file_line_issues(judge: Judge, tmp_path: Path) -> None:
+    judge.plan({"AC-7": ["fail"]})
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.FAILED
+    assert result.issues == (Issue("src/app.py:3", "AppError", "Error()"),)
+
+
+def test_other_methods_are_left_to_their_runners(judge: Judge, tmp_path: Path) -> None:
+    bash = agent_criterion(tmp_path, method=Method.BASH, command="true")
+    assert verifier(judge).pytest_acceptance_run(bash, RunContext(tmp_path)) is None
+    assert judge.calls() == []
+
+
+@pytest.mark.parametrize(
+    ("first", "reason"),
+    [
+        ("garbage", "malformed verdict: the output is not one JSON object"),
+        ("fail-without-issues", 'malformed verdict: "fail" without any issue'),
+        ("crash", "exited with status 3"),
+    ],
+)
+def test_unusable_answer_is_redispatched_once_then_an_error(
+    judge: Judge, tmp_path: Path, first: str, reason: str
+) -> None:
+    judge.plan({"AC-7": [first]})
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.ERROR
+    assert len(judge.calls("AC-7")) == 2
+    assert result.attempts == 2
+    assert result.extra["dispatches"] == 2
+    assert result.message.startswith("no valid verdict from the agent in 2 dispatches: 1) ")
+    assert reason in result.message
+    assert "Next: fix the agent setup" in result.message
+
+
+def test_crash_output_reaches_the_report(judge: Judge, tmp_path: Path) -> None:
+    judge.plan({"AC-7": ["crash"]})
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert "Traceback: judge exploded" in result.output
+
+
+def test_valid_answer_on_the_redispatch_counts_and_says_why(judge: Judge, tmp_path: Path) -> None:
+    judge.plan({"AC-7": ["garbage", "fail"]})
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.FAILED
+    assert result.attempts == 2
+    assert "re-dispatched after: malformed verdict" in result.message
+    assert result.extra["dispatch_errors"][0].startswith("malformed verdict")
+
+
+def test_timeout_kills_the_agent_and_its_children_then_errors(judge: Judge, tmp_path: Path) -> None:
+    judge.plan({"AC-7": ["hang"]})
+    criterion = agent_criterion(tmp_path, timeout=1.5)
+    result = verifier(judge).pytest_acceptance_run(criterion, RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.ERROR
+    assert result.message.count("timed out after 1.5 s and was killed") == 2
+    assert "Next: raise `timeout:` of AC-7 (now 1.5 s)" in result.message
+    pids = [
+        int(pid)
+        for line in (judge.directory / "pids.log").read_text().splitlines()
+        for pid in line.split()
+    ]
+    assert len(pids) == 4
+    deadline = time.monotonic() + 10
+    while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(gone(pid) for pid in pids)
+
+
+def gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_command_that_cannot_start_is_an_error_naming_it(tmp_path: Path) -> None:
+    settings = verifier(None, backend=CommandBackend([str(tmp_path / "no-such-judge")]))
+    result = settings.pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.ERROR
+    assert f"could not start {tmp_path / 'no-such-judge'}" in result.message
+
+
+def test_without_an_agent_both_hooks_end_in_an_error_saying_how_to_configure(
+    tmp_path: Path,
+) -> None:
+    plugin = verifier(None)
+    run = plugin.pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    bash = agent_criterion(tmp_path, method=Method.BASH, command="git log", pass_condition="tidy")
+    judged = plugin.pytest_acceptance_judge(bash, RunContext(tmp_path), "exit code: 0")
+    for result in (run, judged):
+        assert result is not None
+        assert result.status is Status.ERROR
+        assert result.message.startswith("no agent configured to judge")
+        assert "`--acceptance-agent-command CMD`" in result.message
+    assert judged is not None and "the pass condition 'tidy' of AC-7" in judged.message
+
+
+def test_judge_decides_a_natural_language_condition_from_the_evidence(
+    judge: Judge, tmp_path: Path
+) -> None:
+    judge.plan({"AC-2": ["fail"]})
+    bash = agent_criterion(
+        tmp_path,
+        "AC-2",
+        method=Method.BASH,
+        command="git log --oneline",
+        agent=None,
+        pass_condition="multiple commits with criterion references",
+    )
+    evidence = "command: git log --oneline\nexit code: 0\noutput:\nabc123 wip"
+    result = verifier(judge).pytest_acceptance_judge(bash, RunContext(tmp_path), evidence)
+    assert result is not None
+    assert result.status is Status.FAILED
+    prompt = judge.prompt("AC-2")
+    assert "pass condition: multiple commits with criterion references" in prompt
+    assert "abc123 wip" in prompt
+
+
+def test_implementation_log_tail_is_in_the_prompt(judge: Judge, tmp_path: Path) -> None:
+    log = tmp_path / "implement-log-1.md"
+    log.write_text("Tried AppError for AC-7: tests broke\n")
+    verifier(judge).pytest_acceptance_run(
+        agent_criterion(tmp_path), RunContext(tmp_path, log_path=log)
+    )
+    assert "Tried AppError for AC-7: tests broke" in judge.prompt("AC-7")
+
+
+def test_missing_log_at_run_time_is_an_error_not_a_silent_omission(
+    judge: Judge, tmp_path: Path
+) -> None:
+    context = RunContext(tmp_path, log_path=tmp_path / "gone.md")
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), context)
+    assert result is not None
+    assert result.status is Status.ERROR
+    assert "the implementation log" in result.message and "cannot be read" in result.message
+    assert judge.calls() == []
+
+
+def test_project_agent_with_broken_frontmatter_is_an_error_naming_the_file(
+    judge: Judge, tmp_path: Path
+) -> None:
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "pattern-checker.md").write_text("---\nname: [unclosed\n---\nCheck patterns.\n")
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.ERROR
+    assert ".claude/agents/pattern-checker.md:" in result.message
+    assert "frontmatter is not valid YAML" in result.message
+
+
+def test_project_agent_model_applies_unless_the_criterion_names_one(
+    judge: Judge, tmp_path: Path
+) -> None:
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "pattern-checker.md").write_text("---\nmodel: haiku\n---\nCheck patterns.\n")
+    plugin = verifier(judge, model="opus")
+    by_agent = plugin.pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    named = agent_criterion(tmp_path, model="sonnet")
+    by_criterion = plugin.pytest_acceptance_run(named, RunContext(tmp_path))
+    assert by_agent is not None and by_agent.extra["model"] == "haiku"
+    assert by_agent.extra["project_agent"] == ".claude/agents/pattern-checker.md"
+    assert by_criterion is not None and by_criterion.extra["model"] == "sonnet"
+    # a project agent is the agent itself, not a role line in the prompt
+    assert "Your role for this check" not in judge.prompt("AC-7")
