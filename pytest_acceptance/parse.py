@@ -250,9 +250,11 @@ def _criterion(section: _Section, path: Path) -> Criterion:
     try:
         data = load_block(fence.text)
     except YamlProblem as exc:
+        # libyaml may mark the end of the stream, one past an unclosed fence's last line.
+        last = max(len(fence.text.splitlines()) - 1, 0)
         raise SpecError(
             path,
-            fence.line + exc.line + 1,
+            fence.line + min(exc.line, last) + 1,
             f"malformed YAML in the verification block of {section.id}: {exc.problem}; "
             "fix the YAML (quote values that contain ': ' or ' #')",
         ) from None

@@ -23,7 +23,22 @@ import yaml
 
 from pytest_acceptance.model import Method, Priority
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _fast_loader() -> type[yaml.SafeLoader]:
+    """libyaml's safe loader, unless it is missing or stale.
+
+    libyaml's parser builds nodes from the ``yaml.nodes`` classes of the first ``import yaml``.
+    When ``yaml`` is imported again in the same process (pytester's in-process runs drop
+    modules between runs), those classes are no longer the resolver's, and every node
+    resolves to tag None. The pure-Python parser is always consistent, just slower.
+    """
+    libyaml = getattr(yaml, "_yaml", None)
+    if getattr(libyaml, "ScalarNode", None) is yaml.nodes.ScalarNode:
+        return yaml.CSafeLoader  # type: ignore[no-any-return]
+    return yaml.SafeLoader
+
+
+_BaseLoader = _fast_loader()
 
 _INT = re.compile(r"[-+]?[0-9]+\Z|0o[0-7]+\Z|0x[0-9a-fA-F]+\Z")
 _FLOAT = re.compile(
@@ -174,7 +189,9 @@ def criterion_fields(data: Any) -> dict[str, Any]:
 
 def _method(data: dict[Any, Any]) -> Method:
     if "method" not in data:
-        raise FieldError(None, 'the verification block has no "method": add method: ' + _METHODS)
+        raise FieldError(
+            None, 'the verification block has no "method": add method: bash | subagent | manual'
+        )
     value = data["method"]
     if not isinstance(value, str):
         raise FieldError("method", f'"method" must be {_METHODS}, found {_kind(value)}')
