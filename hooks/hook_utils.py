@@ -1,0 +1,721 @@
+"""What both pytest-acceptance hooks share: hook I/O, the transcript model, the evidence.
+
+Standard library only and cheap to import: the hooks run under the user's ``python3 -S``,
+without the package installed, on every Stop and on every Skill call.
+
+The transcript is the JSON-lines session file Claude Code writes (format of the pinned CLI
+2.1.328). It is mapped into memory once and searched at the bytes level for the few markers
+that matter; only lines holding a marker are JSON-decoded, so a 100 MB transcript costs a
+few passes of ``bytes.find``, not 100 MB of JSON parsing. File order is time order: an
+event's byte offset is its position in the session.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+PLUGIN_NAME = "pytest-acceptance"
+PLUGIN_ROOT = Path(__file__).resolve().parent.parent
+SKILL_NAMES = frozenset({"implement", "verify", "done", "escalate"})
+# Every Stop block reason starts with this tag. Claude Code feeds the reason back as a user
+# line "Stop hook feedback:\n<reason>", which is how blocks are counted without any state.
+BLOCK_TAG = "[pytest-acceptance stop guard]"
+VERDICT_RELATIVE = Path(".acceptance") / "verdict.json"
+FORCED_STOPS_RELATIVE = Path(".acceptance") / "forced-stops.jsonl"
+
+_COMMAND_NAME = re.compile(r"<command-name>\s*([^<\s]+)\s*</command-name>")
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+_BASE_DIR = "Base directory for this skill:"
+_META_WINDOW = 1 << 16  # a command's skill text is written right after the command line
+_TASK_CREATED = re.compile(r"Task #(\S+) created")
+
+
+class HookInputError(Exception):
+    """The hook's input cannot be used; the message says what was wrong."""
+
+
+# --- hook I/O ------------------------------------------------------------------------------
+
+
+def read_payload(raw: bytes) -> dict[str, Any]:
+    """The hook's JSON payload from stdin bytes, or HookInputError naming what is wrong."""
+    if not raw.strip():
+        raise HookInputError("empty stdin: expected the JSON payload Claude Code sends to hooks")
+    try:
+        payload = json.loads(raw)
+    except ValueError as error:
+        raise HookInputError(f"stdin is not JSON ({error})") from None
+    if not isinstance(payload, dict):
+        raise HookInputError(f"stdin is JSON {type(payload).__name__}, expected an object")
+    return payload
+
+
+def text_field(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def emit(output: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(output) + "\n")
+
+
+def tell_user(message: str) -> None:
+    """Let the event through, with a message shown to the user."""
+    emit({"systemMessage": message})
+
+
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+
+
+def env_enabled(name: str) -> bool:
+    """Extra layers are on unless switched off with 0/false/no/off."""
+    return os.environ.get(name, "").strip().lower() not in {"0", "false", "no", "off"}
+
+
+# --- the transcript ------------------------------------------------------------------------
+
+
+class SkillEvent:
+    """One of our skills that really ran in the main conversation."""
+
+    __slots__ = ("args", "cwd", "offset", "skill", "timestamp", "via")
+
+    def __init__(self, skill: str, offset: int, args: str, entry: dict[str, Any], via: str) -> None:
+        self.skill = skill
+        self.offset = offset
+        self.args = args
+        self.via = via  # "command" (user typed it) or "tool" (Skill tool call)
+        self.timestamp = parse_timestamp(entry.get("timestamp"))
+        cwd = entry.get("cwd")
+        self.cwd = cwd if isinstance(cwd, str) and cwd else None
+
+    def __repr__(self) -> str:
+        return f"SkillEvent({self.skill!r}, offset={self.offset}, via={self.via!r})"
+
+
+class Transcript:
+    def __init__(self, data: bytes | mmap.mmap, path: str) -> None:
+        self.data = data
+        self.path = path
+        self._skills: list[SkillEvent] | None = None
+
+    @classmethod
+    def load(cls, path_value: object) -> Transcript:
+        if not isinstance(path_value, str) or not path_value:
+            raise HookInputError("the payload has no transcript_path string")
+        try:
+            with open(path_value, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size == 0:
+                    return cls(b"", path_value)
+                try:
+                    return cls(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ), path_value)
+                except (OSError, ValueError):  # not mappable (a pipe, a special file)
+                    return cls(handle.read(), path_value)
+        except OSError as error:
+            raise HookInputError(
+                f"cannot read transcript {path_value}: {error.strerror or error}"
+            ) from None
+
+    # -- bytes-level access
+
+    def _line(self, pos: int) -> tuple[int, int]:
+        start = self.data.rfind(b"\n", 0, pos) + 1
+        end = self.data.find(b"\n", pos)
+        return start, len(self.data) if end < 0 else end
+
+    def _decode(self, start: int, end: int) -> dict[str, Any] | None:
+        try:
+            entry = json.loads(self.data[start:end])
+        except ValueError:  # a garbage or half-written line is skipped, never fatal
+            return None
+        return entry if isinstance(entry, dict) else None
+
+    def lines_with(
+        self, needle: bytes, start: int = 0, end: int | None = None
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """(start, end, entry) of each main-conversation line in [start, end) holding needle.
+
+        Sidechain lines (subagents) never describe the main conversation and are skipped.
+        """
+        stop = len(self.data) if end is None else end
+        pos = start
+        while pos < stop:
+            hit = self.data.find(needle, pos, stop)
+            if hit < 0:
+                return
+            line_start, line_end = self._line(hit)
+            pos = line_end + 1
+            entry = self._decode(line_start, line_end)
+            if entry is not None and entry.get("isSidechain") is not True:
+                yield line_start, line_end, entry
+
+    # -- our skills
+
+    def skill_events(self) -> list[SkillEvent]:
+        """Every run of one of our skills, in session order (cached)."""
+        if self._skills is None:
+            events = [*self._command_events(), *self._tool_events()]
+            self._skills = sorted(events, key=lambda event: event.offset)
+        return self._skills
+
+    def _command_events(self) -> Iterator[SkillEvent]:
+        """Slash commands the user typed: `<command-name>/pytest-acceptance:x</command-name>`."""
+        for start, end, entry in self.lines_with(b"<command-name>"):
+            if entry.get("type") != "user" or entry.get("isMeta") is True:
+                continue
+            text = _prompt_text(entry)
+            # Only a prompt that IS a command counts, not text that mentions one.
+            if text is None or not text.lstrip().startswith(("<command-message>", "<command-")):
+                continue
+            match = _COMMAND_NAME.search(text)
+            parsed = skill_name(match.group(1)) if match else None
+            if parsed is None:
+                continue
+            short, qualified = parsed
+            if not qualified and not self._command_ran_our_skill(end, entry, short):
+                continue
+            args = _COMMAND_ARGS.search(text)
+            yield SkillEvent(short, start, args.group(1).strip() if args else "", entry, "command")
+
+    def _command_ran_our_skill(self, end: int, entry: dict[str, Any], short: str) -> bool:
+        """A bare `/done` counts only if the skill text that followed it is ours."""
+        for _, _, meta in self.lines_with(_BASE_DIR.encode(), end, end + _META_WINDOW):
+            if meta.get("parentUuid") == entry.get("uuid"):
+                return is_our_skill_dir(skill_base_dir(meta), short)
+        return False
+
+    def _tool_events(self) -> Iterator[SkillEvent]:
+        """Skill tool calls that really ran: their tool_result exists and is not an error."""
+        for start, end, entry in self.lines_with(b'"Skill"'):
+            if entry.get("type") != "assistant":
+                continue
+            for block in tool_uses(entry, "Skill"):
+                tool_input = block.get("input")
+                raw = tool_input.get("skill") if isinstance(tool_input, dict) else None
+                parsed = skill_name(raw) if isinstance(raw, str) else None
+                if parsed is None:
+                    continue
+                short, qualified = parsed
+                follow = self.follow_up(block.get("id"), end, need_meta=not qualified)
+                if not follow.ran:
+                    continue  # never ran: denied by a hook, refused, or still pending
+                if not qualified and not is_our_skill_dir(skill_base_dir(follow.meta), short):
+                    continue  # a bare name that resolved to another plugin's skill
+                args = tool_input.get("args") if isinstance(tool_input, dict) else None
+                yield SkillEvent(short, start, args if isinstance(args, str) else "", entry, "tool")
+
+    def follow_up(self, tool_id: object, after: int, need_meta: bool = False) -> FollowUp:
+        """What became of the tool call `tool_id`: its tool_result and, if asked, the isMeta
+        line holding a skill's text (both are written after the call's own line)."""
+        follow = FollowUp()
+        if not isinstance(tool_id, str) or not tool_id:
+            return follow
+        limit = len(self.data)
+        for _, line_end, entry in self.lines_with(tool_id.encode(), after, limit):
+            if entry.get("type") != "user":
+                continue
+            if follow.block is None:
+                follow.block = _tool_result(entry, tool_id)
+                if follow.block is not None:
+                    follow.entry = entry
+                    limit = min(limit, line_end + _META_WINDOW)
+            if entry.get("sourceToolUseID") == tool_id:
+                follow.meta = entry
+            if follow.block is not None and (follow.meta is not None or not need_meta):
+                break
+        return follow
+
+    def current_flow(self) -> Flow | None:
+        """The flow of the last /implement; a second /implement abandons the first."""
+        events = self.skill_events()
+        starts = [index for index, event in enumerate(events) if event.skill == "implement"]
+        if not starts:
+            return None
+        return Flow(events[starts[-1]], events[starts[-1] + 1 :])
+
+    # -- what the stop hook needs besides skills
+
+    def our_block_offsets(self, after: int) -> list[int]:
+        """Offsets of the Stop hook feedback lines that carry one of our block reasons."""
+        offsets = []
+        for start, _, entry in self.lines_with(b"Stop hook feedback:", after):
+            text = _prompt_text(entry) if entry.get("type") == "user" else None
+            if text and text.startswith("Stop hook feedback:") and BLOCK_TAG in text:
+                offsets.append(start)
+        return offsets
+
+    def tool_call_between(self, start: int, end: int) -> bool:
+        """True when the main conversation made a tool call in [start, end)."""
+        for _, _, entry in self.lines_with(b'"tool_use"', start, end):
+            if entry.get("type") == "assistant" and any(True for _ in tool_uses(entry)):
+                return True
+        return False
+
+    def unfinished_todos(self, after: int) -> list[str]:
+        """Unfinished items of the flow's task list, as "'title' (status)".
+
+        Two task tools exist: TodoWrite (each call replaces the whole list) and, in CLI 2.1.x
+        where TodoWrite is disabled, TaskCreate/TaskUpdate (one task per call). Only calls that
+        ran count, and only tasks created within the flow.
+        """
+        latest: list[Any] = []
+        for _, end, entry in self.lines_with(b'"TodoWrite"', after):
+            for block in tool_uses(entry, "TodoWrite"):
+                todos = _input(block).get("todos")
+                if isinstance(todos, list) and self.follow_up(block.get("id"), end).ran:
+                    latest = todos
+        unfinished = [
+            f"{_todo_title(item)} ({item.get('status', 'no status')})"
+            for item in latest
+            if isinstance(item, dict) and item.get("status") != "completed"
+        ]
+        tasks = self._flow_tasks(after)
+        unfinished += [f"{title} ({status})" for title, status in tasks.values()]
+        return unfinished
+
+    def _flow_tasks(self, after: int) -> dict[str, tuple[str, str]]:
+        """Task id -> (title, status) of the unfinished tasks created after `after`."""
+        tasks: dict[str, tuple[str, str]] = {}
+        for _, end, entry in self.lines_with(b'"Task', after):
+            for block in tool_uses(entry):
+                name, tool_input = block.get("name"), _input(block)
+                if name not in ("TaskCreate", "TaskUpdate"):
+                    continue
+                follow = self.follow_up(block.get("id"), end)
+                if not follow.ran:
+                    continue
+                if name == "TaskCreate":
+                    task_id = _created_task_id(follow)
+                    if task_id is not None:
+                        tasks[task_id] = (_todo_title(tool_input), "pending")
+                    continue
+                task_id, status = str(tool_input.get("taskId", "")), tool_input.get("status")
+                if task_id in tasks and isinstance(status, str):
+                    tasks[task_id] = (tasks[task_id][0], status)
+        return {
+            task_id: task
+            for task_id, task in tasks.items()
+            if task[1] not in ("completed", "deleted")
+        }
+
+    def last_assistant_text(self, max_lines: int = 400) -> str:
+        """The text of the main conversation's last assistant message, read from the end
+        (one message is written as several lines, one per content block, with one id)."""
+        texts: list[str] = []
+        first_id: object = None
+        end = len(self.data)
+        for _ in range(max_lines):
+            if end <= 0:
+                break
+            start = self.data.rfind(b"\n", 0, end) + 1
+            entry = self._decode(start, end) if end > start else None
+            end = start - 1
+            if entry is None or entry.get("isSidechain") is True:
+                continue
+            kind = entry.get("type")
+            if kind == "user" and first_id is not None:
+                break
+            if kind != "assistant":
+                continue
+            message = entry.get("message")
+            this_id = message.get("id") if isinstance(message, dict) else None
+            if first_id is None:
+                first_id = this_id if this_id is not None else object()
+            elif this_id != first_id:
+                break
+            texts[:0] = _assistant_texts(entry)
+        return "\n".join(texts)
+
+
+class FollowUp:
+    """What became of one tool call, found in the lines after it."""
+
+    __slots__ = ("block", "entry", "meta")
+
+    def __init__(self) -> None:
+        self.entry: dict[str, Any] | None = None  # the user line holding the tool_result
+        self.block: dict[str, Any] | None = None  # the tool_result block itself
+        self.meta: dict[str, Any] | None = None  # the isMeta line with a skill's text
+
+    @property
+    def ran(self) -> bool:
+        """A result exists and is not an error (a hook's deny is an error result)."""
+        return self.block is not None and self.block.get("is_error") is not True
+
+
+class Flow:
+    """The current /implement flow: its /implement and our skills that ran after it."""
+
+    def __init__(self, implement: SkillEvent, after: list[SkillEvent]) -> None:
+        self.implement = implement
+        self.after = after
+
+    @property
+    def offset(self) -> int:
+        return self.implement.offset
+
+    @property
+    def started_at(self) -> float | None:
+        return self.implement.timestamp
+
+    def called(self, skill: str) -> bool:
+        return any(event.skill == skill for event in self.after)
+
+    def terminal(self) -> SkillEvent | None:
+        """The last /done or /escalate of the flow: it decides which rules apply."""
+        ends = [event for event in self.after if event.skill in ("done", "escalate")]
+        return ends[-1] if ends else None
+
+    def spec_argument(self) -> str | None:
+        """The spec path named by /implement's arguments (first word, quotes allowed)."""
+        return first_word(self.implement.args)
+
+    def spec_path(self, fallback_cwd: str | None) -> Path | None:
+        argument = self.spec_argument()
+        if argument is None:
+            return None
+        base = self.implement.cwd or fallback_cwd or os.getcwd()
+        return Path(os.path.realpath(os.path.join(base, os.path.expanduser(argument))))
+
+
+# --- small pure helpers --------------------------------------------------------------------
+
+
+def skill_name(raw: str) -> tuple[str, bool] | None:
+    """("done", True) for "pytest-acceptance:done" (a leading "/" is allowed, as the CLI
+    accepts it), ("done", False) for a bare "done"; None for anything that is not ours."""
+    name = raw.strip().lstrip("/")
+    plugin, colon, short = name.rpartition(":")
+    if colon:
+        return (short, True) if plugin == PLUGIN_NAME and short in SKILL_NAMES else None
+    return (name, False) if name in SKILL_NAMES else None
+
+
+def is_our_skill_dir(base_dir: str | None, short: str) -> bool:
+    """Whether a skill's base directory is `<a pytest-acceptance plugin>/skills/<short>`."""
+    if not base_dir:
+        return False
+    directory = Path(base_dir)
+    if directory.name != short:
+        return False
+    manifest = directory.parent.parent / ".claude-plugin" / "plugin.json"
+    try:
+        return json.loads(manifest.read_text(encoding="utf-8")).get("name") == PLUGIN_NAME
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def skill_base_dir(meta: dict[str, Any] | None) -> str | None:
+    text = _prompt_text(meta) if meta else None
+    if not text or not text.startswith(_BASE_DIR):
+        return None
+    return text[len(_BASE_DIR) :].split("\n", 1)[0].strip() or None
+
+
+def first_word(text: str) -> str | None:
+    text = text.strip()
+    if not text:
+        return None
+    if text[0] in "\"'":
+        closing = text.find(text[0], 1)
+        if closing > 1:
+            return text[1:closing]
+    return text.split()[0]
+
+
+def parse_timestamp(value: object) -> float | None:
+    """Epoch seconds of an ISO-8601 transcript timestamp ("2026-01-17T10:00:00.123Z")."""
+    if not isinstance(value, str) or not value:
+        return None
+    from datetime import datetime, timezone
+
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def format_epoch(epoch: float | None) -> str:
+    if epoch is None:
+        return "an unknown time"
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def tool_uses(entry: dict[str, Any], name: str | None = None) -> Iterator[dict[str, Any]]:
+    """The tool_use blocks of an assistant line (optionally only those of one tool)."""
+    if entry.get("type") != "assistant":
+        return
+    for block in _blocks(entry):
+        if block.get("type") == "tool_use" and (name is None or block.get("name") == name):
+            yield block
+
+
+def _blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The content blocks of a line's message ([] when its content is a string or absent)."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict)]
+
+
+def _prompt_text(entry: dict[str, Any]) -> str | None:
+    """A user line's text: its string content, or its first text block."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    blocks = _blocks(entry)
+    if blocks and blocks[0].get("type") == "text" and isinstance(blocks[0].get("text"), str):
+        return str(blocks[0]["text"])
+    return None
+
+
+def _assistant_texts(entry: dict[str, Any]) -> list[str]:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return [content]
+    return [
+        str(block["text"])
+        for block in _blocks(entry)
+        if block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+
+
+def _tool_result(entry: dict[str, Any], tool_id: str) -> dict[str, Any] | None:
+    for block in _blocks(entry):
+        if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_id:
+            return block
+    return None
+
+
+def _result_text(result: dict[str, Any]) -> str:
+    content = result.get("content")
+    if isinstance(content, str):
+        return content
+    texts = (
+        [b.get("text") for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    )
+    return "\n".join(text for text in texts if isinstance(text, str))
+
+
+def _created_task_id(follow: FollowUp) -> str | None:
+    extra = follow.entry.get("toolUseResult") if follow.entry else None
+    task = extra.get("task") if isinstance(extra, dict) else None
+    if isinstance(task, dict) and task.get("id") is not None:
+        return str(task["id"])
+    match = _TASK_CREATED.search(_result_text(follow.block or {}))
+    return match.group(1) if match else None
+
+
+def _input(block: dict[str, Any]) -> dict[str, Any]:
+    value = block.get("input")
+    return value if isinstance(value, dict) else {}
+
+
+def _todo_title(item: dict[str, Any]) -> str:
+    for key in ("content", "subject", "activeForm"):
+        if isinstance(item.get(key), str) and item[key].strip():
+            return repr(item[key].strip())
+    return "an untitled item"
+
+
+def unique_paths(paths: Iterable[Path | None]) -> list[Path]:
+    seen: list[Path] = []
+    for path in paths:
+        if path is not None and path not in seen:
+            seen.append(path)
+    return seen
+
+
+# --- evidence: the verdict that `pytest --acceptance` writes --------------------------------
+
+
+class Verdict:
+    """One `.acceptance/verdict.json` (schema "pytest-acceptance/verdict", version 1)."""
+
+    __slots__ = ("data", "path")
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self.data = data
+
+    @classmethod
+    def load(cls, path: Path) -> Verdict:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise HookInputError(f"{path}: unreadable verdict ({error})") from None
+        if not isinstance(data, dict) or data.get("schema") != "pytest-acceptance/verdict":
+            raise HookInputError(f"{path}: not a pytest-acceptance verdict (no schema field)")
+        if data.get("version") != 1:
+            raise HookInputError(f"{path}: verdict version {data.get('version')!r}, expected 1")
+        if not isinstance(data.get("finished_at_epoch"), (int, float)):
+            raise HookInputError(f"{path}: verdict has no numeric finished_at_epoch")
+        return cls(path, data)
+
+    @property
+    def finished(self) -> float:
+        return float(self.data["finished_at_epoch"])
+
+    @property
+    def status(self) -> str:
+        return str(self.data.get("status"))
+
+    @property
+    def complete(self) -> bool:
+        return self.data.get("complete") is True
+
+    @property
+    def rootdir(self) -> str:
+        rootdir = self.data.get("rootdir")
+        return rootdir if isinstance(rootdir, str) and rootdir else str(self.path.parent.parent)
+
+    @property
+    def fingerprints(self) -> set[str]:
+        values = (self.data.get("fingerprint"), self.data.get("fingerprint_after"))
+        return {value for value in values if isinstance(value, str) and value}
+
+    def covers(self, spec: Path) -> bool:
+        """Whether this run verified `spec` (or tried to: its collection errors count)."""
+        return any(_same_path(item.get("path"), spec) for item in self._dicts("specs")) or any(
+            _same_path(item.get("spec"), spec) for item in self._dicts("collection_errors")
+        )
+
+    def spec_entry(self, spec: Path) -> dict[str, Any]:
+        return next((s for s in self._dicts("specs") if _same_path(s.get("path"), spec)), {})
+
+    def not_passing(self, spec: Path) -> list[dict[str, Any]]:
+        """The criteria of `spec` whose status is neither passed nor flaky."""
+        return [
+            item
+            for item in self._dicts("criteria")
+            if _same_path(item.get("spec"), spec) and item.get("status") not in ("passed", "flaky")
+        ]
+
+    def collection_errors(self, spec: Path) -> list[str]:
+        return [
+            str(item.get("message", "collection error"))
+            for item in self._dicts("collection_errors")
+            if _same_path(item.get("spec"), spec)
+        ]
+
+    def _dicts(self, key: str) -> list[dict[str, Any]]:
+        value = self.data.get(key)
+        return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def find_verdict(spec: Path, roots: Iterable[Path]) -> tuple[Verdict | None, list[str]]:
+    """The newest verdict under `<root>/.acceptance/` that covers `spec`, and every problem
+    met on the way (unreadable files, verdicts of other specs), for the block reason."""
+    found: list[Verdict] = []
+    problems: list[str] = []
+    for root in unique_paths(roots):
+        path = root / VERDICT_RELATIVE
+        if not path.is_file():
+            continue
+        try:
+            verdict = Verdict.load(path)
+        except HookInputError as error:
+            problems.append(str(error))
+            continue
+        if verdict.covers(spec):
+            found.append(verdict)
+        else:
+            problems.append(f"{path} is the verdict of another run (it does not cover {spec})")
+    return (max(found, key=lambda verdict: verdict.finished) if found else None), problems
+
+
+def evidence_roots(cwd: str | None, flow: Flow, spec: Path) -> list[Path]:
+    """Where a verdict may be: the session's cwd, the flow's cwd, the spec's folder, and the
+    git top level of each (pytest's rootdir is usually one of them)."""
+    folders = unique_paths(
+        Path(folder) for folder in (cwd, flow.implement.cwd, str(spec.parent)) if folder
+    )
+    return unique_paths([*folders, *(git_toplevel(folder) for folder in folders)])
+
+
+def git_toplevel(folder: Path) -> Path | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    top = done.stdout.strip()
+    return Path(top) if done.returncode == 0 and top else None
+
+
+def tree_fingerprint(root: str) -> str:
+    """The package's own fingerprint (pytest_acceptance.fingerprint is stdlib-only), imported
+    from the plugin root: the hooks run without the package installed."""
+    if str(PLUGIN_ROOT) not in sys.path:
+        sys.path.insert(0, str(PLUGIN_ROOT))
+    from pytest_acceptance.fingerprint import tree_fingerprint as fingerprint
+
+    return fingerprint(root)
+
+
+def _same_path(value: object, spec: Path) -> bool:
+    return isinstance(value, str) and bool(value) and Path(os.path.realpath(value)) == spec
+
+
+def missing_verdict(
+    flow: Flow, spec: Path, verdict: Verdict | None, problems: list[str]
+) -> str | None:
+    """Why no verification run of `spec` from within the flow exists; None when one does."""
+    if verdict is None:
+        seen = f" ({'; '.join(problems)})" if problems else ""
+        return (
+            f"No verification run of {spec} was found{seen}. Run /pytest-acceptance:verify: it "
+            f"runs `pytest --acceptance {spec}`, which writes .acceptance/verdict.json."
+        )
+    if flow.started_at is None or verdict.finished <= flow.started_at:
+        return (
+            f"The last verification of {spec} ({verdict.path}) finished at "
+            f"{format_epoch(verdict.finished)}, before this /implement flow started at "
+            f"{format_epoch(flow.started_at)}. Run /pytest-acceptance:verify again."
+        )
+    return None
+
+
+def escalation_evidence_problem(
+    flow: Flow, spec: Path | None, verdict: Verdict | None, problems: list[str]
+) -> str | None:
+    """What /escalate lacks: a /verify that ran in the flow, and its verdict for the spec."""
+    if not flow.called("verify"):
+        return (
+            "Must call /pytest-acceptance:verify before /pytest-acceptance:escalate: escalate "
+            "only with the evidence of a verification run of the spec in this /implement flow."
+        )
+    if spec is None:
+        return "The /implement of this flow named no spec file, so there is nothing to escalate."
+    return missing_verdict(flow, spec, verdict, problems)
