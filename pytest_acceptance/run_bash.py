@@ -14,6 +14,8 @@ code.
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import os
 import re
 import signal
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -374,10 +377,10 @@ def _last_line(text: str) -> str | None:
     return lines[-1] if lines else None
 
 
-_PATH_LINE = re.compile(
-    r'File "(?P<quoted>[^"\n]+)", line (?P<quoted_line>\d+)'
-    r"|(?P<path>[\w.+@~/-]*[\w.+@~-]):(?P<line>\d+)"
-)
+_PYTHON_FRAME = re.compile(r'File "([^"\n]{1,500})", line (\d+)')
+_LINE_NUMBER = re.compile(r":(\d+)")
+_PATH_PUNCTUATION = frozenset("_.+@~/-")
+_MAX_PATH = 500
 _MAX_CANDIDATES = 200
 
 
@@ -385,15 +388,34 @@ def _failure_location(criterion: Criterion, context: RunContext, attempt: Attemp
     """The first ``path:line`` in the output that names a file under the rootdir."""
     rootdir = Path(context.rootdir)
     output = f"{attempt.stdout}\n{attempt.stderr}"
-    for number, match in enumerate(_PATH_LINE.finditer(output)):
-        if number >= _MAX_CANDIDATES:
-            break
-        path = match.group("quoted") or match.group("path")
-        line = match.group("quoted_line") or match.group("line")
+    candidates = heapq.merge(_python_frames(output), _path_colon_lines(output))
+    for _, path, line in itertools.islice(candidates, _MAX_CANDIDATES):
         relative = _under(rootdir, path)
         if relative is not None and (rootdir / relative).is_file():
             return f"{relative}:{line}"
     return _spec_location(criterion, context, criterion.location.line)
+
+
+def _python_frames(output: str) -> Iterator[tuple[int, str, str]]:
+    """``File "path", line N`` of Python tracebacks, as (position, path, line)."""
+    for match in _PYTHON_FRAME.finditer(output):
+        yield match.start(), match[1], match[2]
+
+
+def _path_colon_lines(output: str) -> Iterator[tuple[int, str, str]]:
+    """``path:N``, as (position, path, line). Walks back from each ``:N`` instead of a
+    regex over the path, which would be quadratic on a long line without colons."""
+    for match in _LINE_NUMBER.finditer(output):
+        end = match.start()
+        start = end
+        while (
+            start > 0
+            and end - start < _MAX_PATH
+            and (output[start - 1].isalnum() or output[start - 1] in _PATH_PUNCTUATION)
+        ):
+            start -= 1
+        if start < end and output[end - 1] != "/":
+            yield start, output[start:end], match[1]
 
 
 def _under(rootdir: Path, path: str) -> str | None:

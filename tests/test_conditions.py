@@ -1,0 +1,179 @@
+"""The pass-condition vocabulary: parsing, checking, and the errors for malformed phrases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.conditions import (
+    Condition,
+    ConditionError,
+    NaturalLanguage,
+    parse_condition,
+)
+
+
+def check(text: str | None, exit_code: int, stdout: str, rootdir: Path) -> bool:
+    condition = parse_condition(text)
+    assert isinstance(condition, Condition)
+    return condition.check(exit_code, stdout, rootdir).passed
+
+
+@pytest.mark.parametrize("text", [None, "", "   "])
+def test_missing_condition_means_exit_code_zero(text: str | None, tmp_path: Path) -> None:
+    condition = parse_condition(text)
+    assert isinstance(condition, Condition)
+    assert condition.describe() == "exit code 0"
+    assert condition.check(0, "", tmp_path).passed
+    assert not condition.check(1, "", tmp_path).passed
+
+
+# (condition, exit code, stdout, passes)
+PHRASES = [
+    ("exit code 0", 0, "", True),
+    ("exit code 0", 2, "", False),
+    ("exit code 3", 3, "", True),
+    ("exit code 3", 0, "", False),
+    ("exit code is 1", 1, "", True),
+    ("exit code is 1", 0, "", False),
+    ("exits with 4", 4, "", True),
+    ("exits with 4", 0, "", False),
+    ("output contains ok", 0, "all ok\n", True),
+    ("output contains ok", 0, "all fine\n", False),
+    ("output does not contain Traceback", 0, "fine\n", True),
+    ("output does not contain Traceback", 0, "x\nTraceback (most recent call last):\n", False),
+    ("output matches ^\\d+ passed$", 0, "collected\n3 passed\n", True),
+    ("output matches ^\\d+ passed$", 0, "3 passed, 1 failed\n", False),
+    ("output is empty", 0, " \n", True),
+    ("output is empty", 0, "something\n", False),
+    ("output is not empty", 0, "something\n", True),
+    ("output is not empty", 0, "\n", False),
+]
+
+
+@pytest.mark.parametrize(("text", "exit_code", "stdout", "passes"), PHRASES)
+def test_each_phrase_passes_and_fails(
+    text: str, exit_code: int, stdout: str, passes: bool, tmp_path: Path
+) -> None:
+    assert check(text, exit_code, stdout, tmp_path) is passes
+
+
+def test_file_path_exists_and_does_not_exist(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "report.json").write_text("{}")
+    assert check("file build/report.json exists", 0, "", tmp_path)
+    assert not check("file build/missing.json exists", 0, "", tmp_path)
+    assert check("file build/missing.json does not exist", 0, "", tmp_path)
+    assert not check("file build/report.json does not exist", 0, "", tmp_path)
+    assert check(f"file '{tmp_path / 'build'}' exists", 0, "", tmp_path)
+
+
+def test_file_exists_needs_printed_paths_that_all_exist(tmp_path: Path) -> None:
+    (tmp_path / "log.md").write_text("x")
+    assert check("file exists", 0, "log.md\n", tmp_path)
+    assert check("file exists", 0, f"{tmp_path / 'log.md'}\n\n", tmp_path)
+    assert not check("file exists", 0, "log.md\nother.md\n", tmp_path)
+
+
+def test_file_exists_fails_when_the_command_prints_nothing(tmp_path: Path) -> None:
+    # what `ls missing | head -1` does: prints nothing and exits 0
+    condition = parse_condition("file exists")
+    assert isinstance(condition, Condition)
+    result = condition.check(0, "", tmp_path)
+    assert not result.passed
+    assert result.actual == "the command printed no path"
+
+
+def test_output_conditions_also_require_exit_code_zero(tmp_path: Path) -> None:
+    condition = parse_condition("output is empty")
+    assert isinstance(condition, Condition)
+    assert condition.describe() == "exit code 0 and output is empty"
+    crashed = condition.check(139, "", tmp_path)
+    assert not crashed.passed
+    assert crashed.actual == "exit code 139"
+
+
+def test_a_named_exit_code_replaces_the_implicit_zero(tmp_path: Path) -> None:
+    condition = parse_condition("output contains usage and exit code 2")
+    assert isinstance(condition, Condition)
+    assert condition.describe() == "output contains 'usage' and exit code 2"
+    assert condition.check(2, "usage: x\n", tmp_path).passed
+    assert not condition.check(0, "usage: x\n", tmp_path).passed
+
+
+def test_joined_conditions_must_all_hold_and_every_failure_is_reported(tmp_path: Path) -> None:
+    condition = parse_condition("output contains ok and output does not contain WARN")
+    assert isinstance(condition, Condition)
+    assert condition.check(0, "ok\n", tmp_path).passed
+    result = condition.check(1, "WARN\n", tmp_path)
+    assert not result.passed
+    assert result.expected == (
+        "exit code 0 and output contains 'ok' and output does not contain 'WARN'"
+    )
+    assert result.actual == (
+        "exit code 1; output does not contain 'ok'; output contains 'WARN' (line 1)"
+    )
+
+
+def test_phrases_are_case_insensitive_but_arguments_are_not(tmp_path: Path) -> None:
+    assert check("OUTPUT CONTAINS Done", 0, "Done\n", tmp_path)
+    assert not check("Output Contains Done", 0, "done\n", tmp_path)
+    assert check("Exit Code Is 0", 0, "", tmp_path)
+
+
+@pytest.mark.parametrize("quote", ["'", '"'])
+def test_quoted_arguments_may_hold_and_and_spaces(quote: str, tmp_path: Path) -> None:
+    text = f"output contains {quote}salt and output{quote} and exit code 0"
+    condition = parse_condition(text)
+    assert isinstance(condition, Condition)
+    assert condition.describe() == "output contains 'salt and output' and exit code 0"
+    assert condition.check(0, "salt and output\n", tmp_path).passed
+
+
+def test_unquoted_argument_runs_to_the_next_phrase(tmp_path: Path) -> None:
+    condition = parse_condition("output contains don't and the like and output is not empty")
+    assert isinstance(condition, Condition)
+    assert condition.describe() == (
+        'exit code 0 and output contains "don\'t and the like" and output is not empty'
+    )
+
+
+def test_regex_is_searched_per_line_with_multiline(tmp_path: Path) -> None:
+    assert check("output matches '^ok$'", 0, "first\nok\nlast\n", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "multiple commits with criterion references",
+        "exit code 0 and multiple commits",
+        "exit code 0 within five seconds",
+        "output shows three lines",
+        "the log file exists somewhere",
+    ],
+)
+def test_text_outside_the_vocabulary_is_natural_language(text: str) -> None:
+    assert parse_condition(text) == NaturalLanguage(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "advice"),
+    [
+        ("exit code abc", 'write e.g. "exit code 0"'),
+        ("exits with success", 'write e.g. "exit code 0"'),
+        ("output matches [unclosed", "not a valid Python regular expression"),
+        ("output contains", 'write e.g. "output contains ok"'),
+        ("output does not contain", "needs an argument"),
+        ("output contains 'unclosed", "is not closed"),
+        ('output contains ""', "quoted argument is empty"),
+        ("exit code 0 and exit code 1", "more than one exit code"),
+        ("file does not exist", "needs the path"),
+    ],
+)
+def test_malformed_vocabulary_says_what_to_write_instead(text: str, advice: str) -> None:
+    with pytest.raises(ConditionError) as raised:
+        parse_condition(text)
+    message = str(raised.value)
+    assert message.startswith("pass_condition ")
+    assert advice in message
