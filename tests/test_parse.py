@@ -3,6 +3,8 @@ naming the exact file:line and what to write instead."""
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 import subprocess
 import sys
 import time
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Method, Priority, Spec
-from pytest_acceptance.parse import SpecError, parse_spec, parse_spec_text
+from pytest_acceptance.parse import SpecError, parse_spec, parse_spec_cached, parse_spec_text
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 SPEC = Path("spec.md")
@@ -162,6 +164,14 @@ def test_spec_file_may_have_any_extension(tmp_path: Path) -> None:
 def test_headings_inside_code_fences_are_not_criteria() -> None:
     text = (
         "# Spec\n\n```markdown\n#### AC-9: only an example\n```\n\n"
+        "#### AC-1: real\n```yaml\nmethod: manual\n```\n"
+    )
+    assert [c.id for c in parse(text).criteria] == ["AC-1"]
+
+
+def test_headings_that_only_look_like_ids_are_not_criteria() -> None:
+    text = (
+        "# Spec\n\n## UTF-8\n\n## COVID-19 impact\n\n"
         "#### AC-1: real\n```yaml\nmethod: manual\n```\n"
     )
     assert [c.id for c in parse(text).criteria] == ["AC-1"]
@@ -555,3 +565,52 @@ def test_five_thousand_criteria_parse_in_one_pass() -> None:
     print(f"\nparsed 5,000 criteria in {elapsed:.3f} s of CPU")
     assert len(spec.criteria) == 5000
     assert spec.criteria[-1].id == "AC-5000" and spec.criteria[-1].timeout == 300.0
+
+
+# --- the optional parse cache ---------------------------------------------------------------
+
+
+def test_cache_serves_the_stored_spec_for_unchanged_bytes(tmp_path: Path) -> None:
+    spec_path, cache = tmp_path / "spec.md", tmp_path / "cache"
+    spec_path.write_text(VARIANTS, encoding="utf-8")
+    first = parse_spec_cached(spec_path, cache)
+    assert first == parse_spec(spec_path)
+    [entry] = cache.glob("*.pickle")
+    # Prove the second call reads the entry rather than parsing: plant a marked Spec there.
+    entry.write_bytes(pickle.dumps(dataclasses.replace(first, title="from the cache")))
+    assert parse_spec_cached(spec_path, cache).title == "from the cache"
+
+
+def test_cache_reparses_changed_bytes_and_drops_the_older_entry(tmp_path: Path) -> None:
+    spec_path, cache = tmp_path / "spec.md", tmp_path / "cache"
+    spec_path.write_text(VARIANTS, encoding="utf-8")
+    parse_spec_cached(spec_path, cache)
+    spec_path.write_text(VARIANTS.replace("# Variants", "# Edited"), encoding="utf-8")
+    assert parse_spec_cached(spec_path, cache).title == "Edited"
+    assert len(list(cache.glob("*.pickle"))) == 1
+
+
+def test_cache_ignores_a_corrupt_entry_and_never_stores_errors(tmp_path: Path) -> None:
+    spec_path, cache = tmp_path / "spec.md", tmp_path / "cache"
+    spec_path.write_text(VARIANTS, encoding="utf-8")
+    parse_spec_cached(spec_path, cache)
+    [entry] = cache.glob("*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert parse_spec_cached(spec_path, cache).title == "Variants"
+    stored = sorted(cache.iterdir())
+    spec_path.write_text("# Spec\n\n#### AC-1: x\n", encoding="utf-8")
+    for _ in range(2):
+        with pytest.raises(SpecError, match="no verification block"):
+            parse_spec_cached(spec_path, cache)
+    assert sorted(cache.iterdir()) == stored
+    with pytest.raises(SpecError, match="cannot read the spec"):
+        parse_spec_cached(tmp_path / "missing.md", cache)
+
+
+def test_cache_keeps_the_path_of_each_spec(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    one, two = tmp_path / "one.md", tmp_path / "two.md"
+    for path in (one, two):
+        path.write_text(VARIANTS, encoding="utf-8")
+    assert parse_spec_cached(one, cache).criteria[0].location.path == one
+    assert parse_spec_cached(two, cache).criteria[0].location.path == two
