@@ -99,10 +99,9 @@ def parse_spec_cached(path: Path, cache_dir: Path) -> Spec:
     path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
     content_key = hashlib.sha256(identity + data).hexdigest()[:32]
     entry = Path(cache_dir) / f"{path_key}-{content_key}.pickle"
-    with contextlib.suppress(OSError, pickle.UnpicklingError, EOFError, AttributeError):
-        spec = pickle.loads(entry.read_bytes())
-        if isinstance(spec, Spec) and spec.path == path:
-            return spec
+    stored = _load(entry)
+    if stored is not None and stored.path == path:
+        return stored
     spec = parse_spec_text(_decode(data, path), path)
     with contextlib.suppress(OSError):
         _store(entry, pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
@@ -117,6 +116,14 @@ def _parser_identity() -> bytes:
     for name in ("parse.py", "yamlload.py", "model.py"):
         digest.update((here / name).read_bytes())
     return digest.digest()
+
+
+def _load(entry: Path) -> Spec | None:
+    try:
+        spec = pickle.loads(entry.read_bytes())
+    except Exception:  # a missing, torn or foreign entry only means: parse again
+        return None
+    return spec if isinstance(spec, Spec) else None
 
 
 def _store(entry: Path, payload: bytes) -> None:
@@ -183,7 +190,7 @@ class _Block:
     line: int
     level: int = 0  # heading level 1-6
     text: str = ""  # heading: plain text; paragraph: inline markdown; fence: content
-    info: str = ""  # fence info string
+    info: str = ""  # fence language: the first word of its info string, lower case
     hidden: bool = False  # paragraph of a tight list item
 
 
@@ -198,7 +205,8 @@ def _blocks(tokens: list[Token], env: dict[str, Any]) -> Iterator[_Block]:
         elif token.type == "paragraph_open":
             yield _Block("paragraph", line, text=tokens[index + 1].content, hidden=token.hidden)
         elif token.type == "fence":
-            yield _Block("fence", line, text=token.content, info=token.info.strip())
+            language = token.info.split(maxsplit=1)[0].lower() if token.info.strip() else ""
+            yield _Block("fence", line, text=token.content, info=language)
 
 
 def _plain(markdown: str, env: dict[str, Any]) -> str:
@@ -267,7 +275,7 @@ class _Walker:
 
     def _content(self, section: _Section, block: _Block) -> None:
         if block.kind == "fence":
-            if section.fence is None and block.info.split(" ")[0].lower() in ("yaml", "yml"):
+            if section.fence is None and block.info in ("yaml", "yml"):
                 section.fence = block
         elif block.kind == "paragraph":
             label = _LABEL.match(block.text)

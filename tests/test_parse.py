@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
+import random
 import subprocess
 import sys
 import time
@@ -239,11 +240,11 @@ def test_description_label_wins_over_an_earlier_plain_paragraph() -> None:
 
 def test_first_yaml_fence_is_the_verification_block_other_fences_are_skipped() -> None:
     text = (
-        "# Spec\n\n#### AC-1: x\n```bash\nmake test\n```\n"
-        "```yaml\nmethod: bash\ncommand: first\n```\n```yaml\nmethod: manual\n```\n"
+        "# Spec\n\n#### AC-1: x\n```bash\nmake test\n```\n```\nplain\n```\n"
+        "```YAML\nmethod: bash\ncommand: first\n```\n```yaml\nmethod: manual\n```\n"
     )
     criterion = parse(text).criteria[0]
-    assert (criterion.command, criterion.verification_line) == ("first", 7)
+    assert (criterion.command, criterion.verification_line) == ("first", 10)
 
 
 def test_heading_markup_is_stripped_from_id_and_title() -> None:
@@ -531,6 +532,26 @@ def test_truncated_seed_is_either_a_spec_or_a_spec_error(seed_spec: Spec) -> Non
     assert outcomes == {True, "error"}
 
 
+def test_randomly_mangled_specs_only_ever_raise_spec_error() -> None:
+    """Seeded mutations of a valid spec: a Spec or a SpecError with a line in the text."""
+    base = VARIANTS + "\n#### AC-9: with `code`\n```\nbare fence\n```\n```yaml\nmethod: bash\n"
+    base += "command: 'true'\ntimeout: 5m\nchecks: [a]\n```\n"
+    pieces = [*"`~#:-\n\t*_[]{}\"'|>&!\\\x85\u2028", "```", "\r\n", "- ", "yaml"]
+    rng = random.Random(20260117)
+    for _ in range(400):
+        text = base
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(text))
+            if rng.random() < 0.3:
+                text = text[:at] + text[at + rng.randint(1, 8) :]
+            else:
+                text = text[:at] + rng.choice(pieces) + text[at:]
+        try:
+            parse(text)
+        except SpecError as error:
+            assert 1 <= error.line <= len(text.splitlines()) + 1, (text, error)
+
+
 # --- robustness and speed -------------------------------------------------------------------
 
 
@@ -595,8 +616,9 @@ def test_cache_ignores_a_corrupt_entry_and_never_stores_errors(tmp_path: Path) -
     spec_path.write_text(VARIANTS, encoding="utf-8")
     parse_spec_cached(spec_path, cache)
     [entry] = cache.glob("*.pickle")
-    entry.write_bytes(b"not a pickle")
-    assert parse_spec_cached(spec_path, cache).title == "Variants"
+    for foreign in (b"not a pickle", pickle.dumps({"title": "a dict, not a Spec"})):
+        entry.write_bytes(foreign)
+        assert parse_spec_cached(spec_path, cache).title == "Variants"
     stored = sorted(cache.iterdir())
     spec_path.write_text("# Spec\n\n#### AC-1: x\n", encoding="utf-8")
     for _ in range(2):
