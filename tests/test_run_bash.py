@@ -393,3 +393,14 @@ def test_output_of_one_huge_line_is_cut(tmp_path: Path) -> None:
     result = run(tmp_path, "head -c 100000 /dev/zero | tr '\\0' x; echo; exit 1")
     assert len(result.output) <= 4100
     assert len(result.issues[0].actual) < 300
+
+
+def test_without_pidfd_the_wait_still_times_out_and_kills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Systems without pidfd_open (macOS, old kernels) take the Popen.wait path.
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    assert run(tmp_path, "echo ok").status is Status.PASSED
+    result = run(tmp_path, "sleep 300 & echo $! > pid; wait", timeout=1)
+    assert result.extra["timed_out"] is True
+    assert is_gone(recorded_pids(tmp_path / "pid")[0])
