@@ -13,14 +13,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Result, Status
+from pytest_acceptance.store import OUTPUT_DIR, output_dir, write_json_atomic
 
 SCHEMA = "pytest-acceptance/agent-cache"
 
@@ -38,8 +37,8 @@ def cache_key(criterion: Criterion, configuration: dict[str, Any]) -> str:
 
 class VerdictCache:
     def __init__(self, rootdir: Path) -> None:
-        self.base = rootdir / ".acceptance"
-        self.directory = self.base / "cache"
+        self.rootdir = rootdir
+        self.directory = rootdir / OUTPUT_DIR / "cache"
 
     def lookup(self, key: str, fingerprint: str) -> Result | None:
         """The stored pass for this key, if it was computed on this very tree."""
@@ -48,7 +47,7 @@ class VerdictCache:
             if entry.get("schema") != SCHEMA or entry.get("fingerprint") != fingerprint:
                 return None
             result = Result.from_dict(entry["result"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None  # absent or unreadable: ask the agent
         return result if result.status is Status.PASSED else None
 
@@ -56,36 +55,18 @@ class VerdictCache:
         if result.status is not Status.PASSED:
             self.forget(key)
             return
-        self._prepare()
         entry = {
             "schema": SCHEMA,
             "fingerprint": fingerprint,
             "stored_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "result": result.to_dict(),
         }
-        _write_atomically(self.directory / f"{key}.json", json.dumps(entry, indent=1))
+        output_dir(self.rootdir)  # creates .acceptance/ and its .gitignore
+        write_json_atomic(self.directory / f"{key}.json", entry)
 
     def forget(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             (self.directory / f"{key}.json").unlink()
-
-    def _prepare(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        ignore = self.base / ".gitignore"
-        if not ignore.exists():  # without it the cache would change the git fingerprint
-            _write_atomically(ignore, "*\n")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def _plain(value: Any) -> Any:
