@@ -27,6 +27,9 @@ EVIDENCE_LIMIT = 12_000
 FIELD_LIMIT = 300
 ANSWER_FIELD_LIMIT = 2_000
 ANSWER_ISSUES_LIMIT = 50
+# One command-line argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN), and the
+# Claude backend passes the prompt as one: the whole prompt stays well under, in bytes.
+PROMPT_BYTES_LIMIT = 100_000
 
 # file:line, or file:line-line; the path may hold anything but must not be empty.
 LOCATION_PATTERN = r"^.*[^\s:].*:[1-9][0-9]*(-[1-9][0-9]*)?$"
@@ -89,7 +92,7 @@ def check_prompt(
         _log_block(log) if log else "",
         ANSWER_CONTRACT,
     ]
-    return "\n".join(part for part in parts if part)
+    return _fit("\n".join(part for part in parts if part))
 
 
 def judge_prompt(criterion: Criterion, rootdir: Path, role: str | None, evidence: str) -> str:
@@ -108,7 +111,7 @@ def judge_prompt(criterion: Criterion, rootdir: Path, role: str | None, evidence
         "## Evidence (command, exit code, output)\n" + _fenced(_tail(evidence, EVIDENCE_LIMIT)),
         ANSWER_CONTRACT,
     ]
-    return "\n".join(parts)
+    return _fit("\n".join(parts))
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,18 @@ def _log_block(log: LogExcerpt) -> str:
         "What the implementer says was tried; context for your search, not proof.\n"
         + _fenced(log.text)
     )
+
+
+def _fit(prompt: str) -> str:
+    """Cut from the middle (log or evidence) when multi-byte text makes the prompt too big:
+    the criterion at the head and the answer contract at the tail always stay."""
+    data = prompt.encode()
+    if len(data) <= PROMPT_BYTES_LIMIT:
+        return prompt
+    keep = PROMPT_BYTES_LIMIT // 2 - 50
+    head = data[:keep].decode(errors="ignore")
+    tail = data[-keep:].decode(errors="ignore")
+    return f"{head}\n[… {len(data) - 2 * keep} bytes cut …]\n{tail}"
 
 
 def _fenced(text: str) -> str:

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_acceptance.agent_prompt import (
     LOG_TAIL_LIMIT,
+    PROMPT_BYTES_LIMIT,
     MalformedVerdict,
     check_prompt,
     judge_prompt,
@@ -140,7 +141,27 @@ def test_prompt_stays_bounded_whatever_the_spec_holds(tmp_path: Path) -> None:
     log.write_text("L" * 1_000_000)
     prompt = check_prompt(huge, tmp_path, "r" * 5_000, read_log_tail(log))
     assert len(prompt) < 40_000
-    assert prompt.rstrip().endswith("or the line where the missing\n  thing belongs.".rstrip())
+    assert prompt.rstrip().endswith("thing belongs.")
+
+
+def test_multibyte_text_keeps_the_prompt_within_one_command_line_argument(
+    tmp_path: Path,
+) -> None:
+    wide = "\U0001f600"  # four bytes in UTF-8
+    huge = criterion(
+        tmp_path,
+        title=wide * 400,
+        category=wide * 400,
+        description=wide * 5_000,
+        checks=tuple(wide * 600 for _ in range(50)),
+    )
+    log = tmp_path / "log.md"
+    log.write_text(wide * 20_000)
+    prompt = check_prompt(huge, tmp_path, wide * 400, read_log_tail(log))
+    assert len(prompt.encode()) <= PROMPT_BYTES_LIMIT
+    assert "bytes cut …]" in prompt
+    assert "## Criterion AC-7" in prompt
+    assert prompt.rstrip().endswith("thing belongs.")
 
 
 def test_prompt_never_expands_environment_variables(
