@@ -14,25 +14,28 @@ from typing import Any
 import pytest
 
 from pytest_acceptance.conditions import ConditionError, parse_condition
-from pytest_acceptance.model import Criterion, Method, Result, RunContext, Spec, Status
-from pytest_acceptance.parse import SpecError, parse_spec
+from pytest_acceptance.model import Criterion, Method, Result, RunContext, Spec, SpecError, Status
+from pytest_acceptance.spec_cache import parse_spec_cached
+from pytest_acceptance.store import output_dir
 from pytest_acceptance.verdict import display_path, spec_location
 
 _parsed: dict[tuple[Path, int, int], Spec] = {}
 
 
-def load_spec(path: Path) -> Spec:
-    """Parse once per process (the controller and the collector may both need it)."""
+def load_spec(path: Path, rootdir: Path) -> Spec:
+    """Parse once per process (the controller and the collector may both need it), and
+    across runs keep the parsed spec keyed by its bytes, as Python keeps bytecode: a large
+    spec is not re-parsed by every run and every xdist worker."""
     stat = path.stat()
     key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
     if key not in _parsed:
-        _parsed[key] = parse_spec(path)
+        _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache")
     return _parsed[key]
 
 
 class SpecFile(pytest.File):
     def collect(self) -> Iterator[CriterionItem]:
-        spec = load_spec(self.path)
+        spec = load_spec(self.path, self.config.rootpath)
         for criterion in spec.criteria:
             _check_pass_condition(criterion)
             yield CriterionItem.from_parent(self, name=criterion.id, criterion=criterion)

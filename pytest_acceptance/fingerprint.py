@@ -32,9 +32,7 @@ def tree_fingerprint(root: str | os.PathLike[str]) -> str:
 
 def _git(cwd: str | os.PathLike[str], *args: str) -> bytes | None:
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, timeout=60, check=False
-        )
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

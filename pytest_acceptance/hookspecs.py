@@ -24,7 +24,9 @@ def pytest_acceptance_run(criterion: Criterion, context: RunContext) -> Result |
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_acceptance_judge(criterion: Criterion, context: RunContext, evidence: str) -> Result | None:
+def pytest_acceptance_judge(
+    criterion: Criterion, context: RunContext, evidence: str
+) -> Result | None:
     """Judge a bash criterion whose ``pass_condition`` is natural language.
 
     ``evidence`` holds the command, its exit code and a bounded excerpt of its output.

@@ -39,6 +39,19 @@ class Location:
         return f"{self.path}:{self.line}"
 
 
+class SpecError(Exception):
+    """A spec that cannot be turned into criteria. ``line`` is 1-based."""
+
+    def __init__(self, path: Path, line: int, message: str) -> None:
+        super().__init__(path, line, message)
+        self.path = path
+        self.line = line
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
 @dataclass(frozen=True)
 class Criterion:
     """One acceptance criterion: a ``#### AC-N: Title`` heading and its yaml block."""

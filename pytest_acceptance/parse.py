@@ -8,25 +8,16 @@ instead. Nothing here knows about pytest.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
-import os
-import pickle
 import re
-import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import markdown_it
-import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from pytest_acceptance.model import Criterion, Location, Spec
+from pytest_acceptance.model import Criterion, Location, Spec, SpecError
 from pytest_acceptance.yamlload import (
     FieldError,
     YamlProblem,
@@ -57,19 +48,6 @@ _INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>&!]")
 _MARKDOWN = MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
-class SpecError(Exception):
-    """A spec that cannot be turned into criteria. ``line`` is 1-based."""
-
-    def __init__(self, path: Path, line: int, message: str) -> None:
-        super().__init__(path, line, message)
-        self.path = path
-        self.line = line
-        self.message = message
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
-
-
 def parse_spec(path: Path) -> Spec:
     """Read ``path`` (any extension) as UTF-8 markdown and parse it."""
     try:
@@ -77,69 +55,7 @@ def parse_spec(path: Path) -> Spec:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise SpecError(path, 1, f"cannot read the spec: {reason}; check the path") from None
-    return parse_spec_text(_decode(data, path), path)
-
-
-def parse_spec_cached(path: Path, cache_dir: Path) -> Spec:
-    """``parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path.
-
-    The key covers the file's bytes, its path and this parser's own code and libraries, so
-    a stale entry can never be read. Parsing 5,000 criteria costs ~0.6 s of CPU; loading
-    them back ~0.03 s. Errors are not stored. Entries are written atomically (safe when
-    xdist workers race) and an older entry for the same path is removed.
-    """
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return parse_spec(path)  # the same read, for its SpecError
-    try:
-        identity = _parser_identity()
-    except OSError:  # installed without its sources: nothing to key on, so no cache
-        return parse_spec_text(_decode(data, path), path)
-    path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
-    content_key = hashlib.sha256(identity + data).hexdigest()[:32]
-    entry = Path(cache_dir) / f"{path_key}-{content_key}.pickle"
-    stored = _load(entry)
-    if stored is not None and stored.path == path:
-        return stored
-    spec = parse_spec_text(_decode(data, path), path)
-    with contextlib.suppress(OSError):
-        _store(entry, pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
-    return spec
-
-
-@functools.cache
-def _parser_identity() -> bytes:
-    """Changes whenever the code or the libraries that shape a parsed ``Spec`` change."""
-    here = Path(__file__).parent
-    digest = hashlib.sha256(f"{sys.version}|{markdown_it.__version__}|{yaml.__version__}".encode())
-    for name in ("parse.py", "yamlload.py", "model.py"):
-        digest.update((here / name).read_bytes())
-    return digest.digest()
-
-
-def _load(entry: Path) -> Spec | None:
-    try:
-        spec = pickle.loads(entry.read_bytes())
-    except Exception:  # a missing, torn or foreign entry only means: parse again
-        return None
-    return spec if isinstance(spec, Spec) else None
-
-
-def _store(entry: Path, payload: bytes) -> None:
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    for older in entry.parent.glob(entry.name.split("-")[0] + "-*.pickle"):
-        with contextlib.suppress(OSError):
-            older.unlink()
-    handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
-        os.replace(temporary, entry)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    return parse_spec_text(decode(data, path), path)
 
 
 def parse_spec_text(text: str, path: Path) -> Spec:
@@ -155,7 +71,7 @@ def parse_spec_text(text: str, path: Path) -> Spec:
     return Spec(path=path, criteria=tuple(criteria), title=title)
 
 
-def _decode(data: bytes, path: Path) -> str:
+def decode(data: bytes, path: Path) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise SpecError(path, 1, "the spec is UTF-16 encoded: save it as UTF-8")
     bad = data.find(b"\x00")

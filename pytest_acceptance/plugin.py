@@ -40,9 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SPEC",
         help="collect the acceptance criteria of this markdown spec (repeatable)",
     )
-    parser.addini(
-        "acceptance_timeout", "default timeout of a criterion, in seconds", default="300"
-    )
+    parser.addini("acceptance_timeout", "default timeout of a criterion, in seconds", default="300")
     parser.addini(
         "acceptance_retries", "default retries of a failed automated criterion", default="1"
     )

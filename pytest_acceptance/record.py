@@ -10,8 +10,6 @@ reported is an error, never a pass.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -20,8 +18,8 @@ import pytest
 
 from pytest_acceptance.collect import CriterionItem, load_spec
 from pytest_acceptance.fingerprint import tree_fingerprint
-from pytest_acceptance.model import Criterion, Result, Spec, Status
-from pytest_acceptance.parse import SpecError
+from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
+from pytest_acceptance.store import output_dir, write_json_atomic
 from pytest_acceptance.verdict import (
     Outcome,
     RunFacts,
@@ -31,8 +29,6 @@ from pytest_acceptance.verdict import (
     render,
     to_json,
 )
-
-OUTPUT_DIR = ".acceptance"
 
 # pytest exit codes that mean "the run itself went wrong": kept as they are.
 _PYTEST_OWN = {
@@ -47,7 +43,7 @@ class Recorder:
     def __init__(self, config: pytest.Config, spec_paths: list[Path]) -> None:
         self.config = config
         self.rootdir = config.rootpath
-        self.specs = _load_specs(spec_paths)
+        self.specs = _load_specs(spec_paths, self.rootdir)
         self.selected: list[str] = []  # node ids of selected criteria, in collection order
         self.criteria: dict[str, Criterion] = {}
         self.results: dict[str, Result] = {}
@@ -179,11 +175,11 @@ class Recorder:
         )
 
 
-def _load_specs(paths: list[Path]) -> list[Spec]:
+def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
     specs = []
     for path in paths:
         try:
-            spec = load_spec(path)
+            spec = load_spec(path, rootdir)
         except (SpecError, OSError):
             continue  # collection reports it, with file:line
         specs.append(Spec(path.resolve(), spec.criteria, spec.title))
@@ -209,21 +205,3 @@ def _did_not_report() -> Result:
             "early: -x/--maxfail or an interruption); run /verify again"
         ),
     )
-
-
-def output_dir(rootdir: Path) -> Path:
-    """``<rootdir>/.acceptance``, created with a .gitignore so git never sees it."""
-    directory = rootdir / OUTPUT_DIR
-    directory.mkdir(exist_ok=True)
-    ignore = directory / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("# Created by pytest-acceptance automatically.\n*\n")
-    return directory
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Temp file + rename: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)

@@ -24,9 +24,7 @@ def manual(ident: str, title: str = "", **more: object) -> str:
 
 
 def spec(*blocks: str, title: str = "Spec", category: str = "Core") -> str:
-    return f"# {title}\n\n## Acceptance Criteria\n\n### Category: {category}\n\n" + "".join(
-        blocks
-    )
+    return f"# {title}\n\n## Acceptance Criteria\n\n### Category: {category}\n\n" + "".join(blocks)
 
 
 def _yaml(value: object) -> str:

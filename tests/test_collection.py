@@ -52,9 +52,7 @@ def test_seed_spec_collects_23_criteria_8_bash_15_subagent(pytester: pytest.Pyte
     result.stdout.fnmatch_lines(["*::AC-1", "*::AC-17", "15/23 tests collected*"])
 
 
-def test_keyword_and_method_markers_select_criteria(
-    pytester: pytest.Pytester, three: Path
-) -> None:
+def test_keyword_and_method_markers_select_criteria(pytester: pytest.Pytester, three: Path) -> None:
     result = pytester.runpytest("--acceptance", "spec.md", "-k", "AC-1 or AC-3", "--co", "-q")
     result.stdout.fnmatch_lines(["spec.md::AC-1", "spec.md::AC-3", "2/3 tests*"])
     result = pytester.runpytest("--acceptance", "spec.md", "-m", "not manual", "--co", "-q")

