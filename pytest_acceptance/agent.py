@@ -11,7 +11,6 @@ ends as an error that says why and what to do; never as a pass.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import shlex
 import shutil
@@ -395,14 +394,15 @@ def wave_slot(rootdir: Path, size: int) -> Iterator[None]:
         yield
     finally:
         if handle is not None:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
+            handle.close()  # closing the file releases its lock
 
 
 def _acquire_slot(directory: Path, size: int) -> IO[str] | None:
     try:
+        import fcntl  # POSIX only: elsewhere the worker count is the only bound
+
         directory.mkdir(exist_ok=True)
-    except OSError:
+    except (ImportError, OSError):
         return None  # no shared place to coordinate: the worker count is the only bound
     while True:
         for index in range(size):
