@@ -598,9 +598,10 @@ class Verdict:
         return {value for value in values if isinstance(value, str) and value}
 
     def covers(self, spec: Path) -> bool:
-        """Whether this run verified `spec` (or tried to: its collection errors count)."""
-        return any(_same_path(item.get("path"), spec) for item in self._dicts("specs")) or any(
-            _same_path(item.get("spec"), spec) for item in self._dicts("collection_errors")
+        """Whether this run verified `spec`, or tried to: a spec that failed to collect is not
+        in "specs" but named (file:line) in the run's collection errors."""
+        return any(_same_path(item.get("path"), spec) for item in self._dicts("specs")) or bool(
+            self.collection_errors(spec)
         )
 
     def spec_entry(self, spec: Path) -> dict[str, Any]:
@@ -615,11 +616,26 @@ class Verdict:
         ]
 
     def collection_errors(self, spec: Path) -> list[str]:
-        return [
+        """The run's collection errors about `spec`: entries of "collection_errors" and the
+        "collection error: <spec>:<line>: ..." lines among its "problems"."""
+        errors = [
             str(item.get("message", "collection error"))
             for item in self._dicts("collection_errors")
             if _same_path(item.get("spec"), spec)
         ]
+        names = {str(spec)}
+        root = Path(os.path.realpath(self.rootdir))
+        if spec.is_relative_to(root):
+            names.add(spec.relative_to(root).as_posix())
+        mention = re.compile(
+            "(?:^|[\\s/])(?:" + "|".join(re.escape(name) for name in names) + "):\\d+:"
+        )
+        problems = self.data.get("problems")
+        for problem in problems if isinstance(problems, list) else ():
+            text = problem if isinstance(problem, str) else ""
+            if text.startswith("collection error") and mention.search(text):
+                errors.append(text)
+        return errors
 
     def _dicts(self, key: str) -> list[dict[str, Any]]:
         value = self.data.get(key)
