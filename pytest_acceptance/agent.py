@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_acceptance.model import Criterion, Method, Result, RunContext, Status
+from pytest_acceptance.model import Criterion, Method, Result, RunContext, SpecError, Status
 
 # pytest loads this module in every run of every project that has the plugin installed:
 # the agent machinery below is imported inside the functions, only with --acceptance.
@@ -431,7 +431,8 @@ def _default_to_waves(config: pytest.Config) -> None:
     if getattr(option, "dist", "no") != "no" or getattr(option, "tx", None):
         return  # the user configured distribution their own way
     base = config.invocation_params.dir
-    agents, automated = _count_criteria([base / p for p in config.getoption("acceptance")])
+    paths = [base / p for p in config.getoption("acceptance")]
+    agents, automated = _count_criteria(paths, config.rootpath)
     if agents == 0:
         return
     try:
@@ -442,16 +443,16 @@ def _default_to_waves(config: pytest.Config) -> None:
     option.dist = "load"
 
 
-def _count_criteria(paths: list[Path]) -> tuple[int, int]:
+def _count_criteria(paths: list[Path], rootdir: Path) -> tuple[int, int]:
     """(subagent criteria, automated criteria) in the specs that parse."""
-    from pytest_acceptance.parse import SpecError, parse_spec
+    from pytest_acceptance.collect import load_spec  # cached: collection reuses the parse
 
     agents = automated = 0
     for path in paths:
         if not path.is_file():
             continue
         try:
-            spec = parse_spec(path)
+            spec = load_spec(path, rootdir)
         except (SpecError, OSError):
             continue  # collection reports it
         agents += sum(1 for c in spec.criteria if c.method is Method.SUBAGENT)
