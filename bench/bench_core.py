@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _compare import PYTEST, compare  # noqa: E402
+from _compare import PYTEST, compare
 
 
 def criterion(n: int, command: str) -> str:

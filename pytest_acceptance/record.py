@@ -61,6 +61,7 @@ class Recorder:
             if isinstance(item, CriterionItem):
                 self._select(item.nodeid, item.criterion)
 
+    @pytest.hookimpl(optionalhook=True)  # xdist may be absent (-p no:xdist)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if self.selected:  # every worker collects the same items
             return

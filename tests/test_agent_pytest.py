@@ -188,16 +188,7 @@ def test_wave_size_bounds_concurrent_agents_even_with_more_workers(
     assert max_overlap(judge.intervals()) == 2
 
 
-NO_XDIST = pytest.param(
-    ("-p", "no:xdist"),
-    marks=pytest.mark.xfail(
-        strict=True,
-        reason="record.Recorder implements an xdist hook that is unknown without xdist",
-    ),
-)
-
-
-@pytest.mark.parametrize("args", [("-n", "0"), NO_XDIST, ("--collect-only",)])
+@pytest.mark.parametrize("args", [("-n", "0"), ("-p", "no:xdist"), ("--collect-only",)])
 def test_explicit_choices_keep_agent_checks_in_one_process(
     pytester: pytest.Pytester, judge: Judge, args: tuple[str, ...]
 ) -> None:

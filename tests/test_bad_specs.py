@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from specs import bash, criterion, spec
 
 HEAD = "# Spec\n\n"  # the criterion heading below is on line 3

@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from specs import bash, manual, spec
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_49d95876eae2c113.txt"

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from specs import bash, manual, spec
 
 from pytest_acceptance.fingerprint import tree_fingerprint
+from specs import bash, manual, spec
 
 
 def verdict_json(pytester: pytest.Pytester) -> dict[str, Any]:
