@@ -1,0 +1,522 @@
+"""Test helpers for the Claude Code hooks: transcripts in the exact shape CLI 2.1.328 writes,
+real verdict files, real git repositories, and running a hook the way Claude Code does.
+
+The line shapes were copied from transcripts the real CLI wrote (see
+/work/shared/notes/claude-code-offline.md): a user slash command is a string-content user line
+followed by an isMeta line with the skill's text; a Skill tool call is an assistant line with
+one tool_use block, its result a user line with a tool_result block (an error when a hook
+denied it) and, when it ran, an isMeta line with sourceToolUseID; a Stop block comes back as
+an isMeta user line "Stop hook feedback:\\n<reason>". Unknown line types are sprinkled in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.store import output_dir
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = "pytest-acceptance"
+CLI_VERSION = "2.1.328"
+BLOCK_TAG = "[pytest-acceptance stop guard]"
+_ids = itertools.count(1)
+
+
+def iso(epoch: float) -> str:
+    moment = datetime.fromtimestamp(epoch, timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class TranscriptBuilder:
+    """Appends transcript lines in session order; `write()` saves them as JSON lines.
+
+    The clock starts `age` seconds in the past and advances a little per line, so a verdict
+    written "now" is after the flow started and one written before `start` is stale.
+    """
+
+    def __init__(self, cwd: Path, age: float = 3600.0, session_id: str | None = None) -> None:
+        self.cwd = str(cwd)
+        self.start = time.time() - age
+        self.clock = self.start
+        self.session_id = session_id or str(uuid.uuid4())
+        self.lines: list[dict[str, Any]] = []
+        self._parent: str | None = None
+        self._queue("enqueue")
+
+    # -- generic lines
+
+    def _base(self, kind: str, sidechain: bool = False, **fields: Any) -> dict[str, Any]:
+        self.clock += 0.25
+        line_uuid = str(uuid.uuid4())
+        line = {
+            "parentUuid": self._parent,
+            "isSidechain": sidechain,
+            "type": kind,
+            **fields,
+            "uuid": line_uuid,
+            "timestamp": iso(self.clock),
+            "userType": "external",
+            "entrypoint": "sdk-cli",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": CLI_VERSION,
+            "gitBranch": "main",
+        }
+        self._parent = line_uuid
+        return line
+
+    def add(self, line: dict[str, Any]) -> dict[str, Any]:
+        self.lines.append(line)
+        return line
+
+    def raw(self, text: str) -> None:
+        """A line that is not JSON (a torn write, garbage)."""
+        self.lines.append({"__raw__": text})
+
+    def _queue(self, operation: str) -> None:
+        self.lines.append(
+            {
+                "type": "queue-operation",
+                "operation": operation,
+                "timestamp": iso(self.clock),
+                "sessionId": self.session_id,
+            }
+        )
+
+    def noise(self) -> None:
+        """Line types the hooks must ignore (the CLI writes many of them)."""
+        self.add(
+            self._base(
+                "attachment",
+                attachment={"type": "date", "date": "2026-01-17"},
+                rendered=[{"content": "<system-reminder>\nToday's date\n</system-reminder>"}],
+            )
+        )
+        self.lines.append({"type": "api-request", "sessionId": self.session_id, "id": "r1"})
+        self.lines.append({"type": "cost-state", "sessionId": self.session_id})
+
+    def assistant(
+        self, blocks: Sequence[dict[str, Any]], sidechain: bool = False, attribution: str = ""
+    ) -> None:
+        """One assistant message: each content block is written as its own line."""
+        message_id = f"msg_{next(_ids):05d}"
+        for block in blocks:
+            extra = (
+                {"attributionSkill": attribution, "attributionPlugin": PLUGIN}
+                if attribution
+                else {}
+            )
+            self.add(
+                self._base(
+                    "assistant",
+                    sidechain=sidechain,
+                    message={
+                        "id": message_id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-opus-5-5",
+                        "content": [block],
+                        "stop_reason": "tool_use" if block["type"] == "tool_use" else "end_turn",
+                    },
+                    **extra,
+                )
+            )
+
+    def text(self, text: str, sidechain: bool = False) -> None:
+        self.assistant([{"type": "text", "text": text}], sidechain=sidechain)
+
+    def prompt(self, text: str) -> None:
+        """A plain user prompt."""
+        self.add(self._base("user", message={"role": "user", "content": text}))
+
+    # -- tool calls
+
+    def tool(
+        self,
+        name: str,
+        tool_input: Mapping[str, Any],
+        result: str | None = "ok",
+        is_error: bool = False,
+        extra: Mapping[str, Any] | None = None,
+        sidechain: bool = False,
+    ) -> str:
+        """A tool call and (unless result is None: still pending) its result; returns the id."""
+        tool_id = f"toolu_{next(_ids):05d}"
+        block = {"type": "tool_use", "id": tool_id, "name": name, "input": dict(tool_input)}
+        self.assistant([block], sidechain=sidechain)
+        if result is not None:
+            result_block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": tool_id,
+                "content": result,
+            }
+            if is_error:
+                result_block["is_error"] = True
+            self.add(
+                self._base(
+                    "user",
+                    sidechain=sidechain,
+                    message={"role": "user", "content": [result_block]},
+                    toolUseResult=dict(extra or {}) if not is_error else f"Error: {result}",
+                )
+            )
+        return tool_id
+
+    def skill(
+        self,
+        skill: str,
+        args: str | None = None,
+        outcome: str = "ran",
+        skill_dir: Path | None = None,
+        sidechain: bool = False,
+    ) -> str:
+        """A Skill tool call. outcome: "ran", "denied" (a PreToolUse hook), "refused" (the CLI
+        would not run it) or "pending" (no result yet)."""
+        tool_input: dict[str, Any] = {"skill": skill}
+        if args is not None:
+            tool_input["args"] = args
+        short = skill.lstrip("/").rpartition(":")[2]
+        if outcome == "pending":
+            return self.tool("Skill", tool_input, result=None, sidechain=sidechain)
+        if outcome == "denied":
+            return self.tool(
+                "Skill",
+                tool_input,
+                "PreToolUse:Skill hook error: [pytest-acceptance escalate gate] denied",
+                is_error=True,
+                sidechain=sidechain,
+            )
+        if outcome == "refused":
+            return self.tool(
+                "Skill",
+                tool_input,
+                f"<tool_use_error>Unknown skill: {skill}</tool_use_error>",
+                is_error=True,
+                sidechain=sidechain,
+            )
+        name = skill.lstrip("/")
+        tool_id = self.tool(
+            "Skill",
+            tool_input,
+            f"Launching skill: {name}",
+            extra={"success": True, "commandName": name},
+            sidechain=sidechain,
+        )
+        directory = skill_dir or REPO_ROOT / "skills" / short
+        meta = self._base(
+            "user",
+            sidechain=sidechain,
+            message={"role": "user", "content": [_skill_text(directory, args or "")]},
+            isMeta=True,
+            sourceToolUseID=tool_id,
+        )
+        self.add(meta)
+        return tool_id
+
+    def command(self, name: str, args: str = "", skill_dir: Path | None = None) -> None:
+        """A slash command the user typed, e.g. command("pytest-acceptance:implement", "s.md")."""
+        short = name.rpartition(":")[2]
+        self._queue("dequeue")
+        content = (
+            f"<command-message>{name}</command-message>\n"
+            f"<command-name>/{name}</command-name>\n"
+            f"<command-args>{args}</command-args>"
+        )
+        self.add(self._base("user", message={"role": "user", "content": content}))
+        directory = skill_dir or REPO_ROOT / "skills" / short
+        self.add(
+            self._base(
+                "user",
+                message={"role": "user", "content": [_skill_text(directory, args)]},
+                isMeta=True,
+            )
+        )
+        self.noise()
+
+    def implement(self, spec: str | Path, via: str = "command") -> None:
+        if via == "command":
+            self.command(f"{PLUGIN}:implement", str(spec))
+        else:
+            self.skill(f"{PLUGIN}:implement", str(spec))
+
+    def verify(self, spec: str | Path = "", **kwargs: Any) -> str:
+        return self.skill(f"{PLUGIN}:verify", f"{spec} /tmp/implement-log-1.md", **kwargs)
+
+    def done(self, **kwargs: Any) -> str:
+        return self.skill(f"{PLUGIN}:done", **kwargs)
+
+    def escalate(self, **kwargs: Any) -> str:
+        return self.skill(f"{PLUGIN}:escalate", "AC-1 /tmp/implement-log-1.md", **kwargs)
+
+    def stop_feedback(self, reason: str) -> None:
+        """What the CLI writes when a Stop hook blocks: the reason comes back as a user line."""
+        self.text("I am finished.")
+        self.add(
+            self._base(
+                "user",
+                message={"role": "user", "content": f"Stop hook feedback:\n{reason}"},
+                isMeta=True,
+            )
+        )
+        self.add(
+            self._base(
+                "attachment",
+                attachment={
+                    "type": "hook_blocking_error",
+                    "hookName": "Stop",
+                    "hookEvent": "Stop",
+                    "blockingError": {"blockingError": reason, "command": "python3 hook.py"},
+                },
+            )
+        )
+        self.add(self._base("system", subtype="stop_hook_summary", hookErrors=[reason]))
+
+    def our_block(self) -> None:
+        self.stop_feedback(f"{BLOCK_TAG} You are in an /implement flow and have not verified it.")
+
+    def task_create(self, subject: str, ran: bool = True) -> str:
+        task_id = str(next(_ids))
+        if not ran:
+            self.tool("TaskCreate", {"subject": subject}, "Error: invalid", is_error=True)
+            return task_id
+        self.tool(
+            "TaskCreate",
+            {"subject": subject, "description": subject, "activeForm": f"Working on {subject}"},
+            f"Task #{task_id} created successfully: {subject}",
+            extra={"task": {"id": task_id, "subject": subject}},
+        )
+        return task_id
+
+    def task_update(self, task_id: str, status: str) -> None:
+        self.tool(
+            "TaskUpdate",
+            {"taskId": task_id, "status": status},
+            f"Updated task #{task_id} status",
+            extra={"success": True, "taskId": task_id},
+        )
+
+    def todo_write(self, todos: Sequence[tuple[str, str]], ran: bool = True) -> None:
+        items = [{"content": c, "status": s, "activeForm": c} for c, s in todos]
+        if ran:
+            self.tool("TodoWrite", {"todos": items}, "Todos have been modified successfully.")
+        else:
+            self.tool("TodoWrite", {"todos": items}, "No such tool available", is_error=True)
+
+    # -- output
+
+    def write(self, path: Path) -> Path:
+        with path.open("w", encoding="utf-8") as handle:
+            for line in self.lines:
+                raw = line.get("__raw__")
+                text = raw if isinstance(raw, str) else json.dumps(line, separators=(",", ":"))
+                handle.write(text + "\n")
+        return path
+
+
+def _skill_text(directory: Path, args: str) -> dict[str, str]:
+    return {
+        "type": "text",
+        "text": f"Base directory for this skill: {directory}\n\n# skill text (args: {args})\n",
+    }
+
+
+# --- verdicts and repositories ---------------------------------------------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=60
+    )
+    return done.stdout
+
+
+def make_repo(path: Path, spec_text: str = "# Spec\n\n#### AC-1: works\n") -> Path:
+    """A real git repository with a committed spec at specs/feature.md."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "test@example.com")
+    git(path, "config", "user.name", "Test")
+    (path / "specs").mkdir()
+    (path / "specs" / "feature.md").write_text(spec_text, encoding="utf-8")
+    (path / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "initial")
+    return path
+
+
+def criterion(
+    spec: Path, ident: str, status: str = "passed", title: str = "works", message: str = ""
+) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "title": title,
+        "spec": str(spec.resolve()),
+        "line": 3,
+        "method": "bash",
+        "category": "",
+        "priority": "MUST",
+        "status": status,
+        "attempts": 1,
+        "duration": 0.1,
+        "message": message,
+        "output": "",
+        "issues": [],
+    }
+
+
+def write_verdict(
+    rootdir: Path,
+    spec: Path,
+    status: str = "pass",
+    criteria: Sequence[dict[str, Any]] | None = None,
+    complete: bool = True,
+    finished: float | None = None,
+    fingerprint: str | None = None,
+    fingerprint_after: str | None = None,
+    problems: Sequence[str] = (),
+    exit_code: int | None = None,
+) -> Path:
+    """A verdict.json as `pytest --acceptance` writes it (store.output_dir ignores itself in
+    git, so writing it never changes the tree fingerprint)."""
+    finished = time.time() if finished is None else finished
+    now = tree_fingerprint(rootdir)
+    items = list(criteria) if criteria is not None else [criterion(spec, "AC-1")]
+    codes = {"pass": 0, "fail": 1, "manual": 10, "error": 11}
+    data = {
+        "schema": "pytest-acceptance/verdict",
+        "version": 1,
+        "status": status,
+        "exit_code": codes.get(status, 2) if exit_code is None else exit_code,
+        "started_at": iso(finished - 1),
+        "finished_at": iso(finished),
+        "started_at_epoch": finished - 1,
+        "finished_at_epoch": finished,
+        "rootdir": str(rootdir),
+        "fingerprint": now if fingerprint is None else fingerprint,
+        "fingerprint_after": now if fingerprint_after is None else fingerprint_after,
+        "complete": complete,
+        "specs": [
+            {
+                "path": str(spec.resolve()),
+                "criteria_total": len(items),
+                "selected": len(items) if complete else max(0, len(items) - 1),
+            }
+        ],
+        "counts": {},
+        "criteria": items,
+        "problems": list(problems),
+    }
+    path = output_dir(rootdir) / "verdict.json"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path
+
+
+# --- running a hook the way Claude Code does ---------------------------------------------------
+
+
+class HookRun:
+    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
+        self.returncode = done.returncode
+        self.stdout = done.stdout
+        self.stderr = done.stderr
+        self.output: dict[str, Any] | None = (
+            json.loads(done.stdout) if done.stdout.strip() else None
+        )
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.output) and self.output.get("decision") == "block"
+
+    @property
+    def reason(self) -> str:
+        return str((self.output or {}).get("reason", ""))
+
+    @property
+    def denied(self) -> bool:
+        specific = (self.output or {}).get("hookSpecificOutput") or {}
+        return specific.get("permissionDecision") == "deny"
+
+    @property
+    def deny_reason(self) -> str:
+        specific = (self.output or {}).get("hookSpecificOutput") or {}
+        return str(specific.get("permissionDecisionReason", ""))
+
+    @property
+    def message(self) -> str:
+        return str((self.output or {}).get("systemMessage", ""))
+
+
+def hook_command(event: str) -> str:
+    """The command hooks.json registers for a hook event."""
+    config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    return str(config["hooks"][event][0]["hooks"][0]["command"])
+
+
+def run_hook(
+    event: str,
+    payload: Mapping[str, Any] | str | bytes,
+    env: Mapping[str, str] | None = None,
+    plugin_root: Path = REPO_ROOT,
+) -> HookRun:
+    """Run the hooks.json command for `event` through a shell, payload on stdin, as the CLI
+    does (it also exports CLAUDE_PLUGIN_ROOT). Fails the test on a traceback or non-zero exit.
+    """
+    data = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
+    environment = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
+    }
+    environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), **(env or {}))
+    done = subprocess.run(
+        ["bash", "-c", hook_command(event)],
+        input=data.encode() if isinstance(data, str) else data,
+        capture_output=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+    text = subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
+    assert "Traceback" not in text.stderr, text.stderr
+    assert done.returncode == 0, f"hook exited {done.returncode}: {text.stderr}"
+    return HookRun(text)
+
+
+def stop_payload(
+    transcript: Path, cwd: Path, stop_hook_active: bool = False, last: str | None = None
+) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "session_id": "session-1",
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": stop_hook_active,
+        "background_tasks": [],
+    }
+    if last is not None:
+        payload["last_assistant_message"] = last
+    return payload
+
+
+def pretool_payload(transcript: Path, cwd: Path, skill: str, args: str = "") -> dict[str, Any]:
+    return {
+        "session_id": "session-1",
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Skill",
+        "tool_input": {"skill": skill, "args": args},
+        "tool_use_id": "toolu_current",
+    }

@@ -1,0 +1,810 @@
+"""The Stop hook: seed 000's decision matrix, evidence over claims, and the extra layers.
+
+Every test runs the real hook command from hooks.json as a subprocess on a transcript in the
+shape CLI 2.1.328 writes, with real git repositories and verdict files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hook_transcripts import (
+    TranscriptBuilder,
+    criterion,
+    make_repo,
+    run_hook,
+    stop_payload,
+    write_verdict,
+)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def spec(repo: Path) -> Path:
+    return repo / "specs" / "feature.md"
+
+
+def stop(builder: TranscriptBuilder, repo: Path, tmp_path: Path, **kwargs: object) -> object:
+    transcript = builder.write(tmp_path / "session.jsonl")
+    env = kwargs.pop("env", None)
+    return run_hook("Stop", stop_payload(transcript, repo, **kwargs), env=env)  # type: ignore[arg-type]
+
+
+def verified_flow(repo: Path, spec: Path) -> TranscriptBuilder:
+    """/implement, work, /verify (which ran pytest --acceptance: its verdict is written now)."""
+    builder = TranscriptBuilder(repo)
+    builder.prompt("Please implement the spec.")
+    builder.implement("specs/feature.md")
+    builder.tool("Bash", {"command": "echo VALUE = 2 > app.py"}, "")
+    builder.verify(spec)
+    return builder
+
+
+# --- the seed's named tests ------------------------------------------------------------------
+
+
+def test_blocks_without_done(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.tool("Bash", {"command": "ls"}, "app.py")
+    builder.text("All criteria are implemented, I am done.")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "[pytest-acceptance stop guard]" in result.reason
+    assert "/pytest-acceptance:verify" in result.reason
+    assert str(spec) in result.reason
+
+
+def test_allows_with_done(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    builder.text("## Implementation Complete\nAC-1 verified.")
+    result = stop(builder, repo, tmp_path)
+    assert not result.blocked, result.reason
+    assert result.output is None
+
+
+def test_allows_with_escalate(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    builder.escalate()
+    builder.text("## Escalation: Criterion AC-1 (works)")
+    result = stop(builder, repo, tmp_path)
+    assert not result.blocked, result.reason
+    assert result.output is None
+
+
+def test_fresh_stack(repo: Path, spec: Path, tmp_path: Path) -> None:
+    """A second /implement abandons the first flow: its /done no longer counts."""
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked  # the first flow was finished
+    builder.implement("specs/feature.md")
+    builder.text("Started over.")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "have not verified" in result.reason
+
+
+# --- every row of the decision matrix ------------------------------------------------------
+
+MATRIX = [
+    # (implement, verify, done, escalate, blocked, words in the reason)
+    (False, False, False, False, False, ""),
+    (True, False, False, False, True, "have not verified"),
+    (True, True, False, False, True, "call /pytest-acceptance:done"),
+    (True, True, True, False, False, ""),
+    (True, True, False, True, False, ""),
+    (True, True, True, True, False, ""),
+    (
+        True,
+        False,
+        True,
+        False,
+        True,
+        "/pytest-acceptance:done was called in this /implement flow without",
+    ),
+    (
+        True,
+        False,
+        False,
+        True,
+        True,
+        "/pytest-acceptance:escalate was called in this /implement flow without",
+    ),
+    (True, False, True, True, True, "without /pytest-acceptance:verify"),
+]
+
+
+@pytest.mark.parametrize(("implement", "verify", "done", "escalate", "blocked", "words"), MATRIX)
+def test_decision_matrix(
+    repo: Path,
+    spec: Path,
+    tmp_path: Path,
+    implement: bool,
+    verify: bool,
+    done: bool,
+    escalate: bool,
+    blocked: bool,
+    words: str,
+) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.prompt("hello")
+    if implement:
+        builder.implement("specs/feature.md")
+    if verify:
+        builder.verify(spec)
+        write_verdict(repo, spec, "pass")
+    if done:
+        builder.done()
+    if escalate:
+        builder.escalate()
+    builder.text("Finished.")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked is blocked, result.stdout
+    assert words in result.reason
+
+
+def test_verified_but_failing_flow_names_the_failing_criteria(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(
+        repo,
+        spec,
+        "fail",
+        [
+            criterion(spec, "AC-1"),
+            criterion(spec, "AC-2", "failed", "tests-pass", "Expected 'queued'"),
+        ],
+    )
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "neither /pytest-acceptance:done nor /pytest-acceptance:escalate" in result.reason
+    assert "AC-2 tests-pass (failed: Expected 'queued')" in result.reason
+    assert "AC-1" not in result.reason
+
+
+# --- a skill counts only if it really ran --------------------------------------------------
+
+
+@pytest.mark.parametrize("outcome", ["denied", "refused", "pending"])
+def test_done_that_never_ran_does_not_count(
+    repo: Path, spec: Path, tmp_path: Path, outcome: str
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done(outcome=outcome)
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "call /pytest-acceptance:done" in result.reason
+
+
+@pytest.mark.parametrize("outcome", ["denied", "refused", "pending"])
+def test_verify_that_never_ran_does_not_count(
+    repo: Path, spec: Path, tmp_path: Path, outcome: str
+) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.verify(spec, outcome=outcome)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "without /pytest-acceptance:verify" in result.reason
+
+
+def test_sidechain_skill_calls_never_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.tool("Agent", {"prompt": "verify and finish", "subagent_type": "general-purpose"}, "ok")
+    builder.verify(spec, sidechain=True)
+    write_verdict(repo, spec, "pass")
+    builder.done(sidechain=True)
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "have not verified" in result.reason
+
+
+def test_another_plugins_skills_never_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.skill("other-plugin:verify", "x", skill_dir=tmp_path / "other" / "skills" / "verify")
+    builder.skill("other-plugin:done", skill_dir=tmp_path / "other" / "skills" / "done")
+    write_verdict(repo, spec, "pass")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "have not verified" in result.reason
+
+
+def test_another_plugins_implement_starts_no_flow(repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / ".claude-plugin").mkdir(parents=True)
+    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
+    builder = TranscriptBuilder(repo)
+    builder.command("other-plugin:implement", "specs/feature.md")
+    builder.command("implement", "specs/feature.md", skill_dir=other / "skills" / "implement")
+    builder.skill("implement", "specs/feature.md", skill_dir=other / "skills" / "implement")
+    builder.text("Finished.")
+    result = stop(builder, repo, tmp_path)
+    assert result.output is None
+
+
+def test_bare_skill_names_count_when_they_ran_our_skill(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    """The CLI resolves a bare "done" to ours when no other skill has that name."""
+    builder = TranscriptBuilder(repo)
+    builder.command("implement", "specs/feature.md")
+    builder.skill("verify", f"{spec}")
+    write_verdict(repo, spec, "pass")
+    builder.skill("done")
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_bare_done_of_another_plugin_does_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / ".claude-plugin").mkdir(parents=True)
+    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.skill("done", skill_dir=other / "skills" / "done")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "call /pytest-acceptance:done" in result.reason
+
+
+def test_text_that_mentions_skills_never_counts(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    write_verdict(repo, spec, "pass")
+    builder.text("I ran /pytest-acceptance:verify and /pytest-acceptance:done, all good.")
+    builder.prompt("FYI <command-name>/pytest-acceptance:done</command-name> is how it ends.")
+    builder.tool(
+        "Bash",
+        {"command": "cat old-session.jsonl"},
+        "<command-message>pytest-acceptance:done</command-message>\n"
+        "<command-name>/pytest-acceptance:done</command-name>",
+    )
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "have not verified" in result.reason
+
+
+def test_user_typed_slash_commands_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.command("pytest-acceptance:verify", f"{spec}")
+    write_verdict(repo, spec, "pass")
+    builder.command("pytest-acceptance:done")
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_implement_called_through_the_skill_tool_starts_a_flow(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md", via="tool")
+    builder.text("Finished.")
+    assert stop(builder, repo, tmp_path).blocked
+
+
+def test_skill_name_with_leading_slash_counts(repo: Path, spec: Path, tmp_path: Path) -> None:
+    """The CLI runs skill "/pytest-acceptance:done" like "pytest-acceptance:done"."""
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.skill("/pytest-acceptance:done")
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_second_implement_is_judged_on_its_own(repo: Path, spec: Path, tmp_path: Path) -> None:
+    """An abandoned first flow (never verified) does not block a finished second one."""
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/other.md")
+    builder.text("Switching specs.")
+    builder.implement("specs/feature.md")
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+# --- evidence over claims --------------------------------------------------------------------
+
+
+def test_done_without_any_verdict_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "No verification run of" in result.reason
+    assert "pytest --acceptance" in result.reason
+
+
+def test_done_with_a_verdict_from_before_the_flow_blocks(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass", finished=builder.start - 60)
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "before this /implement flow started" in result.reason
+
+
+def test_done_with_a_partial_verification_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass", complete=False)
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "was partial" in result.reason
+
+
+def test_done_with_failing_criteria_names_them(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(
+        repo,
+        spec,
+        "fail",
+        [
+            criterion(spec, "AC-1"),
+            criterion(spec, "AC-3", "failed", "tests-pass"),
+            criterion(spec, "AC-7", "error", "error-pattern", "no agent available"),
+        ],
+    )
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "These criteria of" in result.reason
+    assert "AC-3 tests-pass (failed)" in result.reason
+    assert "AC-7 error-pattern (error: no agent available)" in result.reason
+    assert "AC-1 " not in result.reason
+
+
+def test_done_with_manual_criteria_pending_points_to_escalate(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(
+        repo,
+        spec,
+        "manual",
+        [criterion(spec, "AC-1"), criterion(spec, "AC-9", "manual", "looks right")],
+    )
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "manual criteria remain" in result.reason
+    assert "AC-9 looks right" in result.reason
+    assert "/pytest-acceptance:escalate" in result.reason
+
+
+def test_done_after_files_changed_since_verification_blocks(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    (repo / "app.py").write_text("VALUE = 3  # changed after verification\n")
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "Files changed since the last verification" in result.reason
+    assert "Run /pytest-acceptance:verify again" in result.reason
+
+
+def test_done_after_a_new_untracked_file_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    (repo / "notes.txt").write_text("written after verification\n")
+    builder.done()
+    assert "Files changed" in stop(builder, repo, tmp_path).reason
+
+
+def test_tree_matching_the_fingerprint_after_the_run_is_accepted(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    """A run that changed the tree itself (e.g. a generated file) records both fingerprints."""
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass", fingerprint="git:before-the-run")
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_done_with_the_verdict_of_another_spec_blocks(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    other = repo / "specs" / "other.md"
+    other.write_text("# Other\n")
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, other, "pass", [criterion(other, "AC-1")])
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "does not cover" in result.reason
+
+
+def test_done_with_a_corrupt_verdict_names_the_file(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    verdict = write_verdict(repo, spec, "pass")
+    verdict.write_text("{not json")
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert f"{verdict}: unreadable verdict" in result.reason
+
+
+def test_done_after_a_spec_that_failed_to_collect_blocks_with_its_error(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    problem = "collection error: specs/feature.md:9: malformed YAML in the verification block"
+    verdict = write_verdict(
+        repo, spec, "error", [], complete=False, problems=[problem], exit_code=2
+    )
+    data = json.loads(verdict.read_text())
+    data["specs"] = []  # a spec that failed to collect is not among the run's specs
+    verdict.write_text(json.dumps(data))
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "could not be collected" in result.reason
+    assert "specs/feature.md:9: malformed YAML" in result.reason
+
+
+def test_verdict_in_the_git_top_level_is_found_from_a_subfolder(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    transcript = builder.write(tmp_path / "session.jsonl")
+    result = run_hook("Stop", stop_payload(transcript, repo / "specs"))
+    assert not result.blocked, result.reason
+
+
+def test_escalate_with_a_verdict_from_before_the_flow_blocks(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(
+        repo, spec, "fail", [criterion(spec, "AC-1", "failed")], finished=builder.start - 5
+    )
+    builder.escalate()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "/pytest-acceptance:escalate needs evidence" in result.reason
+
+
+def test_the_later_of_done_and_escalate_decides(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    builder.escalate()
+    builder.prompt("Go on, try once more.")
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "AC-1 works (failed)" in result.reason
+
+
+# --- the spec argument ---------------------------------------------------------------------
+
+
+def test_implement_without_a_spec_is_not_enforced(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("")
+    builder.text("Error: /implement needs a spec file")
+    result = stop(builder, repo, tmp_path)
+    assert not result.blocked
+    assert "named no spec file" in result.message
+
+
+def test_implement_with_a_missing_spec_file_is_not_enforced(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/nope.md")
+    builder.text("Error: spec file not found: specs/nope.md")
+    result = stop(builder, repo, tmp_path)
+    assert not result.blocked
+    assert "does not exist" in result.message
+    assert "specs/nope.md" in result.message
+
+
+def test_spec_deleted_after_verify_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    spec.unlink()
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "disappeared" in result.reason
+
+
+def test_spec_argument_is_resolved_against_the_cwd_of_the_implement(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    """`/implement "feature.md" extra words` run in specs/: first word, quotes allowed."""
+    builder = TranscriptBuilder(repo / "specs")
+    builder.implement('"feature.md" and be careful')
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+# --- extra layers: task lists and contradictions ---------------------------------------------
+
+
+def test_unfinished_tasks_block_a_verified_done(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    first = builder.task_create("AC-1: works")
+    builder.task_create("AC-2: documented")
+    builder.task_update(first, "completed")
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "1 unfinished item(s): 'AC-2: documented' (pending)" in result.reason
+    assert "ACCEPTANCE_HOOK_TODOS=0" in result.reason
+
+
+def test_finished_and_deleted_tasks_allow_the_stop(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    first = builder.task_create("AC-1: works")
+    second = builder.task_create("AC-2: obsolete")
+    builder.task_create("never created", ran=False)
+    builder.task_update(first, "completed")
+    builder.task_update(second, "deleted")
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_tasks_from_before_the_flow_do_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.task_create("an old chore")
+    builder.implement("specs/feature.md")
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_latest_todowrite_list_decides(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.todo_write([("AC-1", "completed"), ("AC-2", "in_progress")])
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert "'AC-2' (in_progress)" in result.reason
+    builder.todo_write([("AC-1", "completed"), ("AC-2", "completed")])
+    builder.todo_write([("AC-3", "pending")], ran=False)  # failed: not the list
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_todo_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.task_create("AC-2: documented")
+    builder.verify(spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    assert not stop(builder, repo, tmp_path, env={"ACCEPTANCE_HOOK_TODOS": "0"}).blocked
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "Done! Note that AC-4 requires manual verification in a browser.",
+        "Everything is complete, though deployment needs human approval.",
+        "All set. I could not complete the migration, it Cannot Be Automated.",
+        "Finished; the signing step needs\nmanual intervention.",
+    ],
+)
+def test_done_contradicted_by_the_last_message_blocks(
+    repo: Path, spec: Path, tmp_path: Path, last: str
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    builder.text(last)
+    result = stop(builder, repo, tmp_path, last=last)
+    assert result.blocked
+    assert "while /pytest-acceptance:done claims the work is complete" in result.reason
+
+
+def test_contradiction_is_read_from_the_transcript_without_last_message(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    builder.assistant(
+        [
+            {"type": "text", "text": "## Implementation Complete"},
+            {"type": "text", "text": "AC-2 still requires manual testing."},
+        ]
+    )
+    builder.noise()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert '"requires manual"' in result.reason
+
+
+def test_contradiction_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    env = {"ACCEPTANCE_HOOK_CONTRADICTIONS": "0"}
+    last = "Done, but it needs human review."
+    assert not stop(builder, repo, tmp_path, last=last, env=env).blocked
+
+
+def test_honest_summary_is_not_a_contradiction(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    last = "## Implementation Complete\n- AC-1: works ✓ (verified by pytest --acceptance)"
+    assert not stop(builder, repo, tmp_path, last=last).blocked
+
+
+# --- never a trap ----------------------------------------------------------------------------
+
+
+def test_block_cap_forces_the_stop_and_records_it(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    for _ in range(7):
+        builder.tool("Bash", {"command": "make"}, "")
+        builder.our_block()
+    assert stop(builder, repo, tmp_path).blocked  # the 8th block
+    builder.our_block()
+    result = stop(builder, repo, tmp_path)
+    assert not result.blocked
+    assert "FORCED, NOT verified" in result.message
+    assert "ACCEPTANCE_HOOK_MAX_BLOCKS=8" in result.message
+    records = (repo / ".acceptance" / "forced-stops.jsonl").read_text().splitlines()
+    record = json.loads(records[-1])
+    assert record["spec"] == str(repo / "specs" / "feature.md")
+    assert "have not verified" in record["open_reason"]
+    assert "forced-stops" not in _git_status(repo)
+
+
+def test_block_cap_counts_only_this_flows_blocks_of_this_hook(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    for _ in range(8):
+        builder.our_block()
+    builder.implement("specs/feature.md")  # a fresh flow starts a fresh count
+    for _ in range(8):
+        builder.stop_feedback("[another-plugin] tests are red")
+    builder.text("I am done.")
+    assert stop(builder, repo, tmp_path).blocked
+
+
+def test_block_cap_is_configurable(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.our_block()
+    builder.tool("Bash", {"command": "make"}, "")
+    builder.our_block()
+    result = stop(builder, repo, tmp_path, env={"ACCEPTANCE_HOOK_MAX_BLOCKS": "2"})
+    assert "FORCED" in result.message
+
+
+def test_idle_retries_while_stop_hook_active_force_the_stop(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.tool("Bash", {"command": "make"}, "")
+    for _ in range(3):
+        builder.our_block()
+        builder.text("I really am done.")
+    assert stop(builder, repo, tmp_path, stop_hook_active=False).blocked
+    result = stop(builder, repo, tmp_path, stop_hook_active=True)
+    assert "FORCED" in result.message
+    assert "without a single tool call" in result.message
+
+
+def test_stop_hook_active_alone_does_not_let_the_stop_through(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    for _ in range(3):
+        builder.our_block()
+        builder.tool("Bash", {"command": "make test"}, "1 failed")
+    result = stop(builder, repo, tmp_path, stop_hook_active=True)
+    assert result.blocked
+
+
+# --- garbage input never crashes the hook ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stdin", "words"),
+    [
+        ("", "empty stdin"),
+        ("   \n", "empty stdin"),
+        ("{not json", "not JSON"),
+        ("[1, 2]", "expected an object"),
+        ('"text"', "expected an object"),
+        (b"\xff\xfe\x00garbage", "not JSON"),
+        ("{}", "no transcript_path"),
+        ('{"transcript_path": 42}', "no transcript_path"),
+        ('{"transcript_path": ["a"]}', "no transcript_path"),
+        ('{"transcript_path": "/nonexistent/session.jsonl"}', "cannot read transcript"),
+    ],
+)
+def test_garbage_input_exits_zero_with_a_message(stdin: str | bytes, words: str) -> None:
+    result = run_hook("Stop", stdin)
+    assert not result.blocked
+    assert words in result.message
+    assert "not checked" in result.message
+
+
+def test_transcript_that_is_a_directory(tmp_path: Path) -> None:
+    result = run_hook("Stop", {"transcript_path": str(tmp_path), "cwd": str(tmp_path)})
+    assert "cannot read transcript" in result.message
+
+
+def test_transcript_path_below_a_regular_file(tmp_path: Path) -> None:
+    """An unreadable path (ENOTDIR; chmod would not stop root, who runs the tests here)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = run_hook("Stop", {"transcript_path": str(blocker / "session.jsonl")})
+    assert "cannot read transcript" in result.message
+
+
+@pytest.mark.parametrize(
+    "content", [b"", b"\n\n", b"garbage\x00\xff\n{]\n", b'"a string line"\n[1,2]\n{"type": 5}\n']
+)
+def test_transcript_without_a_flow_allows(tmp_path: Path, content: bytes) -> None:
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(content)
+    result = run_hook("Stop", stop_payload(transcript, tmp_path))
+    assert result.output is None
+
+
+def test_garbage_lines_inside_a_flow_are_skipped(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.raw("this is not json")
+    builder.implement("specs/feature.md")
+    builder.raw('{"type": "assistant", "message": {"content": "/pytest-acceptance:done"')
+    builder.raw('{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill"}]}}')
+    builder.raw('{"type":"user","message":{"content":[5, "x", {"type": null}]},"isSidechain":"no"}')
+    builder.raw("\x00\x01 binary junk <command-name>/pytest-acceptance:done</command-name>")
+    builder.text("Done.")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "have not verified" in result.reason
+
+
+@pytest.mark.parametrize("cwd", [None, 17, ["x"], "/nonexistent/folder"])
+def test_wrong_cwd_types_do_not_crash(repo: Path, spec: Path, tmp_path: Path, cwd: object) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    transcript = builder.write(tmp_path / "session.jsonl")
+    payload = stop_payload(transcript, repo)
+    payload["cwd"] = cwd
+    payload["stop_hook_active"] = "yes"
+    payload["last_assistant_message"] = ["not", "text"]
+    result = run_hook("Stop", payload)
+    assert not result.blocked, result.reason  # the flow's own cwd still finds the verdict
+
+
+def _git_status(repo: Path) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
