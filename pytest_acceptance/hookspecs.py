@@ -12,6 +12,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_acceptance.model import Criterion, Result, RunContext
+    from pytest_acceptance.verdict import RunFacts, Verdict
 
 
 @pytest.hookspec(firstresult=True)
@@ -32,3 +33,9 @@ def pytest_acceptance_judge(
     ``evidence`` holds the command, its exit code and a bounded excerpt of its output.
     Return None when no judge (agent) is available; the criterion then ends as an error.
     """
+
+
+@pytest.hookspec
+def pytest_acceptance_verdict(config: pytest.Config, verdict: Verdict, facts: RunFacts) -> None:
+    """Called once per run on the controller (or the only process) after the verdict is
+    decided and before verdict.json is written: reports, deltas and CI annotations."""

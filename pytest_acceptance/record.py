@@ -143,6 +143,7 @@ class Recorder:
             fingerprint_after=tree_fingerprint(self.rootdir),
             specs=tuple(self._spec_facts()),
         )
+        self.config.hook.pytest_acceptance_verdict(config=self.config, verdict=verdict, facts=facts)
         write_json_atomic(output_dir(self.rootdir) / "verdict.json", to_json(verdict, facts))
 
     def _spec_facts(self) -> list[dict[str, Any]]:

@@ -248,7 +248,7 @@ def command_environment(criterion_id: str) -> dict[str, str]:
 def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) -> Attempt:
     """Run ``bash -c command``; kill its whole process group on timeout and afterwards."""
     started = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with _capture_file("stdout") as out, _capture_file("stderr") as err:
         process = subprocess.Popen(
             ["bash", "-c", command],
             cwd=cwd,
@@ -263,6 +263,16 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) ->
         finally:  # also on KeyboardInterrupt: leave no process behind
             kill_process_group(process)
         return Attempt(exit_code, _read(out), _read(err), timeout, time.monotonic() - started)
+
+
+def _capture_file(name: str) -> IO[bytes]:
+    """A nameless file for a command's output: memory-backed where Linux offers memfd
+    (creating a temp file costs more than running a short command), else a temp file.
+    Never a pipe: a background child that keeps a pipe open would hang the run."""
+    try:
+        return open(os.memfd_create(name, os.MFD_CLOEXEC), "w+b")
+    except (AttributeError, OSError):
+        return tempfile.TemporaryFile()
 
 
 def wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> int | None:
