@@ -12,9 +12,11 @@ gated inside an /implement flow of ours and left alone outside of one.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import hook_utils as hu
 
 

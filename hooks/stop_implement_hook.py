@@ -28,11 +28,13 @@ Switches: ACCEPTANCE_HOOK_TODOS=0, ACCEPTANCE_HOOK_CONTRADICTIONS=0 turn the ext
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import hook_utils as hu
 
 DEFAULT_MAX_BLOCKS = 8  # Claude Code overrides a 9th consecutive block by itself

@@ -1,0 +1,202 @@
+"""The PreToolUse gate on /escalate: only after a verification run within the /implement flow.
+
+The transcript ends, as in the real CLI, with the escalate call itself (a tool_use whose
+result does not exist yet) when the hook runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hook_transcripts import (
+    TranscriptBuilder,
+    criterion,
+    make_repo,
+    pretool_payload,
+    run_hook,
+    write_verdict,
+)
+
+ESCALATE = "pytest-acceptance:escalate"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def spec(repo: Path) -> Path:
+    return repo / "specs" / "feature.md"
+
+
+def gate(builder: TranscriptBuilder, repo: Path, tmp_path: Path, skill: str = ESCALATE) -> object:
+    builder.skill(skill, "AC-1 /tmp/implement-log-1.md", outcome="pending")
+    transcript = builder.write(tmp_path / "session.jsonl")
+    return run_hook("PreToolUse", pretool_payload(transcript, repo, skill, "AC-1"))
+
+
+def flow(repo: Path) -> TranscriptBuilder:
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.tool("Bash", {"command": "make"}, "")
+    return builder
+
+
+def test_blocks_without_verify(repo: Path, tmp_path: Path) -> None:
+    result = gate(flow(repo), repo, tmp_path)
+    assert result.denied
+    assert "Must call /pytest-acceptance:verify before /pytest-acceptance:escalate" in (
+        result.deny_reason
+    )
+
+
+def test_allows_after_verify(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    result = gate(builder, repo, tmp_path)
+    assert not result.denied, result.deny_reason
+    assert result.output is None
+
+
+def test_denies_without_an_implement_flow(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.prompt("escalate something")
+    result = gate(builder, repo, tmp_path)
+    assert result.denied
+    assert "No /implement in progress" in result.deny_reason
+
+
+def test_verify_from_a_previous_flow_does_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    builder.implement("specs/feature.md")
+    result = gate(builder, repo, tmp_path)
+    assert result.denied
+    assert "Must call /pytest-acceptance:verify" in result.deny_reason
+
+
+@pytest.mark.parametrize("outcome", ["denied", "refused", "pending"])
+def test_verify_that_never_ran_does_not_count(
+    repo: Path, spec: Path, tmp_path: Path, outcome: str
+) -> None:
+    builder = flow(repo)
+    builder.verify(spec, outcome=outcome)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    assert gate(builder, repo, tmp_path).denied
+
+
+def test_verify_in_a_sidechain_does_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec, sidechain=True)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    assert gate(builder, repo, tmp_path).denied
+
+
+def test_verify_that_left_no_verdict_is_not_enough(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    result = gate(builder, repo, tmp_path)
+    assert result.denied
+    assert "No verification run of" in result.deny_reason
+
+
+def test_verdict_from_before_the_flow_is_not_enough(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1")], finished=builder.start - 1)
+    result = gate(builder, repo, tmp_path)
+    assert result.denied
+    assert "before this /implement flow started" in result.deny_reason
+
+
+@pytest.mark.parametrize("status", ["pass", "fail", "manual", "error"])
+def test_any_verification_status_allows_escalation(
+    repo: Path, spec: Path, tmp_path: Path, status: str
+) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    write_verdict(repo, spec, status, [criterion(spec, "AC-1", "manual")], complete=False)
+    assert not gate(builder, repo, tmp_path).denied
+
+
+def test_leading_slash_is_gated_too(repo: Path, tmp_path: Path) -> None:
+    assert gate(flow(repo), repo, tmp_path, skill="/pytest-acceptance:escalate").denied
+
+
+def test_bare_escalate_is_gated_inside_our_flow(repo: Path, tmp_path: Path) -> None:
+    assert gate(flow(repo), repo, tmp_path, skill="escalate").denied
+
+
+def test_bare_escalate_outside_our_flow_is_left_alone(repo: Path, tmp_path: Path) -> None:
+    builder = TranscriptBuilder(repo)
+    builder.prompt("escalate the ticket")
+    assert gate(builder, repo, tmp_path, skill="escalate").output is None
+
+
+@pytest.mark.parametrize(
+    "skill",
+    [
+        "pytest-acceptance:verify",
+        "pytest-acceptance:done",
+        "pytest-acceptance:implement",
+        "other-plugin:escalate",
+        "pytest-acceptance:escalate-later",
+        "dataviz",
+    ],
+)
+def test_other_skills_pass_untouched(repo: Path, tmp_path: Path, skill: str) -> None:
+    assert gate(flow(repo), repo, tmp_path, skill=skill).output is None
+
+
+def test_other_tools_pass_untouched(repo: Path, tmp_path: Path) -> None:
+    transcript = flow(repo).write(tmp_path / "session.jsonl")
+    payload = pretool_payload(transcript, repo, ESCALATE)
+    payload["tool_name"] = "Bash"
+    payload["tool_input"] = {"command": "echo pytest-acceptance:escalate"}
+    assert run_hook("PreToolUse", payload).output is None
+
+
+@pytest.mark.parametrize(
+    ("stdin", "words"),
+    [
+        ("", "empty stdin"),
+        ("{oops", "not JSON"),
+        ("[]", "expected an object"),
+        (b"\xff\xfe", "not JSON"),
+    ],
+)
+def test_garbage_input_exits_zero_with_a_message(stdin: str | bytes, words: str) -> None:
+    result = run_hook("PreToolUse", stdin)
+    assert not result.denied
+    assert words in result.message
+
+
+@pytest.mark.parametrize(
+    "tool_input", [None, "pytest-acceptance:escalate", {"skill": 7}, {"skill": None}, []]
+)
+def test_wrong_tool_input_types_pass_untouched(tmp_path: Path, tool_input: object) -> None:
+    payload = {"tool_name": "Skill", "tool_input": tool_input, "transcript_path": str(tmp_path)}
+    assert run_hook("PreToolUse", payload).output is None
+
+
+@pytest.mark.parametrize("transcript", [None, 12, "/nonexistent/session.jsonl"])
+def test_unreadable_transcript_denies_our_escalate(repo: Path, transcript: object) -> None:
+    payload = pretool_payload(Path("x"), repo, ESCALATE)
+    payload["transcript_path"] = transcript
+    result = run_hook("PreToolUse", payload)
+    assert result.denied
+    assert "cannot confirm that /pytest-acceptance:verify ran" in result.deny_reason
+
+
+def test_garbage_transcript_lines_are_skipped(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.raw("\x00 not json at all")
+    builder.raw('{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Skill",')
+    builder.verify(spec)
+    builder.raw("[]")
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    assert not gate(builder, repo, tmp_path).denied

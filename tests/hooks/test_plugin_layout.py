@@ -1,0 +1,131 @@
+"""The repository is a Claude Code plugin: manifest, skills with the right frontmatter, hooks
+wired through ${CLAUDE_PLUGIN_ROOT}, and hooks that need nothing but the standard library."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hook_transcripts import (
+    REPO_ROOT,
+    TranscriptBuilder,
+    make_repo,
+    stop_payload,
+    write_verdict,
+)
+
+SKILLS = ("implement", "verify", "done", "escalate")
+
+
+def frontmatter(skill: str) -> tuple[dict[str, object], str]:
+    text = (REPO_ROOT / "skills" / skill / "SKILL.md").read_text(encoding="utf-8")
+    _, header, body = text.split("---\n", 2)
+    return yaml.safe_load(header), body
+
+
+def test_manifest_names_the_plugin_after_the_product() -> None:
+    manifest = json.loads((REPO_ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "pytest-acceptance"
+    assert manifest["description"]
+
+
+@pytest.mark.parametrize("skill", SKILLS)
+def test_every_skill_has_name_and_description(skill: str) -> None:
+    meta, body = frontmatter(skill)
+    assert meta["name"] == skill
+    assert isinstance(meta["description"], str) and len(meta["description"]) > 40
+    assert body.strip()
+
+
+@pytest.mark.parametrize("skill", ["verify", "done", "escalate"])
+def test_internal_skills_are_not_user_invocable(skill: str) -> None:
+    meta, _ = frontmatter(skill)
+    assert meta["user-invocable"] is False
+    assert "Internal only" in str(meta["description"])
+
+
+def test_implement_is_for_users_only() -> None:
+    """The model cannot start (and so abandon) a flow by itself: that would be an escape."""
+    meta, body = frontmatter("implement")
+    assert meta.get("user-invocable", True) is True
+    assert meta["disable-model-invocation"] is True
+    assert "$ARGUMENTS" in body
+    assert "/tmp/implement-log-" in body
+    assert "pytest-acceptance:verify" in body
+
+
+def test_verify_runs_pytest_acceptance_with_the_log() -> None:
+    _, body = frontmatter("verify")
+    assert "pytest --acceptance <spec path> --acceptance-log <log path>" in body
+    for code in ("**0", "**1", "**10", "**11", "**2"):
+        assert code in body
+    assert "pytest-acceptance:done" in body
+
+
+def test_escalate_writes_the_seed_evidence_format() -> None:
+    _, body = frontmatter("escalate")
+    for heading in (
+        "## Escalation: Criterion",
+        "### Attempts (from implementation log)",
+        "### Hypothesis",
+        "### Possible Resolutions",
+        "### Requesting",
+    ):
+        assert heading in body
+
+
+def test_hooks_json_wires_both_hooks_through_the_plugin_root() -> None:
+    config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text())
+    stop = config["hooks"]["Stop"][0]["hooks"][0]["command"]
+    pre = config["hooks"]["PreToolUse"][0]
+    assert "${CLAUDE_PLUGIN_ROOT}/hooks/stop_implement_hook.py" in stop
+    assert pre["matcher"] == "Skill"
+    assert "${CLAUDE_PLUGIN_ROOT}/hooks/pretool_escalate_hook.py" in pre["hooks"][0]["command"]
+
+
+def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path) -> None:
+    """Only hooks/ and the stdlib-only fingerprint module, under an isolated python3 -S -I."""
+    plugin = tmp_path / "plugin"
+    shutil.copytree(REPO_ROOT / "hooks", plugin / "hooks")
+    shutil.copytree(REPO_ROOT / ".claude-plugin", plugin / ".claude-plugin")
+    shutil.copytree(REPO_ROOT / "skills", plugin / "skills")
+    (plugin / "pytest_acceptance").mkdir()
+    for name in ("__init__.py", "fingerprint.py"):
+        shutil.copy(REPO_ROOT / "pytest_acceptance" / name, plugin / "pytest_acceptance" / name)
+    repo = make_repo(tmp_path / "repo")
+    builder = TranscriptBuilder(repo)
+    builder.command(
+        "pytest-acceptance:implement", "specs/feature.md", plugin / "skills" / "implement"
+    )
+    builder.skill(
+        "pytest-acceptance:verify", "specs/feature.md", skill_dir=plugin / "skills" / "verify"
+    )
+    builder.skill("pytest-acceptance:done", skill_dir=plugin / "skills" / "done")
+    transcript = builder.write(tmp_path / "session.jsonl")
+    write_verdict(repo, repo / "specs" / "feature.md", "pass")
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", str(plugin / "hooks" / "stop_implement_hook.py")],
+        input=json.dumps(stop_payload(transcript, repo)),
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", done.stdout  # verified: allowed, fingerprint computed by the copy
+    (repo / "app.py").write_text("changed\n")
+    again = subprocess.run(
+        [sys.executable, "-S", "-I", str(plugin / "hooks" / "stop_implement_hook.py")],
+        input=json.dumps(stop_payload(transcript, repo)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "Files changed since the last verification" in json.loads(again.stdout)["reason"]
