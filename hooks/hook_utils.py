@@ -6,8 +6,9 @@ without the package installed, on every Stop and on every Skill call.
 The transcript is the JSON-lines session file Claude Code writes (format of the pinned CLI
 2.1.328). It is mapped into memory once and searched at the bytes level for the few markers
 that matter; only lines holding a marker are JSON-decoded, so a 100 MB transcript costs a
-few passes of ``bytes.find``, not 100 MB of JSON parsing. File order is time order: an
-event's byte offset is its position in the session.
+few passes of ``bytes.find``, not 100 MB of JSON parsing. The markers are long (a long
+needle is a fast one) and assume the compact JSON the CLI writes (``"name":"Skill"``). File
+order is time order: an event's byte offset is its position in the session.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class Transcript:
 
     def _tool_events(self) -> Iterator[SkillEvent]:
         """Skill tool calls that really ran: their tool_result exists and is not an error."""
-        for start, end, entry in self.lines_with(b'"Skill"'):
+        for start, end, entry in self.lines_with(b'"name":"Skill"'):
             if entry.get("type") != "assistant":
                 continue
             for block in tool_uses(entry, "Skill"):
@@ -268,47 +269,39 @@ class Transcript:
 
         Two task tools exist: TodoWrite (each call replaces the whole list) and, in CLI 2.1.x
         where TodoWrite is disabled, TaskCreate/TaskUpdate (one task per call). Only calls that
-        ran count, and only tasks created within the flow.
+        ran count, and only tasks created within the flow. One pass finds both (tools "T...").
         """
-        latest: list[Any] = []
-        for _, end, entry in self.lines_with(b'"TodoWrite"', after):
-            for block in tool_uses(entry, "TodoWrite"):
-                todos = _input(block).get("todos")
-                if isinstance(todos, list) and self.follow_up(block.get("id"), end).ran:
-                    latest = todos
-        unfinished = [
-            f"{_todo_title(item)} ({item.get('status', 'no status')})"
-            for item in latest
-            if isinstance(item, dict) and item.get("status") != "completed"
-        ]
-        tasks = self._flow_tasks(after)
-        unfinished += [f"{title} ({status})" for title, status in tasks.values()]
-        return unfinished
-
-    def _flow_tasks(self, after: int) -> dict[str, tuple[str, str]]:
-        """Task id -> (title, status) of the unfinished tasks created after `after`."""
+        todo_list: list[Any] = []
         tasks: dict[str, tuple[str, str]] = {}
-        for _, end, entry in self.lines_with(b'"Task', after):
+        for _, end, entry in self.lines_with(b'"name":"T', after):
             for block in tool_uses(entry):
                 name, tool_input = block.get("name"), _input(block)
-                if name not in ("TaskCreate", "TaskUpdate"):
+                if name not in ("TodoWrite", "TaskCreate", "TaskUpdate"):
                     continue
                 follow = self.follow_up(block.get("id"), end)
                 if not follow.ran:
                     continue
-                if name == "TaskCreate":
+                if name == "TodoWrite":
+                    todos = tool_input.get("todos")
+                    todo_list = todos if isinstance(todos, list) else todo_list
+                elif name == "TaskCreate":
                     task_id = _created_task_id(follow)
                     if task_id is not None:
                         tasks[task_id] = (_todo_title(tool_input), "pending")
-                    continue
-                task_id, status = str(tool_input.get("taskId", "")), tool_input.get("status")
-                if task_id in tasks and isinstance(status, str):
-                    tasks[task_id] = (tasks[task_id][0], status)
-        return {
-            task_id: task
-            for task_id, task in tasks.items()
-            if task[1] not in ("completed", "deleted")
-        }
+                else:
+                    task_id, status = str(tool_input.get("taskId", "")), tool_input.get("status")
+                    if task_id in tasks and isinstance(status, str):
+                        tasks[task_id] = (tasks[task_id][0], status)
+        unfinished = [
+            f"{_todo_title(item)} ({item.get('status', 'no status')})"
+            for item in todo_list
+            if isinstance(item, dict) and item.get("status") != "completed"
+        ]
+        return unfinished + [
+            f"{title} ({status})"
+            for title, status in tasks.values()
+            if status not in ("completed", "deleted")
+        ]
 
     def last_assistant_text(self, max_lines: int = 400) -> str:
         """The text of the main conversation's last assistant message, read from the end
