@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
 from pytest_acceptance.agent_prompt import (
     VERDICT_SCHEMA,
     MalformedVerdict,
@@ -113,6 +111,8 @@ def _split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
         raise AgentDefinitionError(
             f"{path}:1: the frontmatter opened by '---' is never closed: add a '---' line"
         )
+    import yaml  # only projects with agent files pay for it
+
     try:
         meta = yaml.safe_load(text[3:end]) or {}
     except yaml.YAMLError as error:

@@ -14,6 +14,7 @@ code.
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
 import itertools
 import math
@@ -231,17 +232,25 @@ def _attempt(criterion: Criterion, context: RunContext) -> Attempt:
     return run_command(
         criterion.command or "",
         Path(context.rootdir),
-        command_environment(criterion.id),
+        {**_session_environment(context), "PYTEST_ACCEPTANCE_CRITERION": criterion.id},
         _timeout(criterion, context),
     )
 
 
-def command_environment(criterion_id: str) -> dict[str, str]:
+@functools.lru_cache(maxsize=8)
+def _session_environment(context: RunContext) -> dict[str, str]:
+    """``command_environment`` taken once per run (a context lives for one session):
+    copying and encoding os.environ for every command adds up over hundreds of them."""
+    return command_environment(None)
+
+
+def command_environment(criterion_id: str | None) -> dict[str, str]:
     """The inherited environment, with this Python's bin first and no xdist worker marks."""
     env = {k: v for k, v in os.environ.items() if k not in _HIDDEN_VARIABLES}
     path = env.get("PATH") or os.defpath
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])
-    env["PYTEST_ACCEPTANCE_CRITERION"] = criterion_id
+    if criterion_id is not None:
+        env["PYTEST_ACCEPTANCE_CRITERION"] = criterion_id
     return env
 
 

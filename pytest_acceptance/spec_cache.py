@@ -26,26 +26,29 @@ _LIBRARIES = ("markdown_it", "yaml")
 
 def parse_spec_cached(path: Path, cache_dir: Path) -> Spec:
     """``parse.parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path."""
-    from pytest_acceptance import parse  # only on a miss, below; here for its errors
-
     try:
         data = Path(path).read_bytes()
-    except OSError:
-        return parse.parse_spec(path)  # the same read, for its SpecError
-    try:
         identity = _parser_identity()
-    except OSError:  # installed without its sources: nothing to key on, so no cache
-        return parse.parse_spec_text(parse.decode(data, path), path)
+    except OSError:  # unreadable (parse says so, with its SpecError), or no sources to key on
+        return _parse(path)
     path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
     content_key = hashlib.sha256(identity + data).hexdigest()[:32]
     entry = Path(cache_dir) / f"{path_key}-{content_key}.pickle"
     stored = _load(entry)
     if stored is not None and stored.path == path:
         return stored
-    spec = parse.parse_spec_text(parse.decode(data, path), path)
+    spec = _parse(path, data)
     with contextlib.suppress(OSError):
         _store(entry, pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
     return spec
+
+
+def _parse(path: Path, data: bytes | None = None) -> Spec:
+    from pytest_acceptance import parse  # imported on a miss only: markdown-it, PyYAML
+
+    if data is None:
+        return parse.parse_spec(path)
+    return parse.parse_spec_text(parse.decode(data, path), path)
 
 
 @functools.cache

@@ -27,5 +27,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """Temp file + rename: a reader never sees half a file, even with concurrent writers."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # Compact: json's C encoder only runs without indent, and verdicts can be large.
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    temp.write_text(text + "\n", encoding="utf-8")
     os.replace(temp, path)

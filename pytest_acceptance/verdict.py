@@ -10,6 +10,7 @@ be verified (error) can never let the verdict pass.
 from __future__ import annotations
 
 import enum
+import functools
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -215,18 +216,25 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
         and all(s["selected"] == s["criteria_total"] for s in facts.specs),
         "specs": list(facts.specs),
         "counts": verdict.counts,
-        "criteria": [_criterion_json(o) for o in verdict.outcomes],
+        "criteria": [
+            _criterion_json(o, _resolved(o.criterion.location.path)) for o in verdict.outcomes
+        ],
         "problems": list(verdict.problems),
         **facts.extra,
     }
 
 
-def _criterion_json(outcome: Outcome) -> dict[str, Any]:
+@functools.lru_cache(maxsize=64)
+def _resolved(path: Path) -> str:
+    return str(path.resolve())  # a realpath per criterion costs more than the rest of it
+
+
+def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
     criterion, result = outcome.criterion, outcome.result
     return {
         "id": criterion.id,
         "title": criterion.title,
-        "spec": str(criterion.location.path.resolve()),
+        "spec": spec,
         "line": criterion.location.line,
         "method": criterion.method.value,
         "category": criterion.category,
