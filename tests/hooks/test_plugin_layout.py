@@ -61,7 +61,7 @@ def test_implement_is_for_users_only() -> None:
 
 def test_verify_runs_pytest_acceptance_with_the_log() -> None:
     _, body = frontmatter("verify")
-    assert "pytest --acceptance <spec path> --acceptance-log <log path>" in body
+    assert "pytest --acceptance <spec path> --acceptance-log=<log path>" in body
     for code in ("**0", "**1", "**10", "**11", "**2"):
         assert code in body
     assert "pytest-acceptance:done" in body
