@@ -1,0 +1,310 @@
+"""The evidence trail: fragments where criteria run, reports and deltas on the controller,
+and CI annotations. A pytest plugin module (listed in ``plugin.pytest_plugins``); its
+hookimpls are registered only when ``--acceptance`` is used.
+
+- ``FragmentWriter`` (every process that runs criteria: an xdist worker, or the only
+  process) writes one fragment per criterion result (fragments.py).
+- ``EvidenceReporter`` (the controller, or the only process) clears the specs' fragments
+  before anything runs, assembles ``report.json`` / ``report.md`` per spec from the
+  fragments on disk when the verdict is decided (report.py), prints gaps and deltas after
+  the verdict, and on GitHub Actions one ``::error`` annotation per failed criterion.
+  Evidence that cannot be assembled fails a verdict that would otherwise pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # the stage modules load only with --acceptance
+    from pytest_acceptance.model import Criterion, Result, Spec
+    from pytest_acceptance.report import Previous
+    from pytest_acceptance.verdict import RunFacts, Verdict
+
+LIST_LIMIT = 10  # ids per line in the terminal
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("acceptance")
+    group.addoption(
+        "--acceptance-previous",
+        action="append",
+        default=[],
+        metavar="REPORT",
+        help="compute the deltas against this report.json (repeatable, one per spec) "
+        "instead of the spec's last report under .acceptance/specs/",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("acceptance", None):
+        return
+    from pytest_acceptance.plugin import spec_paths
+
+    specs = spec_paths(config)
+    config.pluginmanager.register(FragmentWriter(config.rootpath), "acceptance-fragments")
+    if not hasattr(config, "workerinput"):
+        reporter = EvidenceReporter(config, specs, _previous_paths(config))
+        config.pluginmanager.register(reporter, "acceptance-evidence")
+
+
+def _previous_paths(config: pytest.Config) -> list[Path]:
+    paths = []
+    for given in config.getoption("acceptance_previous") or ():
+        path = (config.invocation_params.dir / given).resolve()
+        if not path.is_file():
+            raise pytest.UsageError(
+                f"--acceptance-previous {given}: no such file; name a report.json written "
+                "by an earlier run (.acceptance/specs/<spec>/report.json)"
+            )
+        paths.append(path)
+    return paths
+
+
+class FragmentWriter:
+    """Writes the fragment of each criterion in the process that ran it."""
+
+    def __init__(self, rootdir: Path) -> None:
+        self.rootdir = rootdir
+        self.indexes: dict[Path, dict[str, int]] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        criterion = getattr(item, "criterion", None)
+        result = getattr(item, "result", None)
+        if call.when == "call" and criterion is not None and result is not None:
+            self.write(criterion, result)
+        return report
+
+    def write(self, criterion: Criterion, result: Result) -> None:
+        from pytest_acceptance.fragments import build_fragment, fragment_path, write_fragment
+
+        index = self.index_of(criterion)
+        path = fragment_path(self.rootdir, criterion.location.path, index, criterion.id)
+        fragment = build_fragment(criterion, index, result, self.rootdir)
+        # A fragment that cannot be written (disk full, permissions) is found missing by the
+        # assembly on the controller, which then fails the run loudly: no need to crash here.
+        with contextlib.suppress(OSError):
+            write_fragment(path, fragment)
+
+    def index_of(self, criterion: Criterion) -> int:
+        from pytest_acceptance.collect import load_spec
+
+        spec_path = criterion.location.path.resolve()
+        if spec_path not in self.indexes:
+            spec = load_spec(spec_path, self.rootdir)
+            self.indexes[spec_path] = {c.id: i for i, c in enumerate(spec.criteria)}
+        return self.indexes[spec_path][criterion.id]
+
+
+class EvidenceReporter:
+    """Controller side: clear, assemble, print, annotate."""
+
+    def __init__(self, config: pytest.Config, specs: list[Path], previous: list[Path]) -> None:
+        from pytest_acceptance.fragments import clear_fragments
+
+        self.config = config
+        self.rootdir = config.rootpath
+        self.specs = specs
+        self.previous_paths = previous
+        self.session: pytest.Session | None = None
+        self.verdict: Verdict | None = None
+        self.reports: list[tuple[Path, dict[str, Any]]] = []  # (report.md, report)
+        self.problems: list[str] = []
+        if not config.option.collectonly:  # before any worker starts
+            for spec in specs:
+                clear_fragments(self.rootdir, spec)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    @pytest.hookimpl
+    def pytest_acceptance_verdict(
+        self, config: pytest.Config, verdict: Verdict, facts: RunFacts
+    ) -> None:
+        self.verdict = verdict
+        by_spec = _outcomes_by_spec(verdict)
+        for spec_path in self.specs:
+            if spec_path in by_spec:
+                self._assemble(spec_path, by_spec[spec_path], facts.fingerprint)
+        facts.extra["reports"] = [str(path.with_suffix(".json")) for path, _ in self.reports]
+        if self.problems:
+            self._fail_verdict(verdict, facts)
+
+    def _assemble(self, spec_path: Path, results: dict[str, Result], fingerprint: str) -> None:
+        from pytest_acceptance.collect import load_spec
+        from pytest_acceptance.fragments import FragmentError, spec_dir, write_text_atomic
+        from pytest_acceptance.report import Expected, assemble, render_markdown, report_json
+
+        spec = load_spec(spec_path, self.rootdir)
+        expected = [
+            Expected(index, criterion, results[criterion.id])
+            for index, criterion in enumerate(spec.criteria)
+            if criterion.id in results
+        ]
+        directory = spec_dir(self.rootdir, spec_path)
+        try:
+            report = assemble(
+                spec, expected, self.rootdir, self._previous(spec, directory), fingerprint
+            )
+        except FragmentError as error:
+            self.problems.append(str(error))
+            return
+        self.problems += [f"{spec_path.name}: {problem}" for problem in report["problems"]]
+        write_text_atomic(directory / "report.json", report_json(report))
+        write_text_atomic(directory / "report.md", render_markdown(report))
+        self.reports.append((directory / "report.md", report))
+
+    def _previous(self, spec: Spec, directory: Path) -> Previous | None:
+        from pytest_acceptance.fragments import write_text_atomic
+        from pytest_acceptance.report import Previous, load_previous
+        from pytest_acceptance.verdict import display_path
+
+        if self.previous_paths:
+            named = [load_previous(path, self.rootdir) for path in self.previous_paths]
+            wanted = display_path(spec.path, self.rootdir)
+            for previous in named:
+                if previous.report is not None and previous.report.get("spec") == wanted:
+                    return previous
+            if len(named) == 1 and len(self.specs) == 1:
+                return named[0]
+            sources = ", ".join(p.source for p in named)
+            return Previous(sources, None, f"none of them is a report of {wanted}")
+        last = directory / "report.json"
+        if not last.is_file():
+            return None
+        kept = directory / "report.previous.json"  # the baseline, kept beside the new report
+        with contextlib.suppress(OSError):
+            write_text_atomic(kept, last.read_text(encoding="utf-8", errors="replace"))
+        return load_previous(kept if kept.is_file() else last, self.rootdir)
+
+    def _fail_verdict(self, verdict: Verdict, facts: RunFacts) -> None:
+        """Evidence that could not be assembled: never let the verdict pass.
+
+        The recorder writes verdict.json after this hook with ``facts.extra`` merged last,
+        so the status, exit code and problems set here are what verdict.json says.
+        """
+        from pytest_acceptance.verdict import ExitCode, VerdictStatus
+
+        problems = [*verdict.problems, *(f"evidence: {p}" for p in self.problems)]
+        facts.extra["problems"] = problems
+        if verdict.status in (VerdictStatus.PASS, VerdictStatus.MANUAL):
+            facts.extra["status"] = VerdictStatus.ERROR.value
+            facts.extra["exit_code"] = int(ExitCode.ERROR)
+            if self.session is not None:
+                self.session.exitstatus = ExitCode.ERROR
+
+    # -- terminal --------------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)  # after the recorder's "## Verification Results"
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.verdict is None:
+            return
+        terminalreporter.section("acceptance evidence")
+        for markdown, report in self.reports:
+            for line in summary_lines(report, _shown(markdown, self.rootdir)):
+                terminalreporter.write_line(line)
+        for problem in self.problems:
+            terminalreporter.write_line(f"EVIDENCE ERROR: {problem}", red=True)
+        if self.problems:
+            terminalreporter.write_line(
+                "the verdict cannot pass while its evidence is incomplete: fix the cause above "
+                "and run again (exit code 11 unless criteria failed)"
+            )
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            for line in github_annotations(self.verdict, self.rootdir, self.problems):
+                terminalreporter.write_line(line)
+
+
+def summary_lines(report: dict[str, Any], where: str) -> list[str]:
+    lines = [f"{report['spec']}: report {where}"]
+    gaps = report["gaps"]
+    if any(gaps.values()):
+        lines.append(
+            "  gaps: " + "; ".join(f"{c.capitalize()} {_ids(gaps[c])}" for c in gaps if gaps[c])
+        )
+    previous = report["previous"]
+    if previous is not None and not previous["usable"]:
+        lines.append(f"  no deltas: previous report {previous['source']}: {previous['reason']}")
+    elif report["resolutions"] is not None:
+        moved = [
+            f"{kind.replace('_', ' ')} {_ids(ids)}"
+            for kind, ids in report["resolutions"].items()
+            if ids and kind != "unchanged"
+        ]
+        moved += [f"removed {_ids([r['id'] for r in report['removed']])}"] * bool(report["removed"])
+        lines.append("  since the previous report: " + ("; ".join(moved) or "no change"))
+    return lines
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:LIST_LIMIT])
+    more = f", … (+{len(ids) - LIST_LIMIT})" if len(ids) > LIST_LIMIT else ""
+    return f"{len(ids)} ({shown}{more})"
+
+
+def _shown(path: Path, rootdir: Path) -> str:
+    from pytest_acceptance.verdict import display_path
+
+    return display_path(path, rootdir)
+
+
+def _outcomes_by_spec(verdict: Verdict) -> dict[Path, dict[str, Result]]:
+    grouped: dict[Path, dict[str, Result]] = {}
+    for outcome in verdict.outcomes:
+        path = outcome.criterion.location.path.resolve()
+        grouped.setdefault(path, {})[outcome.criterion.id] = outcome.result
+    return grouped
+
+
+# --- GitHub Actions annotations ---------------------------------------------------------------
+
+
+def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> list[str]:
+    """One ``::error`` workflow command per failed or unverifiable criterion, at its spec
+    line, then one per run-level problem (no file)."""
+    from pytest_acceptance.model import Status
+    from pytest_acceptance.verdict import display_path
+
+    lines = []
+    for outcome in verdict.of(Status.FAILED, Status.ERROR):
+        criterion, result = outcome.criterion, outcome.result
+        where = {
+            "file": display_path(criterion.location.path, rootdir),
+            "line": str(criterion.location.line),
+            "title": criterion.id,
+        }
+        properties = ",".join(f"{key}={escape_property(value)}" for key, value in where.items())
+        lines.append(f"::error {properties}::{escape_data(_annotation_text(criterion, result))}")
+    for problem in (*verdict.problems, *problems):
+        lines.append(f"::error title=pytest-acceptance::{escape_data(problem)}")
+    return lines
+
+
+def _annotation_text(criterion: Criterion, result: Result) -> str:
+    lines = [f"{criterion.title}: {result.status.value} ({criterion.priority.value})"]
+    lines += [
+        f"{issue.location}: expected {issue.expected}; actual {issue.actual}"
+        for issue in result.issues
+    ]
+    if result.message:
+        lines.append(result.message)
+    return "\n".join(lines)
+
+
+def escape_data(text: str) -> str:
+    """GitHub's workflow-command escaping of a message (actions/toolkit ``escapeData``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """... and of a property value (``escapeProperty``): also ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,216 @@
+"""Evidence fragments: one JSON file per verified criterion, written where it ran.
+
+Layout (under the git-ignored ``<rootdir>/.acceptance/``)::
+
+    specs/<spec-stem>-<8 hex of sha256(absolute spec path)>/
+        fragments/<NNNN>-<ID>.json   # NNNN: the criterion's 0-based place in the spec
+        fragments/<NNNN>-<ID>.done   # written after the fragment: "this one is complete"
+        report.json, report.md       # assembled by report.py on the controller
+
+A fragment is written with temp file + rename, so a reader (or an xdist worker writing the
+same name) never sees half a file. ``load_fragment`` validates it against the schema below
+and raises ``FragmentError`` naming the file and the field; assembly treats that as a hard
+error, never as a pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.model import Criterion, Method, Priority, Result, Status
+from pytest_acceptance.store import output_dir
+from pytest_acceptance.verdict import display_path
+
+SCHEMA = "pytest-acceptance/fragment"
+SCHEMA_VERSION = 1
+OUTPUT_LIMIT = 4000  # characters of output kept: the tail, where failures show
+TEXT_LIMIT = 2000  # message, and each issue field
+ISSUE_LIMIT = 50
+
+# field -> the JSON type it must have (bool is excluded from int explicitly below)
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "schema": str,
+    "version": int,
+    "spec": str,
+    "index": int,
+    "id": str,
+    "title": str,
+    "category": str,
+    "method": str,
+    "priority": str,
+    "line": int,
+    "checks": int,
+    "status": str,
+    "attempts": int,
+    "duration": (int, float),
+    "message": str,
+    "output": str,
+    "issues": list,
+}
+_ENUMS = {
+    "method": {m.value for m in Method},
+    "priority": {p.value for p in Priority},
+    "status": {s.value for s in Status},
+}
+_ISSUE_FIELDS = ("location", "expected", "actual")
+
+
+class FragmentError(Exception):
+    """A fragment file that cannot be used as evidence."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(path, problem)
+        self.path = path
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return (
+            f"evidence fragment {self.path}: {self.problem}; it was not written by this "
+            "version of pytest-acceptance or was edited by hand: delete it and run again"
+        )
+
+
+def spec_dir(rootdir: Path, spec_path: Path) -> Path:
+    """``.acceptance/specs/<stem>-<hash>``: one directory per spec, stable across runs."""
+    absolute = spec_path.resolve()
+    digest = hashlib.sha256(os.fsencode(str(absolute))).hexdigest()[:8]
+    return output_dir(rootdir) / "specs" / f"{absolute.stem}-{digest}"
+
+
+def fragment_name(index: int, criterion_id: str) -> str:
+    """``0003-AC-4``: zero-padded so names sort in spec order (ids are file-name safe)."""
+    return f"{index:04d}-{criterion_id}"
+
+
+def fragment_path(rootdir: Path, spec_path: Path, index: int, criterion_id: str) -> Path:
+    return spec_dir(rootdir, spec_path) / "fragments" / f"{fragment_name(index, criterion_id)}.json"
+
+
+def clear_fragments(rootdir: Path, spec_path: Path) -> None:
+    """Forget the fragments of the previous run (reports stay, for the deltas)."""
+    directory = spec_dir(rootdir, spec_path) / "fragments"
+    if not directory.is_dir():
+        return
+    for entry in directory.iterdir():
+        if entry.suffix in (".json", ".done", ".tmp"):
+            with contextlib.suppress(OSError):
+                entry.unlink()
+
+
+def build_fragment(
+    criterion: Criterion, index: int, result: Result, rootdir: Path
+) -> dict[str, Any]:
+    """The fragment of one criterion's result (bounded: output tail, texts, issue count)."""
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "spec": display_path(criterion.location.path, rootdir),
+        "index": index,
+        "id": criterion.id,
+        "title": criterion.title,
+        "category": criterion.category,
+        "method": criterion.method.value,
+        "priority": criterion.priority.value,
+        "line": criterion.location.line,
+        "checks": len(criterion.checks),
+        "status": result.status.value,
+        "attempts": result.attempts,
+        "duration": round(result.duration, 3),
+        "message": _head(result.message, TEXT_LIMIT),
+        "output": _tail(result.output, OUTPUT_LIMIT),
+        "issues": [
+            {name: _head(getattr(issue, name), TEXT_LIMIT) for name in _ISSUE_FIELDS}
+            for issue in result.issues[:ISSUE_LIMIT]
+        ],
+    }
+
+
+def write_fragment(path: Path, fragment: dict[str, Any]) -> None:
+    """Write the fragment atomically, then its ``.done`` marker."""
+    text = json.dumps(fragment, ensure_ascii=False, indent=1) + "\n"
+    write_text_atomic(path, text)
+    write_text_atomic(path.with_suffix(".done"), "")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """A unique temp file beside ``path``, then rename: concurrent writers never tear it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def load_fragment(path: Path) -> dict[str, Any]:
+    """Read and validate one fragment; ``FragmentError`` says what is wrong with it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise FragmentError(path, f"cannot be read ({error})") from None
+    except json.JSONDecodeError as error:
+        raise FragmentError(
+            path, f"is not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from None
+    validate_fragment(data, path)
+    return data
+
+
+def validate_fragment(data: Any, path: Path) -> None:
+    if not isinstance(data, dict):
+        raise FragmentError(path, f"must be a JSON object, not {type(data).__name__}")
+    if data.get("schema") != SCHEMA or data.get("version") != SCHEMA_VERSION:
+        raise FragmentError(
+            path,
+            f'schema must be "{SCHEMA}" version {SCHEMA_VERSION}, found '
+            f"{data.get('schema')!r} version {data.get('version')!r}",
+        )
+    for name, expected in _FIELDS.items():
+        _check_field(data, name, expected, path)
+    for name, allowed in _ENUMS.items():
+        if data[name] not in allowed:
+            raise FragmentError(path, f"{name} {data[name]!r} is not one of {sorted(allowed)}")
+    if data["index"] < 0 or data["line"] < 1 or data["attempts"] < 0:
+        raise FragmentError(path, "index, line and attempts must not be negative (line >= 1)")
+    for position, issue in enumerate(data["issues"]):
+        _check_issue(issue, position, path)
+
+
+def _check_field(data: dict[str, Any], name: str, expected: Any, path: Path) -> None:
+    if name not in data:
+        raise FragmentError(path, f'the required field "{name}" is missing')
+    value = data[name]
+    if isinstance(value, bool) or not isinstance(value, expected):
+        kinds = expected if isinstance(expected, tuple) else (expected,)
+        wanted = " or ".join(_JSON_NAMES[kind] for kind in kinds)
+        raise FragmentError(path, f'"{name}" must be {wanted}, found {json.dumps(value)[:80]}')
+
+
+def _check_issue(issue: Any, position: int, path: Path) -> None:
+    if not isinstance(issue, dict) or any(
+        not isinstance(issue.get(name), str) for name in _ISSUE_FIELDS
+    ):
+        raise FragmentError(
+            path, f"issues[{position}] must be an object with string location, expected, actual"
+        )
+
+
+_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", list: "a list"}
+
+
+def _head(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
