@@ -17,6 +17,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from pytest_acceptance.extract import extract_criteria
 from pytest_acceptance.model import Criterion, Location, Spec, SpecError
 from pytest_acceptance.yamlload import (
     FieldError,
@@ -66,8 +67,16 @@ def parse_spec_text(text: str, path: Path) -> Spec:
     blocks = list(_blocks(_MARKDOWN.parse(text, env), env))
     title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
     criteria = _Walker(path, env).walk(blocks)
+    if not criteria:  # no AC blocks: the MUST/SHOULD/COULD statements of numbered sections
+        criteria = extract_criteria(blocks, path, lambda markdown: _plain(markdown, env))
     if not criteria:
-        raise SpecError(path, 1, f"no acceptance criteria found: a criterion is {_CRITERION_SHAPE}")
+        raise SpecError(
+            path,
+            1,
+            f"no acceptance criteria found: a criterion is {_CRITERION_SHAPE} (without such "
+            "blocks, each sentence saying MUST/SHOULD/COULD under a numbered heading like "
+            '"## 3.2 Title" becomes one)',
+        )
     return Spec(path=path, criteria=tuple(criteria), title=title)
 
 
