@@ -6,6 +6,7 @@ parse (parse.py) → collect (collect.py) → run (run_bash.py, agent.py; manual
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "acceptance_retries", "default retries of a failed automated criterion", default="1"
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+    from pytest_acceptance.rootdir import correct_setup
+
+    correct_setup(early_config, args)
 
 
 def spec_paths(config: pytest.Config) -> list[Path]:
@@ -93,8 +101,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Fil
     if specs and file_path.resolve() in specs:
         from pytest_acceptance.collect import SpecFile
 
-        return SpecFile.from_parent(parent, path=file_path)
+        return SpecFile.from_parent(parent, path=file_path, nodeid=_spec_nodeid(file_path, parent))
     return None
+
+
+def _spec_nodeid(path: Path, parent: pytest.Collector) -> str | None:
+    """pytest names a file outside the rootdir relative to itself (node id ``::AC-1``);
+    name it relative to the rootdir instead (``../specs/x.md::AC-1``)."""
+    rootdir = parent.config.rootpath
+    if path.is_relative_to(rootdir):
+        return None  # pytest's own node id
+    return Path(os.path.relpath(path, rootdir)).as_posix()
 
 
 @pytest.hookimpl(wrapper=True)

@@ -3,6 +3,7 @@ select, rerun and report on like any test."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -103,17 +104,35 @@ def test_reportinfo_points_at_the_criterion_heading_line(
     assert (Path(path).name, lineno, description) == ("spec.md", heading_line, "AC-2: fails")
 
 
-def test_spec_outside_the_rootdir_gets_a_readable_node_id(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def outside_spec(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with its own ini, and a spec beside it (outside its rootdir)."""
     outside = pytester.mkdir("elsewhere")
-    (outside / "spec.md").write_text(spec(bash("AC-1", "true")))
+    (outside / "spec.md").write_text(spec(bash("AC-1", "pwd > where.txt")))
     project = pytester.mkdir("project")
-    (project / "pytest.ini").write_text("[pytest]\n")
+    (project / "pytest.ini").write_text("[pytest]\nacceptance_retries = 0\n")
     monkeypatch.chdir(project)
-    result = pytester.runpytest_subprocess("--acceptance", "../elsewhere/spec.md", "-v")
-    result.stdout.fnmatch_lines(["*elsewhere/spec.md::AC-1 PASSED*"])
+    return project
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["no-xdist", "xdist"])
+def test_spec_outside_the_rootdir_keeps_the_project_as_rootdir(
+    pytester: pytest.Pytester, outside_spec: Path, workers: list[str]
+) -> None:
+    result = pytester.runpytest_subprocess("--acceptance", "../elsewhere/spec.md", "-v", *workers)
+    result.stdout.fnmatch_lines(
+        [f"rootdir: {outside_spec}", "configfile: pytest.ini", "*../elsewhere/spec.md::AC-1*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["*PASSED*../elsewhere/spec.md::AC-1*"]
+        if workers
+        else ["../elsewhere/spec.md::AC-1 PASSED*"]
+    )
     assert result.ret == 0
+    # bash ran from the project, and the verdict was written there
+    assert (outside_spec / "where.txt").read_text().strip() == str(outside_spec)
+    verdict = json.loads((outside_spec / ".acceptance" / "verdict.json").read_text())
+    assert verdict["status"] == "pass" and verdict["complete"] is True
 
 
 def test_a_missing_spec_is_a_usage_error(pytester: pytest.Pytester) -> None:
