@@ -248,14 +248,22 @@ class Transcript:
 
     # -- what the stop hook needs besides skills
 
-    def our_block_offsets(self, after: int) -> list[int]:
+    def our_block_offsets(self, after: int, before: int | None = None) -> list[int]:
         """Offsets of the Stop hook feedback lines that carry one of our block reasons."""
         offsets = []
-        for start, _, entry in self.lines_with(b"Stop hook feedback:", after):
+        for start, _, entry in self.lines_with(b"Stop hook feedback:", after, before):
             text = _prompt_text(entry) if entry.get("type") == "user" else None
             if text and text.startswith("Stop hook feedback:") and BLOCK_TAG in text:
                 offsets.append(start)
         return offsets
+
+    def user_prompt_after(self, offset: int) -> int | None:
+        """Offset of the first prompt the user typed after the line at `offset` (not a tool
+        result, not a skill's text or hook feedback, not a system notification)."""
+        for start, _, entry in self.lines_with(b'"type":"user"', offset):
+            if start > offset and _is_user_prompt(entry):
+                return start
+        return None
 
     def tool_call_between(self, start: int, end: int) -> bool:
         """True when the main conversation made a tool call in [start, end)."""
@@ -482,6 +490,18 @@ def _prompt_text(entry: dict[str, Any]) -> str | None:
     if blocks and blocks[0].get("type") == "text" and isinstance(blocks[0].get("text"), str):
         return str(blocks[0]["text"])
     return None
+
+
+def _is_user_prompt(entry: dict[str, Any]) -> bool:
+    if entry.get("type") != "user" or entry.get("isMeta") is True:
+        return False
+    if entry.get("promptSource") == "system" or "origin" in entry:
+        return False  # e.g. a <task-notification> the CLI queues as a user turn
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return not content.startswith("Stop hook feedback:")
+    return bool(content) and all(block.get("type") in ("text", "image") for block in _blocks(entry))
 
 
 def _assistant_texts(entry: dict[str, Any]) -> list[str]:

@@ -18,6 +18,9 @@ it was verified on. /escalate needs a verdict for the spec from within the flow 
 Extra layers after a good /done: no unfinished task-list items, and a last message that does
 not admit manual or incomplete work.
 
+A flow is over once the user types a new prompt after a /done or /escalate that was let
+through; a second /implement starts a fresh flow.
+
 Never a trap: after ACCEPTANCE_HOOK_MAX_BLOCKS blocks in one flow (default 8, the CLI's own
 cap), or ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS blocks in a row answered without any tool call while
 stop_hook_active (default 3), the stop goes through with a message that it was FORCED, not
@@ -66,7 +69,7 @@ def main() -> int:
         hu.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return 0
     flow = transcript.current_flow()
-    if flow is None:
+    if flow is None or _closed(flow, transcript):
         return 0  # not in an /implement flow
     reason, message = judge(flow, transcript, payload)
     if reason is not None:
@@ -74,6 +77,17 @@ def main() -> int:
     elif message is not None:
         hu.tell_user(message)
     return 0
+
+
+def _closed(flow: hu.Flow, transcript: hu.Transcript) -> bool:
+    """A flow whose /done or /escalate let the session stop is over once the user types a new
+    prompt: later, unrelated work in the session is not held to the spec. A flow whose last
+    stop was blocked stays enforced, whatever the user says next."""
+    terminal = flow.terminal()
+    if terminal is None:
+        return False
+    prompt = transcript.user_prompt_after(terminal.offset)
+    return prompt is not None and not transcript.our_block_offsets(terminal.offset, prompt)
 
 
 def judge(

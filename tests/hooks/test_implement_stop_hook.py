@@ -808,3 +808,54 @@ def _git_status(repo: Path) -> str:
     return subprocess.run(
         ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
     ).stdout
+
+
+# --- after the flow ------------------------------------------------------------------------
+
+
+def test_new_user_prompt_after_an_accepted_done_ends_the_flow(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    builder.text("## Implementation Complete")
+    builder.prompt("Thanks. Now also tidy the README, unrelated to the spec.")
+    (repo / "README.md").write_text("tidied\n")
+    builder.tool("Write", {"file_path": "README.md", "content": "tidied"}, "ok")
+    builder.text("README tidied.")
+    assert stop(builder, repo, tmp_path).output is None
+
+
+def test_user_prompt_after_a_blocked_done_does_not_end_the_flow(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    builder.done()
+    builder.our_block()
+    builder.prompt("Just stop please.")
+    builder.text("Stopping.")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "AC-1 works (failed)" in result.reason
+
+
+def test_system_notifications_are_not_user_prompts(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    write_verdict(repo, spec, "pass")
+    builder.done()
+    builder.add(
+        builder._base(
+            "user",
+            message={
+                "role": "user",
+                "content": "<task-notification>agent done</task-notification>",
+            },
+            origin={"kind": "task-notification"},
+            promptSource="system",
+        )
+    )
+    (repo / "app.py").write_text("VALUE = 9\n")
+    builder.text("Noted.")
+    assert "Files changed" in stop(builder, repo, tmp_path).reason
