@@ -637,9 +637,9 @@ class Verdict:
             if _same_path(item.get("spec"), spec)
         ]
         names = {str(spec)}
-        root = Path(os.path.realpath(self.rootdir))
-        if spec.is_relative_to(root):
-            names.add(spec.relative_to(root).as_posix())
+        relative = os.path.relpath(spec, os.path.realpath(self.rootdir))
+        if not relative.startswith(".."):
+            names.add(Path(relative).as_posix())
         mention = re.compile(
             "(?:^|[\\s/])(?:" + "|".join(re.escape(name) for name in names) + "):\\d+:"
         )

@@ -285,7 +285,8 @@ def _force_reason(flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, A
     idle_cap = max(1, hu.env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
     idle = 0
     ends = [*blocks[1:], len(transcript.data)]
-    for start, end in reversed(list(zip(blocks, ends, strict=True))):
+    for index in reversed(range(len(blocks))):  # newest first
+        start, end = blocks[index], ends[index]
         if transcript.tool_call_between(start, end):
             break
         idle += 1
