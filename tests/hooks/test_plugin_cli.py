@@ -155,6 +155,10 @@ def test_honest_implement_verify_done_may_stop(
     assert not (project / ".acceptance" / "forced-stops.jsonl").exists()
     entries = read_transcript(transcript_path(claude_home, result["session_id"]))
     assert not any("Stop hook feedback" in json.dumps(entry) for entry in entries)
+    # The CLI substituted the skill arguments and the plugin root into the skill texts.
+    texts = json.dumps([entry for entry in entries if entry.get("isMeta")])
+    assert "Spec argument: `spec.md`" in texts
+    assert f"pip install -e {REPO_ROOT}" in texts
 
 
 def test_done_while_verification_fails_is_blocked_with_the_failing_criterion(
