@@ -129,7 +129,9 @@ class EvidenceReporter:
     @pytest.hookimpl
     def pytest_acceptance_verdict(
         self, config: pytest.Config, verdict: Verdict, facts: RunFacts
-    ) -> None:
+    ) -> list[str]:
+        """Assemble the reports; returns the evidence problems (for a recorder that folds
+        hook results into the verdict) and records them in ``facts.extra`` meanwhile."""
         self.verdict = verdict
         by_spec = _outcomes_by_spec(verdict)
         for spec_path in self.specs:
@@ -138,6 +140,7 @@ class EvidenceReporter:
         facts.extra["reports"] = [str(path.with_suffix(".json")) for path, _ in self.reports]
         if self.problems:
             self._fail_verdict(verdict, facts)
+        return [f"evidence: {problem}" for problem in self.problems]
 
     def _assemble(self, spec_path: Path, results: dict[str, Result], fingerprint: str) -> None:
         from pytest_acceptance.collect import load_spec
