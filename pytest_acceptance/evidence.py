@@ -71,7 +71,7 @@ class FragmentWriter:
 
     def __init__(self, rootdir: Path) -> None:
         self.rootdir = rootdir
-        self.indexes: dict[Path, dict[str, int]] = {}
+        self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -85,24 +85,26 @@ class FragmentWriter:
         return report
 
     def write(self, criterion: Criterion, result: Result) -> None:
-        from pytest_acceptance.fragments import build_fragment, fragment_path, write_fragment
+        from pytest_acceptance.fragments import build_fragment, fragment_name, write_fragment
 
-        index = self.index_of(criterion)
-        path = fragment_path(self.rootdir, criterion.location.path, index, criterion.id)
-        fragment = build_fragment(criterion, index, result, self.rootdir)
+        directory, indexes = self.spec_facts(criterion.location.path)
+        index = indexes[criterion.id]
+        path = directory / f"{fragment_name(index, criterion.id)}.json"
         # A fragment that cannot be written (disk full, permissions) is found missing by the
         # assembly on the controller, which then fails the run loudly: no need to crash here.
         with contextlib.suppress(OSError):
-            write_fragment(path, fragment)
+            write_fragment(path, build_fragment(criterion, index, result, self.rootdir))
 
-    def index_of(self, criterion: Criterion) -> int:
-        from pytest_acceptance.collect import load_spec
+    def spec_facts(self, spec_path: Path) -> tuple[Path, dict[str, int]]:
+        """The spec's fragments directory (created once) and each criterion's index."""
+        if spec_path not in self.specs:
+            from pytest_acceptance.collect import load_spec
+            from pytest_acceptance.fragments import prepare_dir
 
-        spec_path = criterion.location.path.resolve()
-        if spec_path not in self.indexes:
             spec = load_spec(spec_path, self.rootdir)
-            self.indexes[spec_path] = {c.id: i for i, c in enumerate(spec.criteria)}
-        return self.indexes[spec_path][criterion.id]
+            indexes = {c.id: i for i, c in enumerate(spec.criteria)}
+            self.specs[spec_path] = (prepare_dir(self.rootdir, spec_path), indexes)
+        return self.specs[spec_path]
 
 
 class EvidenceReporter:
@@ -144,7 +146,7 @@ class EvidenceReporter:
 
     def _assemble(self, spec_path: Path, results: dict[str, Result], fingerprint: str) -> None:
         from pytest_acceptance.collect import load_spec
-        from pytest_acceptance.fragments import FragmentError, spec_dir, write_text_atomic
+        from pytest_acceptance.fragments import FragmentError, prepare_dir, write_text_atomic
         from pytest_acceptance.report import Expected, assemble, render_markdown, report_json
 
         spec = load_spec(spec_path, self.rootdir)
@@ -153,7 +155,7 @@ class EvidenceReporter:
             for index, criterion in enumerate(spec.criteria)
             if criterion.id in results
         ]
-        directory = spec_dir(self.rootdir, spec_path)
+        directory = prepare_dir(self.rootdir, spec_path).parent
         try:
             report = assemble(
                 spec, expected, self.rootdir, self._previous(spec, directory), fingerprint
@@ -262,8 +264,12 @@ def _shown(path: Path, rootdir: Path) -> str:
 
 def _outcomes_by_spec(verdict: Verdict) -> dict[Path, dict[str, Result]]:
     grouped: dict[Path, dict[str, Result]] = {}
+    resolved: dict[Path, Path] = {}  # resolving is a few syscalls: once per spec
     for outcome in verdict.outcomes:
-        path = outcome.criterion.location.path.resolve()
+        given = outcome.criterion.location.path
+        if given not in resolved:
+            resolved[given] = given.resolve()
+        path = resolved[given]
         grouped.setdefault(path, {})[outcome.criterion.id] = outcome.result
     return grouped
 

@@ -21,6 +21,7 @@ from pytest_acceptance.fragments import (
     clear_fragments,
     fragment_path,
     load_fragment,
+    prepare_dir,
     spec_dir,
     write_fragment,
 )
@@ -41,6 +42,7 @@ def make_criterion(tmp_path: Path, ident: str = "AC-1", **more: Any) -> Criterio
 
 def written(tmp_path: Path, result: Result, **more: Any) -> Path:
     criterion = make_criterion(tmp_path, **more)
+    prepare_dir(tmp_path, criterion.location.path)
     path = fragment_path(tmp_path, criterion.location.path, 3, criterion.id)
     write_fragment(path, build_fragment(criterion, 3, result, tmp_path))
     return path
@@ -151,8 +153,10 @@ WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
     from pytest_acceptance.fragments import build_fragment, fragment_path, write_fragment
+    from pytest_acceptance.fragments import prepare_dir
     from pytest_acceptance.model import Criterion, Location, Method, Result, Status
     root, me, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    prepare_dir(root, root / "spec.md")
     for n in range(rounds):
         for ident, index in (("AC-1", 0), (f"AC-{me + 2}", me + 1)):
             criterion = Criterion(ident, "t", Method.BASH, Location(root / "spec.md", 1))

@@ -13,6 +13,7 @@ from pytest_acceptance.fragments import (
     FragmentError,
     build_fragment,
     fragment_path,
+    prepare_dir,
     write_fragment,
 )
 from pytest_acceptance.model import (
@@ -70,6 +71,7 @@ class Project:
 
     def run(self, outcomes: dict[str, Result], write: bool = True) -> list[Expected]:
         expected = []
+        prepare_dir(self.root, self.path)
         for index, criterion in enumerate(self.spec.criteria):
             if criterion.id not in outcomes:
                 continue
