@@ -121,6 +121,7 @@ class EvidenceReporter:
         self.verdict: Verdict | None = None
         self.reports: list[tuple[Path, dict[str, Any]]] = []  # (report.md, report)
         self.problems: list[str] = []
+        self.loaded = _load_specs(specs, self.rootdir)  # as the workers will see them
         if not config.option.collectonly:  # before any worker starts
             for spec in specs:
                 clear_fragments(self.rootdir, spec)
@@ -149,12 +150,18 @@ class EvidenceReporter:
         from pytest_acceptance.fragments import FragmentError, prepare_dir, write_text_atomic
         from pytest_acceptance.report import Expected, assemble, render_markdown, report_json
 
-        spec = load_spec(spec_path, self.rootdir)
+        spec = self.loaded.get(spec_path) or load_spec(spec_path, self.rootdir)
         expected = [
             Expected(index, criterion, results[criterion.id])
             for index, criterion in enumerate(spec.criteria)
             if criterion.id in results
         ]
+        unknown = sorted(set(results) - {criterion.id for criterion in spec.criteria})
+        if unknown:
+            self.problems.append(
+                f"{spec_path.name}: {', '.join(unknown)} ran but the spec as read at the start "
+                "of the run has no such criterion: was the spec edited during the run?"
+            )
         directory = prepare_dir(self.rootdir, spec_path).parent
         try:
             report = assemble(
@@ -260,6 +267,17 @@ def _shown(path: Path, rootdir: Path) -> str:
     from pytest_acceptance.verdict import display_path
 
     return display_path(path, rootdir)
+
+
+def _load_specs(paths: list[Path], rootdir: Path) -> dict[Path, Spec]:
+    from pytest_acceptance.collect import load_spec
+    from pytest_acceptance.model import SpecError
+
+    loaded = {}
+    for path in paths:
+        with contextlib.suppress(SpecError, OSError):  # collection reports it, with file:line
+            loaded[path] = load_spec(path, rootdir)
+    return loaded
 
 
 def _outcomes_by_spec(verdict: Verdict) -> dict[Path, dict[str, Result]]:
