@@ -86,13 +86,15 @@ class FragmentWriter:
 
     def write(self, criterion: Criterion, result: Result) -> None:
         from pytest_acceptance.fragments import build_fragment, fragment_name, write_fragment
+        from pytest_acceptance.model import SpecError
 
-        directory, indexes = self.spec_facts(criterion.location.path)
-        index = indexes[criterion.id]
-        path = directory / f"{fragment_name(index, criterion.id)}.json"
-        # A fragment that cannot be written (disk full, permissions) is found missing by the
-        # assembly on the controller, which then fails the run loudly: no need to crash here.
-        with contextlib.suppress(OSError):
+        # A fragment that cannot be written (disk full, permissions, a spec edited into
+        # something else mid-run) is found missing by the assembly on the controller, which
+        # then fails the run loudly: no need to crash the test protocol here.
+        with contextlib.suppress(OSError, SpecError, KeyError):
+            directory, indexes = self.spec_facts(criterion.location.path)
+            index = indexes[criterion.id]
+            path = directory / f"{fragment_name(index, criterion.id)}.json"
             write_fragment(path, build_fragment(criterion, index, result, self.rootdir))
 
     def spec_facts(self, spec_path: Path) -> tuple[Path, dict[str, int]]:
