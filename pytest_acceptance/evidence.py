@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the stage modules load only with --acceptance
     from pytest_acceptance.verdict import RunFacts, Verdict
 
 LIST_LIMIT = 10  # ids per line in the terminal
+_PYTEST_OWN = (2, 3, 4, 5)  # pytest's exit codes for a run that went wrong as a whole
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -138,6 +139,8 @@ class EvidenceReporter:
         """Assemble the reports; returns the evidence problems (for a recorder that folds
         hook results into the verdict) and records them in ``facts.extra`` meanwhile."""
         self.verdict = verdict
+        if verdict.exit_code in _PYTEST_OWN:  # interrupted, internal or usage error, nothing
+            return []  # ran: such a run must not become the baseline of the next deltas
         by_spec = _outcomes_by_spec(verdict)
         for spec_path in self.specs:
             if spec_path in by_spec:
@@ -223,6 +226,11 @@ class EvidenceReporter:
         if self.verdict is None:
             return
         terminalreporter.section("acceptance evidence")
+        if self.verdict.exit_code in _PYTEST_OWN:
+            terminalreporter.write_line(
+                f"no report written: the run did not complete (exit code "
+                f"{self.verdict.exit_code}); the last report stays the baseline for deltas"
+            )
         for markdown, report in self.reports:
             for line in summary_lines(report, _shown(markdown, self.rootdir)):
                 terminalreporter.write_line(line)

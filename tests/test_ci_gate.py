@@ -214,3 +214,18 @@ def test_off_github_actions_there_are_no_annotations(
 def test_workflow_command_escaping_follows_github() -> None:
     assert escape_data("100% done\r\nnext: a, b") == "100%25 done%0D%0Anext: a, b"
     assert escape_property("docs/a,b: c%\n") == "docs/a%2Cb%3A c%25%0A"
+
+
+def test_an_interrupted_run_keeps_the_last_report_as_the_baseline(
+    pytester: pytest.Pytester,
+) -> None:
+    write_spec(pytester, bash("AC-1", "true"))
+    pytester.runpytest_subprocess("--acceptance", "spec.md", "-p", "no:xdist")
+    last = (report_dir(pytester) / "report.json").read_text()
+    pytester.makefile(".md", broken="#### AC-1: x\n```yaml\nmethod: nope\n```\n")
+    result = pytester.runpytest_subprocess(
+        "--acceptance", "spec.md", "--acceptance", "broken.md", "-p", "no:xdist"
+    )
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["no report written: the run did not complete (exit code 2)*"])
+    assert (report_dir(pytester) / "report.json").read_text() == last
