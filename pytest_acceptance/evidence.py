@@ -120,7 +120,6 @@ class EvidenceReporter:
         self.rootdir = config.rootpath
         self.specs = specs
         self.previous_paths = previous
-        self.session: pytest.Session | None = None
         self.verdict: Verdict | None = None
         self.reports: list[tuple[Path, dict[str, Any]]] = []  # (report.md, report)
         self.problems: list[str] = []
@@ -129,15 +128,12 @@ class EvidenceReporter:
             for spec in specs:
                 clear_fragments(self.rootdir, spec)
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.session = session
-
     @pytest.hookimpl
     def pytest_acceptance_verdict(
         self, config: pytest.Config, verdict: Verdict, facts: RunFacts
     ) -> list[str]:
-        """Assemble the reports; returns the evidence problems (for a recorder that folds
-        hook results into the verdict) and records them in ``facts.extra`` meanwhile."""
+        """Assemble the reports; returns the evidence problems, which the recorder folds
+        into the verdict (evidence that cannot be assembled never lets it pass)."""
         self.verdict = verdict
         if verdict.exit_code in _PYTEST_OWN:  # interrupted, internal or usage error, nothing
             return []  # ran: such a run must not become the baseline of the next deltas
@@ -146,14 +142,13 @@ class EvidenceReporter:
             if spec_path in by_spec:
                 self._assemble(spec_path, by_spec[spec_path], facts.fingerprint)
         facts.extra["reports"] = [str(path.with_suffix(".json")) for path, _ in self.reports]
-        if self.problems:
-            self._fail_verdict(verdict, facts)
         return [f"evidence: {problem}" for problem in self.problems]
 
     def _assemble(self, spec_path: Path, results: dict[str, Result], fingerprint: str) -> None:
         from pytest_acceptance.collect import load_spec
-        from pytest_acceptance.fragments import FragmentError, prepare_dir, write_text_atomic
+        from pytest_acceptance.fragments import FragmentError, prepare_dir
         from pytest_acceptance.report import Expected, assemble, render_markdown, report_json
+        from pytest_acceptance.store import write_atomic
 
         spec = self.loaded.get(spec_path) or load_spec(spec_path, self.rootdir)
         expected = [
@@ -176,13 +171,13 @@ class EvidenceReporter:
             self.problems.append(str(error))
             return
         self.problems += [f"{spec_path.name}: {problem}" for problem in report["problems"]]
-        write_text_atomic(directory / "report.json", report_json(report))
-        write_text_atomic(directory / "report.md", render_markdown(report))
+        write_atomic(directory / "report.json", report_json(report))
+        write_atomic(directory / "report.md", render_markdown(report))
         self.reports.append((directory / "report.md", report))
 
     def _previous(self, spec: Spec, directory: Path) -> Previous | None:
-        from pytest_acceptance.fragments import write_text_atomic
         from pytest_acceptance.report import Previous, load_previous
+        from pytest_acceptance.store import write_atomic
         from pytest_acceptance.verdict import display_path
 
         if self.previous_paths:
@@ -200,24 +195,8 @@ class EvidenceReporter:
             return None
         kept = directory / "report.previous.json"  # the baseline, kept beside the new report
         with contextlib.suppress(OSError):
-            write_text_atomic(kept, last.read_text(encoding="utf-8", errors="replace"))
+            write_atomic(kept, last.read_text(encoding="utf-8", errors="replace"))
         return load_previous(kept if kept.is_file() else last, self.rootdir)
-
-    def _fail_verdict(self, verdict: Verdict, facts: RunFacts) -> None:
-        """Evidence that could not be assembled: never let the verdict pass.
-
-        The recorder writes verdict.json after this hook with ``facts.extra`` merged last,
-        so the status, exit code and problems set here are what verdict.json says.
-        """
-        from pytest_acceptance.verdict import ExitCode, VerdictStatus
-
-        problems = [*verdict.problems, *(f"evidence: {p}" for p in self.problems)]
-        facts.extra["problems"] = problems
-        if verdict.status in (VerdictStatus.PASS, VerdictStatus.MANUAL):
-            facts.extra["status"] = VerdictStatus.ERROR.value
-            facts.extra["exit_code"] = int(ExitCode.ERROR)
-            if self.session is not None:
-                self.session.exitstatus = ExitCode.ERROR
 
     # -- terminal --------------------------------------------------------------------------
 

@@ -20,12 +20,11 @@ import functools
 import hashlib
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Method, Priority, Result, Status
-from pytest_acceptance.store import OUTPUT_DIR, output_dir
+from pytest_acceptance.store import OUTPUT_DIR, output_dir, write_atomic
 from pytest_acceptance.verdict import display_path
 
 SCHEMA = "pytest-acceptance/fragment"
@@ -150,7 +149,7 @@ def write_fragment(path: Path, fragment: dict[str, Any]) -> None:
     """Write the fragment atomically, then its ``.done`` marker. The directory must exist
     (``prepare_dir``)."""
     # Compact: json's C encoder only runs without indent; one fragment per criterion adds up.
-    write_text_atomic(path, json.dumps(fragment, ensure_ascii=False, separators=(",", ":")))
+    write_atomic(path, json.dumps(fragment, ensure_ascii=False, separators=(",", ":")))
     mark_done(path.with_suffix(".done"), path)
 
 
@@ -163,20 +162,6 @@ def mark_done(marker: Path, fragment: Path) -> None:
         pass
     except OSError:  # no hard links here: an empty file
         os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """A temp file unique to this process and thread beside ``path``, then rename:
-    concurrent writers never tear it. (mkstemp's random names cost ~1 ms each.)"""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def load_fragment(path: Path) -> dict[str, Any]:

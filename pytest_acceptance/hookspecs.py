@@ -36,6 +36,11 @@ def pytest_acceptance_judge(
 
 
 @pytest.hookspec
-def pytest_acceptance_verdict(config: pytest.Config, verdict: Verdict, facts: RunFacts) -> None:
+def pytest_acceptance_verdict(
+    config: pytest.Config, verdict: Verdict, facts: RunFacts
+) -> list[str] | None:
     """Called once per run on the controller (or the only process) after the verdict is
-    decided and before verdict.json is written: reports, deltas and CI annotations."""
+    decided and before verdict.json is written: reports, deltas and CI annotations.
+
+    Return problems that forbid a pass (e.g. evidence that could not be assembled): the
+    verdict is decided again with them. ``facts.extra`` entries land in verdict.json."""

@@ -49,6 +49,7 @@ class Recorder:
         self.results: dict[str, Result] = {}
         self.collection_errors: list[str] = []
         self.other_failures: list[str] = []
+        self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
         self.verdict: Verdict | None = None
         self.started_at = time.time()
         self.fingerprint = tree_fingerprint(self.rootdir)
@@ -69,22 +70,25 @@ class Recorder:
             criterion = self._criterion_for(nodeid)
             if criterion is not None:
                 self._select(nodeid, criterion)
+            elif self._names_a_spec(nodeid):
+                self.unknown.append(nodeid)
 
     def _select(self, nodeid: str, criterion: Criterion) -> None:
         if nodeid not in self.criteria:
             self.selected.append(nodeid)
             self.criteria[nodeid] = criterion
 
+    def _specs_named(self, nodeid: str) -> list[Spec]:
+        file_part = nodeid.rpartition("::")[0]
+        return [spec for spec in self.specs if (self.rootdir / file_part).resolve() == spec.path]
+
+    def _names_a_spec(self, nodeid: str) -> bool:
+        return bool(self._specs_named(nodeid))
+
     def _criterion_for(self, nodeid: str) -> Criterion | None:
         """Map an xdist node id back to the criterion, by the spec file it names."""
-        file_part, _, name = nodeid.rpartition("::")
-        candidates = [
-            spec
-            for spec in self.specs
-            if (self.rootdir / file_part).resolve() == spec.path
-            or spec.path.as_posix().endswith("/" + file_part.lstrip("./"))
-        ]
-        for spec in candidates:
+        name = nodeid.rpartition("::")[2]
+        for spec in self._specs_named(nodeid):
             for criterion in spec.criteria:
                 if criterion.id == name:
                     return criterion
@@ -116,12 +120,18 @@ class Recorder:
             Outcome(self.criteria[nodeid], self.results.get(nodeid) or _did_not_report())
             for nodeid in self.selected
         ]
-        verdict = decide(outcomes, self._problems(exitstatus))
-        if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
-            verdict = verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
+        problems = self._problems(exitstatus)
+        verdict = _decide(outcomes, problems, exitstatus)
+        facts = self._facts()
+        # Later stages (the evidence trail) may find problems that forbid a pass.
+        found = self.config.hook.pytest_acceptance_verdict(
+            config=self.config, verdict=verdict, facts=facts
+        )
+        if more := [problem for problems_of in found for problem in problems_of or ()]:
+            verdict = _decide(outcomes, problems + more, exitstatus)
         self.verdict = verdict
         session.exitstatus = verdict.exit_code
-        self._write(self.verdict)
+        write_json_atomic(output_dir(self.rootdir) / "verdict.json", to_json(verdict, facts))
 
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]
@@ -132,10 +142,15 @@ class Recorder:
                 f"{len(self.other_failures)} test(s) outside the spec failed: "
                 + ", ".join(self.other_failures[:5])
             )
+        if self.unknown:
+            problems.append(
+                f"{', '.join(self.unknown[:5])} collected by the workers but not in the spec "
+                "as read when the run started: was the spec edited during the run? run again"
+            )
         return problems
 
-    def _write(self, verdict: Verdict) -> None:
-        facts = RunFacts(
+    def _facts(self) -> RunFacts:
+        return RunFacts(
             rootdir=self.rootdir,
             started_at=self.started_at,
             finished_at=time.time(),
@@ -143,8 +158,6 @@ class Recorder:
             fingerprint_after=tree_fingerprint(self.rootdir),
             specs=tuple(self._spec_facts()),
         )
-        self.config.hook.pytest_acceptance_verdict(config=self.config, verdict=verdict, facts=facts)
-        write_json_atomic(output_dir(self.rootdir) / "verdict.json", to_json(verdict, facts))
 
     def _spec_facts(self) -> list[dict[str, Any]]:
         selected_per_spec: dict[Path, int] = {}
@@ -186,6 +199,13 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
             continue  # collection reports it, with file:line
         specs.append(Spec(path.resolve(), spec.criteria, spec.title))
     return specs
+
+
+def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int) -> Verdict:
+    verdict = decide(outcomes, problems)
+    if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
+        return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
+    return verdict
 
 
 def _unverified(report: pytest.TestReport) -> Result:

@@ -15,12 +15,12 @@ import importlib.util
 import os
 import pickle
 import sys
-import tempfile
 from pathlib import Path
 
 from pytest_acceptance.model import Spec
+from pytest_acceptance.store import write_atomic
 
-_PARSER_SOURCES = ("parse.py", "yamlload.py", "model.py")
+_PARSER_SOURCES = ("parse.py", "yamlload.py", "extract.py", "model.py")
 _LIBRARIES = ("markdown_it", "yaml")
 
 
@@ -79,12 +79,4 @@ def _store(entry: Path, payload: bytes) -> None:
     for older in entry.parent.glob(entry.name.split("-")[0] + "-*.pickle"):
         with contextlib.suppress(OSError):
             older.unlink()
-    handle, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(payload)
-        os.replace(temporary, entry)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_atomic(entry, payload)

@@ -6,8 +6,10 @@ changes what ``git status`` shows — or the tree fingerprint the verdict record
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,23 @@ def output_dir(rootdir: Path) -> Path:
     return directory
 
 
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``path`` through a temp file unique to this process and thread, then rename:
+    a reader never sees half a file, and concurrent writers (xdist workers) never tear it.
+    (mkstemp's random names cost up to a millisecond each on some file systems.)"""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with open(temporary, "wb") as stream:
+            stream.write(payload)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Temp file + rename: a reader never sees half a file, even with concurrent writers."""
+    """Compact JSON (json's C encoder only runs without indent), written atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    # Compact: json's C encoder only runs without indent, and verdicts can be large.
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    temp.write_text(text + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    write_atomic(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")

@@ -141,6 +141,9 @@ def test_evidence_that_cannot_be_assembled_turns_a_pass_into_an_error(
     write_spec(pytester, bash("AC-1", "true"), bash("AC-2", tamper))
     result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-p", "no:xdist")
     assert result.ret == 11
+    result.stdout.fnmatch_lines(["### Errors (1)", problem.replace("evidence: ", "- evidence: ")])
+    result.stdout.fnmatch_lines(["verdict: ERROR (exit code 11)*"])
+    result.stdout.no_fnmatch_line("*/done may follow*")
     result.stdout.fnmatch_lines(["EVIDENCE ERROR: *", "the verdict cannot pass while*"])
     written = verdict(pytester)
     assert (written["status"], written["exit_code"]) == ("error", 11)
