@@ -34,6 +34,7 @@ and its output. It is never reduced to the exit code.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -268,6 +269,7 @@ _CLAUSES: tuple[tuple[re.Pattern[str], _Builder], ...] = tuple(
 )
 
 
+@functools.lru_cache(maxsize=1024)  # parsed at collection and again at run time
 def parse_condition(text: str | None) -> Condition | NaturalLanguage:
     """Parse a ``pass_condition``. Raises ConditionError for malformed vocabulary."""
     text = (text or "").strip()

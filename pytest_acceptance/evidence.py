@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
+import threading
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,11 +70,20 @@ def _previous_paths(config: pytest.Config) -> list[Path]:
 
 
 class FragmentWriter:
-    """Writes the fragment of each criterion in the process that ran it."""
+    """Writes the fragment of each criterion in the process that ran it.
+
+    Writing happens on a background thread: creating a file costs up to a millisecond on
+    some file systems, as much as a short bash criterion, and the thread overlaps it with
+    the next criterion. The queue is drained before the session finishes (before the
+    verdict is assembled, and on an xdist worker before it reports back). A fragment lost
+    to a crash is found missing by the assembly, which then fails the run loudly.
+    """
 
     def __init__(self, rootdir: Path) -> None:
         self.rootdir = rootdir
         self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
+        self.queue: queue.SimpleQueue[tuple[Path, dict[str, Any]] | None] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -85,8 +96,13 @@ class FragmentWriter:
             self.write(criterion, result)
         return report
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self) -> Generator[None, None, None]:
+        self.flush()
+        return (yield)
+
     def write(self, criterion: Criterion, result: Result) -> None:
-        from pytest_acceptance.fragments import build_fragment, fragment_name, write_fragment
+        from pytest_acceptance.fragments import build_fragment, fragment_name
         from pytest_acceptance.model import SpecError
 
         # A fragment that cannot be written (disk full, permissions, a spec edited into
@@ -96,7 +112,26 @@ class FragmentWriter:
             directory, indexes = self.spec_facts(criterion.location.path)
             index = indexes[criterion.id]
             path = directory / f"{fragment_name(index, criterion.id)}.json"
-            write_fragment(path, build_fragment(criterion, index, result, self.rootdir))
+            self.submit(path, build_fragment(criterion, index, result, self.rootdir))
+
+    def submit(self, path: Path, fragment: dict[str, Any]) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._drain, name="fragments", daemon=True)
+            self.thread.start()
+        self.queue.put((path, fragment))
+
+    def flush(self) -> None:
+        if self.thread is not None:
+            self.queue.put(None)
+            self.thread.join()
+            self.thread = None
+
+    def _drain(self) -> None:
+        from pytest_acceptance.fragments import write_fragment
+
+        while (job := self.queue.get()) is not None:
+            with contextlib.suppress(OSError):
+                write_fragment(*job)
 
     def spec_facts(self, spec_path: Path) -> tuple[Path, dict[str, int]]:
         """The spec's fragments directory (created once) and each criterion's index."""

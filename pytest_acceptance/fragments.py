@@ -20,6 +20,10 @@ import functools
 import hashlib
 import json
 import os
+import shutil
+import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +111,44 @@ def fragment_path(rootdir: Path, spec_path: Path, index: int, criterion_id: str)
 
 
 def clear_fragments(rootdir: Path, spec_path: Path) -> None:
-    """Forget the fragments of the previous run (reports stay, for the deltas)."""
-    directory = spec_dir(rootdir, spec_path) / "fragments"
-    if not directory.is_dir():
-        return
-    for entry in directory.iterdir():
-        if entry.suffix in (".json", ".done", ".tmp"):
-            with contextlib.suppress(OSError):
-                entry.unlink()
+    """Forget the fragments of the previous run (reports stay, for the deltas).
+
+    The directory is renamed aside at once and deleted by a detached ``rm -rf``: unlinking
+    hundreds of files here, even on a thread, would slow the run down (file creation and
+    removal are slow on some file systems, and a thread competes for the GIL). Whatever
+    is not removed in time is swept up by the next run."""
+    parent = spec_dir(rootdir, spec_path)
+    directory = parent / "fragments"
+    if directory.is_dir():
+        with contextlib.suppress(OSError):
+            directory.rename(parent / f"{_STALE}{os.getpid()}-{time.monotonic_ns()}")
+    stale = [str(entry) for entry in _entries(parent) if entry.name.startswith(_STALE)]
+    if stale:
+        _remove_detached(stale)
+
+
+_STALE = "fragments.stale-"
+
+
+def _entries(directory: Path) -> list[Path]:
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
+
+
+def _remove_detached(directories: list[str]) -> None:
+    try:
+        subprocess.Popen(
+            ["rm", "-rf", "--", *directories],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not ours to wait for, nor to kill with us
+        )
+    except OSError:  # no rm here: a thread does it
+        for directory in directories:
+            threading.Thread(target=shutil.rmtree, args=(directory, True), daemon=True).start()
 
 
 def build_fragment(

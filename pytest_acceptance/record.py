@@ -11,6 +11,7 @@ reported is an error, never a pass.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -160,10 +161,10 @@ class Recorder:
         )
 
     def _spec_facts(self) -> list[dict[str, Any]]:
-        selected_per_spec: dict[Path, int] = {}
-        for criterion in self.criteria.values():
-            path = criterion.location.path.resolve()
-            selected_per_spec[path] = selected_per_spec.get(path, 0) + 1
+        given = Counter(c.location.path for c in self.criteria.values())
+        selected_per_spec: Counter[Path] = Counter()
+        for path, count in given.items():  # one realpath per spec, not per criterion
+            selected_per_spec[path.resolve()] += count
         return [
             {
                 "path": str(spec.path),

@@ -31,9 +31,14 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     (mkstemp's random names cost up to a millisecond each on some file systems.)"""
     temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        with open(temporary, "wb") as stream:
-            stream.write(payload)
+    try:  # os-level calls: a fragment per criterion makes every syscall count
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(handle, view) :]
+        finally:
+            os.close(handle)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -92,12 +92,18 @@ def test_spec_directories_are_stable_and_distinct_for_same_named_specs(tmp_path:
     assert spec_dir(tmp_path, first).parent == tmp_path / ".acceptance" / "specs"
 
 
-def test_clearing_removes_fragments_and_markers_only(tmp_path: Path) -> None:
+def test_clearing_forgets_the_previous_fragments_at_once_and_sweeps_them_away(
+    tmp_path: Path,
+) -> None:
     path = written(tmp_path, Result(Status.PASSED))
-    keep = path.parent / "notes.txt"
-    keep.write_text("mine")
     clear_fragments(tmp_path, tmp_path / "spec.md")
-    assert sorted(p.name for p in path.parent.iterdir()) == ["notes.txt"]
+    assert not path.exists() and not path.with_suffix(".done").exists()
+    spec_directory = path.parent.parent
+    deadline = time.monotonic() + 30  # the sweep runs on a background thread
+    while any(p.name.startswith("fragments.stale-") for p in spec_directory.iterdir()):
+        assert time.monotonic() < deadline, "stale fragments were never removed"
+        time.sleep(0.01)
+    assert written(tmp_path, Result(Status.FAILED)).exists()  # the next run writes afresh
 
 
 def mutate(fragment: dict[str, Any], change: str) -> Any:
