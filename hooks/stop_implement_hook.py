@@ -273,10 +273,12 @@ def block_or_force(
 def _force_reason(flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, Any]) -> str | None:
     blocks = transcript.our_block_offsets(flow.offset)
     cap = max(1, hu.env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
-    if len(blocks) >= cap:
+    # The CLI writes its transcript lazily: the feedback line of the block just before may
+    # not be on disk yet. stop_hook_active says that block happened, so it counts too.
+    blocked = max(len(blocks), 1 if payload.get("stop_hook_active") is True else 0)
+    if blocked >= cap:
         return (
-            f"{len(blocks)} stops of this flow were already blocked "
-            f"(ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
+            f"{blocked} stops of this flow were already blocked (ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
         )
     # stop_hook_active alone never lets a stop through (that would make the guard a one-time
     # speed bump); it marks a retry, and retries without any work in between end the loop.

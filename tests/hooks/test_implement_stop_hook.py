@@ -703,6 +703,21 @@ def test_block_cap_is_configurable(repo: Path, tmp_path: Path) -> None:
     assert "FORCED" in result.message
 
 
+def test_block_not_yet_in_the_lazily_written_transcript_still_counts(
+    repo: Path, tmp_path: Path
+) -> None:
+    # The CLI flushes its transcript lazily: at the next stop the feedback line of the block
+    # before may be missing, but stop_hook_active says that block happened.
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")
+    builder.text("I am done.")
+    env = {"ACCEPTANCE_HOOK_MAX_BLOCKS": "1"}
+    assert stop(builder, repo, tmp_path, env=env, stop_hook_active=False).blocked
+    result = stop(builder, repo, tmp_path, env=env, stop_hook_active=True)
+    assert not result.blocked
+    assert "FORCED" in result.message and "ACCEPTANCE_HOOK_MAX_BLOCKS=1" in result.message
+
+
 def test_idle_retries_while_stop_hook_active_force_the_stop(repo: Path, tmp_path: Path) -> None:
     builder = TranscriptBuilder(repo)
     builder.implement("specs/feature.md")
