@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -168,10 +169,12 @@ def spec_location(criterion: Criterion, rootdir: Path) -> str:
 
 
 def display_path(path: Path, rootdir: Path) -> str:
+    """Relative to the rootdir, also for a spec beside the project (``../specs/x.md``)."""
+    resolved, root = path.resolve(), rootdir.resolve()
     try:
-        return path.resolve().relative_to(rootdir.resolve()).as_posix()
+        return resolved.relative_to(root).as_posix()
     except ValueError:
-        return str(path)
+        return Path(os.path.relpath(resolved, root)).as_posix()
 
 
 def _indent(text: str) -> str:

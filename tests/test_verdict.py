@@ -195,3 +195,12 @@ def test_criteria_that_never_ran_after_a_crash_are_errors(pytester: pytest.Pytes
 def test_exit_code_4_for_usage_errors_keeps_pytests_meaning(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--acceptance", str(Path("missing.md")))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_paths_beside_the_project_are_shown_relative_to_the_rootdir(tmp_path: Path) -> None:
+    from pytest_acceptance.verdict import display_path
+
+    root = tmp_path / "project"
+    root.mkdir()
+    assert display_path(root / "specs" / "a.md", root) == "specs/a.md"
+    assert display_path(tmp_path / "shared" / "seed.txt", root) == "../shared/seed.txt"
