@@ -65,35 +65,27 @@ class Recorder:
 
     @pytest.hookimpl(optionalhook=True)  # xdist may be absent (-p no:xdist)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Map the workers' node ids back to criteria, by the spec file each one names."""
         if self.selected:  # every worker collects the same items
             return
+        by_spec = {spec.path: {c.id: c for c in spec.criteria} for spec in self.specs}
+        resolved: dict[str, Path] = {}  # one realpath per file, not per node id
         for nodeid in ids:
-            criterion = self._criterion_for(nodeid)
-            if criterion is not None:
-                self._select(nodeid, criterion)
-            elif self._names_a_spec(nodeid):
+            file_part, _, name = nodeid.rpartition("::")
+            if file_part not in resolved:
+                resolved[file_part] = (self.rootdir / file_part).resolve()
+            criteria = by_spec.get(resolved[file_part])
+            if criteria is None:
+                continue  # a test outside the specs
+            if name in criteria:
+                self._select(nodeid, criteria[name])
+            else:
                 self.unknown.append(nodeid)
 
     def _select(self, nodeid: str, criterion: Criterion) -> None:
         if nodeid not in self.criteria:
             self.selected.append(nodeid)
             self.criteria[nodeid] = criterion
-
-    def _specs_named(self, nodeid: str) -> list[Spec]:
-        file_part = nodeid.rpartition("::")[0]
-        return [spec for spec in self.specs if (self.rootdir / file_part).resolve() == spec.path]
-
-    def _names_a_spec(self, nodeid: str) -> bool:
-        return bool(self._specs_named(nodeid))
-
-    def _criterion_for(self, nodeid: str) -> Criterion | None:
-        """Map an xdist node id back to the criterion, by the spec file it names."""
-        name = nodeid.rpartition("::")[2]
-        for spec in self._specs_named(nodeid):
-            for criterion in spec.criteria:
-                if criterion.id == name:
-                    return criterion
-        return None
 
     # -- what happened ---------------------------------------------------------------------
 
