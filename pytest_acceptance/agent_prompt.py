@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.model import Criterion, Issue
+from pytest_acceptance.model import Criterion, Issue, one_line
+from pytest_acceptance.verdict import display_path
 
 # Bump when the wording changes what an agent is asked: cached verdicts then go stale.
 PROMPT_VERSION = 1
@@ -98,7 +99,7 @@ def check_prompt(
 def judge_prompt(criterion: Criterion, rootdir: Path, role: str | None, evidence: str) -> str:
     """The prompt for a bash criterion whose pass condition is natural language."""
     condition = _bounded(criterion.pass_condition or "", CONDITION_LIMIT)
-    spec_line = f"{_relative(criterion.location.path, rootdir)}:{criterion.location.line}"
+    spec_line = f"{display_path(criterion.location.path, rootdir)}:{criterion.location.line}"
     parts = [
         _preamble(rootdir, role),
         _criterion_block(criterion, rootdir),
@@ -164,7 +165,7 @@ def parse_verdict_text(text: str) -> Verdict:
     except json.JSONDecodeError as error:
         raise MalformedVerdict(
             f"the output is not one JSON object ({error.msg} at line {error.lineno}); "
-            f"it starts with {_one_line(stripped)!r}"
+            f"it starts with {one_line(stripped, 120)!r}"
         ) from None
     return parse_verdict(answer)
 
@@ -201,7 +202,7 @@ def _preamble(rootdir: Path, role: str | None) -> str:
 
 
 def _criterion_block(criterion: Criterion, rootdir: Path) -> str:
-    spec = _relative(criterion.location.path, rootdir)
+    spec = display_path(criterion.location.path, rootdir)
     lines = [f"## Criterion {criterion.id}: {_bounded(criterion.title, FIELD_LIMIT)}"]
     lines.append(f"Defined in: {spec}:{criterion.location.line}")
     if criterion.category:
@@ -244,21 +245,9 @@ def _fenced(text: str) -> str:
     return f"{fence}\n{text.rstrip()}\n{fence}\n"
 
 
-def _relative(path: Path, rootdir: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def _bounded(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 15] + " …[truncated]"
 
 
 def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "[truncated]… " + text[-(limit - 13) :]
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

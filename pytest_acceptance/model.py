@@ -80,7 +80,7 @@ class Criterion:
     def method_detail(self) -> str:
         """``bash (npm test)`` / ``subagent (pattern-checker)`` / ``manual``."""
         if self.method is Method.BASH and self.command:
-            return f"bash ({_one_line(self.command)})"
+            return f"bash ({one_line(self.command)})"
         if self.method is Method.SUBAGENT and self.agent:
             return f"subagent ({self.agent})"
         return self.method.value
@@ -159,7 +159,8 @@ class Result:
         )
 
 
-def _one_line(text: str, limit: int = 80) -> str:
+def one_line(text: str, limit: int = 80) -> str:
+    """``text`` on one line (white space folded), cut to ``limit`` characters with an ellipsis."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 

@@ -42,6 +42,7 @@ from pytest_acceptance.conditions import (
     parse_condition,
 )
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
+from pytest_acceptance.verdict import display_path
 
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of the process group
 OUTPUT_LINES = 60
@@ -477,14 +478,4 @@ def _condition_location(criterion: Criterion, context: RunContext) -> str:
 
 
 def _spec_location(criterion: Criterion, context: RunContext, line: int) -> str:
-    spec = Path(criterion.location.path)
-    rootdir = Path(context.rootdir)
-    for root in (rootdir, rootdir.resolve()):
-        try:
-            return f"{spec.relative_to(root).as_posix()}:{line}"
-        except ValueError:
-            continue
-    try:
-        return f"{spec.resolve().relative_to(rootdir.resolve()).as_posix()}:{line}"
-    except (ValueError, OSError):
-        return f"{spec}:{line}"
+    return f"{display_path(criterion.location.path, Path(context.rootdir))}:{line}"
