@@ -477,6 +477,11 @@ def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
             "the gate's verification run of the pinned spec selected no criterion, so there is "
             "no evidence to escalate with"
         )
+    if done_problem(flow, result) is None:
+        return (
+            "every criterion pinned at /implement passes in the gate's own verification run "
+            f"of this tree: there is nothing to escalate, call {DONE}"
+        )
     return None
 
 

@@ -103,15 +103,18 @@ def deny(reason: str) -> None:
 
 
 def fail_closed(error: BaseException) -> None:
-    """Inside a flow (or when the state cannot tell), an error denies /done and /escalate."""
+    """Inside a flow (or when the state cannot tell), an error denies the call; outside any
+    flow it goes through with a message. Unreadable input names no tool: the session's pin
+    (CLAUDE_CODE_SESSION_ID) decides."""
     hook_io.cancel_deadline()
-    pin = _SEEN.get("pin")
-    if pin is None and "pin" not in _SEEN:
-        parsed = _requested_skill(_SEEN.get("payload") or {})
-        if parsed is None or parsed[0] not in ("done", "escalate"):
-            return
+    payload = _SEEN.get("payload")
+    parsed = _requested_skill(payload) if payload is not None else None
+    if payload is not None and (parsed is None or parsed[0] not in ("done", "escalate")):
+        return
+    pin = _SEEN.get("pin", None)
+    if "pin" not in _SEEN:
         try:
-            session_id = hook_io.session_id(_SEEN.get("payload") or {})
+            session_id = hook_io.session_id(payload or {})
             pin = PinnedFlow.load(session_id) if session_id else None
         except FlowStateError:
             pin = "unknown"

@@ -254,7 +254,7 @@ class TranscriptBuilder:
 
     def implement(self, spec: str | Path, via: str = "command", pin: bool = True) -> None:
         """The user's /implement; `pin` also runs the plugin's prompt hook for it, as the CLI
-        does when the command expands (the pin goes to plugin_data(cwd))."""
+        does when the command expands."""
         if via != "command":
             self.skill(f"{PLUGIN}:implement", str(spec))
             return
@@ -380,6 +380,38 @@ def make_repo(path: Path, spec_text: str = "# Spec\n\n#### AC-1: works\n") -> Pa
     return path
 
 
+# A spec whose AC-1 really runs in the gate's own verification: it passes once app.py says
+# VALUE = 2 (make_repo writes VALUE = 1).
+SPEC_TEXT = """# Spec
+
+#### AC-1: works
+**Verification:**
+```yaml
+method: bash
+command: "grep -qx 'VALUE = 2' app.py"
+```
+"""
+CRITERION = """
+#### {0}: {1}
+**Verification:**
+```yaml
+method: bash
+command: "{2}"
+```
+"""
+
+
+def make_pass(repo: Path) -> None:
+    """The tree passes AC-1, and the agent's own verdict.json says so (the hooks read it only
+    for advice before /done: the gate runs the spec itself)."""
+    (repo / "app.py").write_text("VALUE = 2\n", encoding="utf-8")
+    write_verdict(repo, repo / "specs" / "feature.md", "pass")
+
+
+def make_fail(repo: Path) -> None:
+    (repo / "app.py").write_text("VALUE = 1\n", encoding="utf-8")
+
+
 def criterion(
     spec: Path, ident: str, status: str = "passed", title: str = "works", message: str = ""
 ) -> dict[str, Any]:
@@ -482,9 +514,13 @@ class HookRun:
         return str((self.output or {}).get("systemMessage", ""))
 
 
-def plugin_data(cwd: Path | str) -> Path:
-    """The plugin's state folder of a test: beside the test's repository."""
-    return Path(cwd).parent / "plugin-data"
+# The plugin's state folder ($CLAUDE_PLUGIN_DATA) of the running test: tests/hooks/conftest.py
+# points it into the test's tmp_path (one test at a time per process, also under xdist).
+PLUGIN_DATA: dict[str, Path] = {}
+
+
+def plugin_data() -> Path:
+    return PLUGIN_DATA["current"]
 
 
 def expansion_payload(cwd: Path, args: str, prompt_id: str = "prompt-1") -> dict[str, Any]:
@@ -524,9 +560,8 @@ def run_hook(
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
     environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=sys.executable)
-    cwd = payload.get("cwd") if isinstance(payload, Mapping) else None
-    if cwd:
-        environment["CLAUDE_PLUGIN_DATA"] = str(plugin_data(cwd))
+    if "current" in PLUGIN_DATA:
+        environment["CLAUDE_PLUGIN_DATA"] = str(PLUGIN_DATA["current"])
     environment.update(env or {})
     done = subprocess.run(
         ["bash", "-c", hook_command(event)],

@@ -1,4 +1,5 @@
-"""The PreToolUse gate on /escalate: only after a verification run within the /implement flow.
+"""The PreToolUse gate on /escalate (and /done): only after /verify within the pinned flow, and
+on the gate's own verification run of the pinned spec -- never on the agent's verdict.json.
 
 The transcript ends, as in the real CLI, with the escalate call itself (a tool_use whose
 result does not exist yet) when the hook runs.
@@ -10,8 +11,11 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
+    SPEC_TEXT,
     TranscriptBuilder,
     criterion,
+    make_fail,
+    make_pass,
     make_repo,
     pretool_payload,
     run_hook,
@@ -23,7 +27,8 @@ ESCALATE = "pytest-acceptance:escalate"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    """AC-1 fails on this tree (app.py says VALUE = 1): a real reason to escalate."""
+    return make_repo(tmp_path / "repo", SPEC_TEXT)
 
 
 @pytest.fixture
@@ -96,21 +101,44 @@ def test_verify_in_a_sidechain_does_not_count(repo: Path, spec: Path, tmp_path: 
     assert gate(builder, repo, tmp_path).denied
 
 
-def test_verify_that_left_no_verdict_is_not_enough(repo: Path, spec: Path, tmp_path: Path) -> None:
+def test_escalation_needs_no_verdict_file(repo: Path, spec: Path, tmp_path: Path) -> None:
+    """The evidence is the gate's own run of the pinned spec on this (failing) tree."""
     builder = flow(repo)
     builder.verify(spec)
-    result = gate(builder, repo, tmp_path)
-    assert result.denied
-    assert "No verification run of" in result.deny_reason
+    assert not (repo / ".acceptance" / "verdict.json").exists()
+    assert not gate(builder, repo, tmp_path).denied
 
 
-def test_verdict_from_before_the_flow_is_not_enough(repo: Path, spec: Path, tmp_path: Path) -> None:
+def test_escalation_on_a_tree_that_passes_is_denied_whatever_verdict_json_says(
+    repo: Path, spec: Path, tmp_path: Path
+) -> None:
+    """A forged failing verdict does not make an escalation: every criterion passes in the
+    gate's own run, so the way out is /done."""
     builder = flow(repo)
     builder.verify(spec)
-    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1")], finished=builder.start - 1)
+    make_pass(repo)
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
     result = gate(builder, repo, tmp_path)
     assert result.denied
-    assert "before this /implement flow started" in result.deny_reason
+    assert "every criterion pinned at /implement passes" in result.deny_reason
+    assert "/pytest-acceptance:done" in result.deny_reason
+
+
+def test_done_is_denied_with_the_failing_criteria(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    make_pass(repo)  # the agent's verdict.json says pass ...
+    make_fail(repo)  # ... but the tree fails
+    result = gate(builder, repo, tmp_path, skill="pytest-acceptance:done")
+    assert result.denied
+    assert "AC-1 works (failed" in result.deny_reason
+
+
+def test_done_on_a_passing_tree_is_allowed(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = flow(repo)
+    builder.verify(spec)
+    make_pass(repo)
+    assert gate(builder, repo, tmp_path, skill="pytest-acceptance:done").output is None
 
 
 @pytest.mark.parametrize("status", ["pass", "fail", "manual", "error"])
@@ -141,7 +169,6 @@ def test_bare_escalate_outside_our_flow_is_left_alone(repo: Path, tmp_path: Path
     "skill",
     [
         "pytest-acceptance:verify",
-        "pytest-acceptance:done",
         "pytest-acceptance:implement",
         "other-plugin:escalate",
         "pytest-acceptance:escalate-later",

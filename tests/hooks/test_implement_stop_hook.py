@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
+    CRITERION,
+    SPEC_TEXT,
     TranscriptBuilder,
     criterion,
+    expansion_payload,
+    make_fail,
+    make_pass,
     make_repo,
     run_hook,
     stop_payload,
@@ -22,7 +27,7 @@ from hook_transcripts import (
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return make_repo(tmp_path / "repo", SPEC_TEXT)
 
 
 @pytest.fixture
@@ -42,6 +47,7 @@ def verified_flow(repo: Path, spec: Path) -> TranscriptBuilder:
     builder.prompt("Please implement the spec.")
     builder.implement("specs/feature.md")
     builder.tool("Bash", {"command": "echo VALUE = 2 > app.py"}, "")
+    make_pass(repo)
     builder.verify(spec)
     return builder
 
@@ -63,7 +69,7 @@ def test_blocks_without_done(repo: Path, spec: Path, tmp_path: Path) -> None:
 
 def test_allows_with_done(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     builder.text("## Implementation Complete\nAC-1 verified.")
     result = stop(builder, repo, tmp_path)
@@ -84,7 +90,7 @@ def test_allows_with_escalate(repo: Path, spec: Path, tmp_path: Path) -> None:
 def test_fresh_stack(repo: Path, spec: Path, tmp_path: Path) -> None:
     """A second /implement abandons the first flow: its /done no longer counts."""
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     assert not stop(builder, repo, tmp_path).blocked  # the first flow was finished
     builder.implement("specs/feature.md")
@@ -142,7 +148,7 @@ def test_decision_matrix(
         builder.implement("specs/feature.md")
     if verify:
         builder.verify(spec)
-        write_verdict(repo, spec, "pass")
+        make_pass(repo)
     if done:
         builder.done()
     if escalate:
@@ -181,7 +187,7 @@ def test_done_that_never_ran_does_not_count(
     repo: Path, spec: Path, tmp_path: Path, outcome: str
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done(outcome=outcome)
     result = stop(builder, repo, tmp_path)
     assert result.blocked
@@ -195,7 +201,7 @@ def test_verify_that_never_ran_does_not_count(
     builder = TranscriptBuilder(repo)
     builder.implement("specs/feature.md")
     builder.verify(spec, outcome=outcome)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
@@ -207,7 +213,7 @@ def test_sidechain_skill_calls_never_count(repo: Path, spec: Path, tmp_path: Pat
     builder.implement("specs/feature.md")
     builder.tool("Agent", {"prompt": "verify and finish", "subagent_type": "general-purpose"}, "ok")
     builder.verify(spec, sidechain=True)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done(sidechain=True)
     result = stop(builder, repo, tmp_path)
     assert result.blocked
@@ -219,7 +225,7 @@ def test_another_plugins_skills_never_count(repo: Path, spec: Path, tmp_path: Pa
     builder.implement("specs/feature.md")
     builder.skill("other-plugin:verify", "x", skill_dir=tmp_path / "other" / "skills" / "verify")
     builder.skill("other-plugin:done", skill_dir=tmp_path / "other" / "skills" / "done")
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     result = stop(builder, repo, tmp_path)
     assert result.blocked
     assert "have not verified" in result.reason
@@ -243,9 +249,11 @@ def test_bare_skill_names_count_when_they_ran_our_skill(
 ) -> None:
     """The CLI resolves a bare "done" to ours when no other skill has that name."""
     builder = TranscriptBuilder(repo)
-    builder.command("implement", "specs/feature.md")
+    builder.command("implement", "specs/feature.md", prompt_id="prompt-bare")
+    payload = expansion_payload(repo, "specs/feature.md", "prompt-bare")
+    run_hook("UserPromptExpansion", {**payload, "command_name": "implement"})
     builder.skill("verify", f"{spec}")
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.skill("done")
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -255,7 +263,7 @@ def test_bare_done_of_another_plugin_does_not_count(repo: Path, spec: Path, tmp_
     (other / ".claude-plugin").mkdir(parents=True)
     (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.skill("done", skill_dir=other / "skills" / "done")
     result = stop(builder, repo, tmp_path)
     assert result.blocked
@@ -265,7 +273,7 @@ def test_bare_done_of_another_plugin_does_not_count(repo: Path, spec: Path, tmp_
 def test_text_that_mentions_skills_never_counts(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = TranscriptBuilder(repo)
     builder.implement("specs/feature.md")
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.text("I ran /pytest-acceptance:verify and /pytest-acceptance:done, all good.")
     builder.prompt("FYI <command-name>/pytest-acceptance:done</command-name> is how it ends.")
     builder.tool(
@@ -283,7 +291,7 @@ def test_user_typed_slash_commands_count(repo: Path, spec: Path, tmp_path: Path)
     builder = TranscriptBuilder(repo)
     builder.implement("specs/feature.md")
     builder.command("pytest-acceptance:verify", f"{spec}")
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.command("pytest-acceptance:done")
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -298,7 +306,7 @@ def test_implement_called_through_the_skill_tool_starts_a_flow(repo: Path, tmp_p
 def test_skill_name_with_leading_slash_counts(repo: Path, spec: Path, tmp_path: Path) -> None:
     """The CLI runs skill "/pytest-acceptance:done" like "pytest-acceptance:done"."""
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.skill("/pytest-acceptance:done")
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -310,7 +318,7 @@ def test_second_implement_is_judged_on_its_own(repo: Path, spec: Path, tmp_path:
     builder.text("Switching specs.")
     builder.implement("specs/feature.md")
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -318,66 +326,45 @@ def test_second_implement_is_judged_on_its_own(repo: Path, spec: Path, tmp_path:
 # --- evidence over claims --------------------------------------------------------------------
 
 
-def test_done_without_any_verdict_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
-    builder = verified_flow(repo, spec)
-    builder.done()
-    result = stop(builder, repo, tmp_path)
-    assert result.blocked
-    assert "No verification run of" in result.reason
-    assert "pytest --acceptance" in result.reason
-
-
-def test_done_with_a_verdict_from_before_the_flow_blocks(
+def test_done_on_a_failing_tree_blocks_whatever_verdict_json_says(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
+    """The agent's own verdict.json is never evidence: the gate runs the spec itself."""
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass", finished=builder.start - 60)
+    make_fail(repo)
+    write_verdict(repo, spec, "pass")  # forged: says pass, with the current fingerprint
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert "before this /implement flow started" in result.reason
-
-
-def test_done_with_a_partial_verification_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
-    builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass", complete=False)
-    builder.done()
-    result = stop(builder, repo, tmp_path)
-    assert result.blocked
-    assert "was partial" in result.reason
-
-
-def test_done_with_failing_criteria_names_them(repo: Path, spec: Path, tmp_path: Path) -> None:
-    builder = verified_flow(repo, spec)
-    write_verdict(
-        repo,
-        spec,
-        "fail",
-        [
-            criterion(spec, "AC-1"),
-            criterion(spec, "AC-3", "failed", "tests-pass"),
-            criterion(spec, "AC-7", "error", "error-pattern", "no agent available"),
-        ],
+    assert "these criteria fail in the gate's own verification run: AC-1 works (failed" in (
+        result.reason
     )
+    assert "/pytest-acceptance:verify" in result.reason
+
+
+def test_done_needs_no_verdict_file_at_all(repo: Path, spec: Path, tmp_path: Path) -> None:
+    builder = verified_flow(repo, spec)
+    (repo / ".acceptance" / "verdict.json").unlink()
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+
+
+def test_done_with_failing_criteria_names_them_and_not_the_passing_ones(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", SPEC_TEXT + CRITERION.format("AC-3", "tests-pass", "false"))
+    spec = repo / "specs" / "feature.md"
+    builder = verified_flow(repo, spec)
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert "These criteria of" in result.reason
-    assert "AC-3 tests-pass (failed)" in result.reason
-    assert "AC-7 error-pattern (error: no agent available)" in result.reason
+    assert "AC-3 tests-pass (failed" in result.reason
     assert "AC-1 " not in result.reason
 
 
-def test_done_with_manual_criteria_pending_points_to_escalate(
-    repo: Path, spec: Path, tmp_path: Path
-) -> None:
+def test_done_with_manual_criteria_pending_points_to_escalate(tmp_path: Path) -> None:
+    manual = "\n#### AC-9: looks right\n**Verification:**\n```yaml\nmethod: manual\n```\n"
+    repo = make_repo(tmp_path / "repo", SPEC_TEXT + manual)
+    spec = repo / "specs" / "feature.md"
     builder = verified_flow(repo, spec)
-    write_verdict(
-        repo,
-        spec,
-        "manual",
-        [criterion(spec, "AC-1"), criterion(spec, "AC-9", "manual", "looks right")],
-    )
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
@@ -386,111 +373,103 @@ def test_done_with_manual_criteria_pending_points_to_escalate(
     assert "/pytest-acceptance:escalate" in result.reason
 
 
-def test_done_after_files_changed_since_verification_blocks(
-    repo: Path, spec: Path, tmp_path: Path
+def test_the_gate_result_is_reused_on_the_same_tree(
+    repo: Path, spec: Path, tmp_path: Path, plugin_state: Path
 ) -> None:
+    """A second stop on the same tree costs no second run (the result is stored by tree
+    fingerprint in the plugin's state), and a changed tree is verified again."""
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
-    (repo / "app.py").write_text("VALUE = 3  # changed after verification\n")
-    builder.done()
-    result = stop(builder, repo, tmp_path)
-    assert result.blocked
-    assert "Files changed since the last verification" in result.reason
-    assert "Run /pytest-acceptance:verify again" in result.reason
-
-
-def test_done_after_a_new_untracked_file_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
-    builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
-    (repo / "notes.txt").write_text("written after verification\n")
-    builder.done()
-    assert "Files changed" in stop(builder, repo, tmp_path).reason
-
-
-def test_tree_matching_the_fingerprint_after_the_run_is_accepted(
-    repo: Path, spec: Path, tmp_path: Path
-) -> None:
-    """A run that changed the tree itself (e.g. a generated file) records both fingerprints."""
-    builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass", fingerprint="git:before-the-run")
     builder.done()
     assert not stop(builder, repo, tmp_path).blocked
+    assert not stop(builder, repo, tmp_path).blocked
+    (flow,) = (plugin_state / "flows").iterdir()
+    assert json.loads((flow / "flow.json").read_text())["gate_runs"] == 1
+    make_fail(repo)
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "AC-1 works (failed" in result.reason
 
 
-def test_done_with_the_verdict_of_another_spec_blocks(
-    repo: Path, spec: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        ("command", "AC-1's command changed"),
+        ("delete", "AC-1 was removed"),
+        ("manual", "AC-1's method changed"),
+    ],
+)
+def test_done_after_the_spec_was_weakened_blocks(
+    repo: Path, spec: Path, tmp_path: Path, edit: str, words: str
 ) -> None:
-    other = repo / "specs" / "other.md"
-    other.write_text("# Other\n")
+    """The gate judges the spec pinned at /implement, and a changed spec blocks /done."""
     builder = verified_flow(repo, spec)
-    write_verdict(repo, other, "pass", [criterion(other, "AC-1")])
+    text = spec.read_text()
+    if edit == "command":
+        text = text.replace("grep -qx 'VALUE = 2' app.py", "true")
+    elif edit == "delete":
+        text = "# Spec\n" + CRITERION.format("AC-2", "trivially true", "true")
+    else:
+        text = text.replace("method: bash", "method: manual").replace(
+            "command: \"grep -qx 'VALUE = 2' app.py\"\n", ""
+        )
+    spec.write_text(text)
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert "does not cover" in result.reason
+    assert words in result.reason
+    assert "The spec changed since /implement started" in result.reason
 
 
-def test_done_with_a_corrupt_verdict_names_the_file(repo: Path, spec: Path, tmp_path: Path) -> None:
+def test_spec_replaced_by_a_symlink_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    verdict = write_verdict(repo, spec, "pass")
-    verdict.write_text("{not json")
+    trivial = repo / "trivial.md"
+    trivial.write_text(SPEC_TEXT.replace("grep -qx 'VALUE = 2' app.py", "true"))
+    spec.unlink()
+    spec.symlink_to(trivial)
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert f"{verdict}: unreadable verdict" in result.reason
+    assert "replaced by a symbolic link" in result.reason
 
 
-def test_done_after_a_spec_that_failed_to_collect_blocks_with_its_error(
-    repo: Path, spec: Path, tmp_path: Path
-) -> None:
+def test_spec_deleted_after_verify_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    problem = "collection error: specs/feature.md:9: malformed YAML in the verification block"
-    verdict = write_verdict(
-        repo, spec, "error", [], complete=False, problems=[problem], exit_code=2
-    )
-    data = json.loads(verdict.read_text())
-    data["specs"] = []  # a spec that failed to collect is not among the run's specs
-    verdict.write_text(json.dumps(data))
+    spec.unlink()
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert "could not be collected" in result.reason
-    assert "specs/feature.md:9: malformed YAML" in result.reason
+    assert "was deleted or moved" in result.reason
 
 
-def test_verdict_in_the_git_top_level_is_found_from_a_subfolder(
+def test_the_gate_runs_from_the_repository_root_for_a_subfolder_cwd(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
     builder.done()
     transcript = builder.write(tmp_path / "session.jsonl")
     result = run_hook("Stop", stop_payload(transcript, repo / "specs"))
     assert not result.blocked, result.reason
 
 
-def test_escalate_with_a_verdict_from_before_the_flow_blocks(
+def test_escalate_after_a_failing_gate_run_is_allowed(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(
-        repo, spec, "fail", [criterion(spec, "AC-1", "failed")], finished=builder.start - 5
-    )
+    make_fail(repo)
     builder.escalate()
     result = stop(builder, repo, tmp_path)
-    assert result.blocked
-    assert "/pytest-acceptance:escalate needs evidence" in result.reason
+    assert not result.blocked, result.reason
 
 
 def test_the_later_of_done_and_escalate_decides(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    make_fail(repo)
     builder.escalate()
     builder.prompt("Go on, try once more.")
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert "AC-1 works (failed)" in result.reason
+    assert "AC-1 works (failed" in result.reason
 
 
 # --- the spec argument ---------------------------------------------------------------------
@@ -515,16 +494,6 @@ def test_implement_with_a_missing_spec_file_is_not_enforced(repo: Path, tmp_path
     assert "specs/nope.md" in result.message
 
 
-def test_spec_deleted_after_verify_blocks(repo: Path, spec: Path, tmp_path: Path) -> None:
-    builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
-    spec.unlink()
-    builder.done()
-    result = stop(builder, repo, tmp_path)
-    assert result.blocked
-    assert "disappeared" in result.reason
-
-
 def test_spec_argument_is_resolved_against_the_cwd_of_the_implement(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
@@ -532,7 +501,7 @@ def test_spec_argument_is_resolved_against_the_cwd_of_the_implement(
     builder = TranscriptBuilder(repo / "specs")
     builder.implement('"feature.md" and be careful')
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -547,7 +516,7 @@ def test_unfinished_tasks_block_a_verified_done(repo: Path, spec: Path, tmp_path
     builder.task_create("AC-2: documented")
     builder.task_update(first, "completed")
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert result.blocked
@@ -564,7 +533,7 @@ def test_finished_and_deleted_tasks_allow_the_stop(repo: Path, spec: Path, tmp_p
     builder.task_update(first, "completed")
     builder.task_update(second, "deleted")
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -574,7 +543,7 @@ def test_tasks_from_before_the_flow_do_not_count(repo: Path, spec: Path, tmp_pat
     builder.task_create("an old chore")
     builder.implement("specs/feature.md")
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     assert not stop(builder, repo, tmp_path).blocked
 
@@ -584,7 +553,7 @@ def test_latest_todowrite_list_decides(repo: Path, spec: Path, tmp_path: Path) -
     builder.implement("specs/feature.md")
     builder.todo_write([("AC-1", "completed"), ("AC-2", "in_progress")])
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     result = stop(builder, repo, tmp_path)
     assert "'AC-2' (in_progress)" in result.reason
@@ -598,7 +567,7 @@ def test_todo_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder.implement("specs/feature.md")
     builder.task_create("AC-2: documented")
     builder.verify(spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     assert not stop(builder, repo, tmp_path, env={"ACCEPTANCE_HOOK_TODOS": "0"}).blocked
 
@@ -616,7 +585,7 @@ def test_done_contradicted_by_the_last_message_blocks(
     repo: Path, spec: Path, tmp_path: Path, last: str
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     builder.text(last)
     result = stop(builder, repo, tmp_path, last=last)
@@ -628,7 +597,7 @@ def test_contradiction_is_read_from_the_transcript_without_last_message(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     builder.assistant(
         [
@@ -644,7 +613,7 @@ def test_contradiction_is_read_from_the_transcript_without_last_message(
 
 def test_contradiction_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     env = {"ACCEPTANCE_HOOK_CONTRADICTIONS": "0"}
     last = "Done, but it needs human review."
@@ -653,7 +622,7 @@ def test_contradiction_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) 
 
 def test_honest_summary_is_not_a_contradiction(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     last = "## Implementation Complete\n- AC-1: works ✓ (verified by pytest --acceptance)"
     assert not stop(builder, repo, tmp_path, last=last).blocked
@@ -806,7 +775,7 @@ def test_garbage_lines_inside_a_flow_are_skipped(repo: Path, spec: Path, tmp_pat
 @pytest.mark.parametrize("cwd", [None, 17, ["x"], "/nonexistent/folder"])
 def test_wrong_cwd_types_do_not_crash(repo: Path, spec: Path, tmp_path: Path, cwd: object) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     builder.done()
     transcript = builder.write(tmp_path / "session.jsonl")
     payload = stop_payload(transcript, repo)
@@ -832,13 +801,13 @@ def test_new_user_prompt_after_an_accepted_done_ends_the_flow(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
     builder.done()
     builder.text("## Implementation Complete")
-    builder.prompt("Thanks. Now also tidy the README, unrelated to the spec.")
-    (repo / "README.md").write_text("tidied\n")
-    builder.tool("Write", {"file_path": "README.md", "content": "tidied"}, "ok")
-    builder.text("README tidied.")
+    assert not stop(builder, repo, tmp_path).blocked
+    builder.user_prompt("Thanks. Now something unrelated to the spec.")
+    make_fail(repo)  # later work is not held to the spec any more
+    builder.tool("Write", {"file_path": "app.py", "content": "VALUE = 1"}, "ok")
+    builder.text("Done with that.")
     assert stop(builder, repo, tmp_path).output is None
 
 
@@ -846,20 +815,21 @@ def test_user_prompt_after_a_blocked_done_does_not_end_the_flow(
     repo: Path, spec: Path, tmp_path: Path
 ) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    make_fail(repo)
     builder.done()
+    assert stop(builder, repo, tmp_path).blocked
     builder.our_block()
-    builder.prompt("Just stop please.")
+    builder.user_prompt("Just stop please.")
     builder.text("Stopping.")
     result = stop(builder, repo, tmp_path)
     assert result.blocked
-    assert "AC-1 works (failed)" in result.reason
+    assert "AC-1 works (failed" in result.reason
 
 
 def test_system_notifications_are_not_user_prompts(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "pass")
     builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
     builder.add(
         builder._base(
             "user",
@@ -871,6 +841,6 @@ def test_system_notifications_are_not_user_prompts(repo: Path, spec: Path, tmp_p
             promptSource="system",
         )
     )
-    (repo / "app.py").write_text("VALUE = 9\n")
+    make_fail(repo)
     builder.text("Noted.")
-    assert "Files changed" in stop(builder, repo, tmp_path).reason
+    assert "AC-1 works (failed" in stop(builder, repo, tmp_path).reason

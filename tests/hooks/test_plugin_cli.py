@@ -65,6 +65,8 @@ def implement(
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     environment = claude_env(home, api.url, claude_bin)
+    # The gate's own runs use this interpreter (the project has no .venv of its own here).
+    environment["ACCEPTANCE_GATE_PYTHON"] = sys.executable
     environment.update(env or {})
     return run_claude(
         [

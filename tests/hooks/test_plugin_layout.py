@@ -13,10 +13,13 @@ import pytest
 import yaml
 from hook_transcripts import (
     REPO_ROOT,
+    SPEC_TEXT,
     TranscriptBuilder,
+    expansion_payload,
+    make_fail,
+    make_pass,
     make_repo,
     stop_payload,
-    write_verdict,
 )
 
 SKILLS = ("implement", "verify", "done", "escalate")
@@ -89,43 +92,52 @@ def test_hooks_json_wires_both_hooks_through_the_plugin_root() -> None:
 
 
 def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path) -> None:
-    """Only hooks/ and the stdlib-only fingerprint module, under an isolated python3 -S -I."""
+    """Only hooks/ and the stdlib-only modules they import (fingerprint, integrity), under an
+    isolated python3 -S -I; the gate's own run uses the project's interpreter."""
     plugin = tmp_path / "plugin"
     shutil.copytree(REPO_ROOT / "hooks", plugin / "hooks")
     shutil.copytree(REPO_ROOT / ".claude-plugin", plugin / ".claude-plugin")
     shutil.copytree(REPO_ROOT / "skills", plugin / "skills")
     (plugin / "pytest_acceptance").mkdir()
-    for name in ("__init__.py", "fingerprint.py"):
-        shutil.copy(REPO_ROOT / "pytest_acceptance" / name, plugin / "pytest_acceptance" / name)
-    repo = make_repo(tmp_path / "repo")
+    for name in ("__init__.py", "fingerprint.py", "integrity.py"):
+        if (REPO_ROOT / "pytest_acceptance" / name).exists():
+            shutil.copy(REPO_ROOT / "pytest_acceptance" / name, plugin / "pytest_acceptance" / name)
+    repo = make_repo(tmp_path / "repo", SPEC_TEXT)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
+        "ACCEPTANCE_GATE_PYTHON": sys.executable,
+    }
+
+    def hook(script: str, payload: dict[str, object]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-S", "-I", str(plugin / "hooks" / script)],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+
     builder = TranscriptBuilder(repo)
     builder.command(
-        "pytest-acceptance:implement", "specs/feature.md", plugin / "skills" / "implement"
+        "pytest-acceptance:implement",
+        "specs/feature.md",
+        plugin / "skills" / "implement",
+        prompt_id="prompt-copy",
     )
+    pinned = hook("prompt_hook.py", expansion_payload(repo, "specs/feature.md", "prompt-copy"))
+    assert pinned.returncode == 0 and pinned.stdout == "", pinned.stdout + pinned.stderr
     builder.skill(
         "pytest-acceptance:verify", "specs/feature.md", skill_dir=plugin / "skills" / "verify"
     )
     builder.skill("pytest-acceptance:done", skill_dir=plugin / "skills" / "done")
     transcript = builder.write(tmp_path / "session.jsonl")
-    write_verdict(repo, repo / "specs" / "feature.md", "pass")
-    done = subprocess.run(
-        [sys.executable, "-S", "-I", str(plugin / "hooks" / "stop_implement_hook.py")],
-        input=json.dumps(stop_payload(transcript, repo)),
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin"},
-        timeout=60,
-        check=False,
-    )
+    make_pass(repo)
+    done = hook("stop_implement_hook.py", stop_payload(transcript, repo))
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "", done.stdout  # verified: allowed, fingerprint computed by the copy
-    (repo / "app.py").write_text("changed\n")
-    again = subprocess.run(
-        [sys.executable, "-S", "-I", str(plugin / "hooks" / "stop_implement_hook.py")],
-        input=json.dumps(stop_payload(transcript, repo)),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert "Files changed since the last verification" in json.loads(again.stdout)["reason"]
+    assert done.stdout == "", done.stdout  # the gate's own run passed, fingerprint by the copy
+    make_fail(repo)
+    again = hook("stop_implement_hook.py", stop_payload(transcript, repo))
+    assert "AC-1 works (failed" in json.loads(again.stdout)["reason"]
