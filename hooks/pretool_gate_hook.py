@@ -111,7 +111,7 @@ def fail_closed(error: BaseException) -> None:
     parsed = _requested_skill(payload) if payload is not None else None
     if payload is not None and (parsed is None or parsed[0] not in ("done", "escalate")):
         return
-    pin = _SEEN.get("pin", None)
+    pin = _SEEN.get("pin")
     if "pin" not in _SEEN:
         try:
             session_id = hook_io.session_id(payload or {})
