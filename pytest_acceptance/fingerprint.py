@@ -188,6 +188,7 @@ class _Walker:
         self.active: set[bytes] = set()  # real paths of the roots being walked (loops)
 
     def digest(self) -> str:
+        self._count()
         self.records.extend(_hash_files(self.regular))
         self.regular = []
         self.records.sort()
