@@ -96,10 +96,13 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     """The pin: every file the commands name, with its hash and inventory (JSON-serialisable)."""
     real_root = os.path.realpath(root)
     named, npm_scripts, problems = _named_files(real_root, commands)
+    selections = _node_id_selections(real_root, commands)
     files: dict[str, Any] = {}
     for relative in sorted(named)[:MAX_FILES]:
         entry = _pin_file(real_root, relative, npm_scripts)
         if entry is not None:
+            if selections.get(relative):
+                entry["selected"] = sorted(selections[relative])
             files[relative] = entry
     if len(named) > MAX_FILES:
         problems.append(
@@ -171,10 +174,34 @@ def _file_findings(root: str, relative: str, entry: Any, npm_scripts: list[str])
     inventory, error = inventory_of(entry.get("kind", "other"), content, npm_scripts)
     if error and not entry.get("error"):
         return [Finding(relative, None, f"no longer parses ({error})")]
+    selected = entry.get("selected")
     return [
         Finding(relative, test or None, how)
         for test, how in compare_inventories(entry.get("tests", {}), inventory)
+        if not selected or not test or any(_selects(node, test) for node in selected)
     ]
+
+
+def _selects(node: str, test: str) -> bool:
+    """Whether a pytest node id suffix (``TestX``, ``TestX::test_m``, ``test_a[1]``) runs
+    ``test``."""
+    node = node.split("[", 1)[0]
+    return test == node or test.startswith(node + "::")
+
+
+def _node_id_selections(root: str, commands: Iterable[str]) -> dict[str, set[str] | None]:
+    """Per file, the tests that node ids select; None for a file some command names whole."""
+    selections: dict[str, set[str] | None] = {}
+    for command in commands:
+        for word in _words(command):
+            file_part, _, node = word.partition("::")
+            found = _paths_of(root, file_part, None) if file_part else None
+            for relative in found or []:
+                if not node:
+                    selections[relative] = None
+                elif relative not in selections or selections[relative] is not None:
+                    selections.setdefault(relative, set()).add(node)  # type: ignore[union-attr]
+    return selections
 
 
 def compare_inventories(before: dict[str, Any], after: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -227,10 +254,11 @@ def _named_files(root: str, commands: Iterable[str]) -> tuple[set[str], list[str
     for command in commands:
         words = _words(command)
         runner = _runner(words)
-        named_any = False
+        named_any = False  # a path, even one outside the root, replaces the runner's default
         for word in words:
-            for relative in _paths_of(root, word, runner):
-                files.add(relative)
+            found = _paths_of(root, word, runner)
+            if found is not None:
+                files.update(found)
                 named_any = True
         if runner == "npm":
             script = _npm_script(words)
@@ -280,9 +308,10 @@ def _npm_script(words: list[str]) -> str | None:
     return None
 
 
-def _paths_of(root: str, word: str, runner: str | None) -> list[str]:
+def _paths_of(root: str, word: str, runner: str | None) -> list[str] | None:
+    """The pinned files a word names; None when the word names no existing path at all."""
     if not word or word.startswith("-") or "=" in word.split("/")[0]:
-        return []
+        return None
     word = word.split("::", 1)[0]  # a pytest node id names its file
     recursive = True
     if word.endswith("/...") or word == "...":  # go test ./pkg/...
@@ -290,16 +319,18 @@ def _paths_of(root: str, word: str, runner: str | None) -> list[str]:
     elif runner == "go":
         recursive = False  # go test ./pkg: that package only
     path = os.path.realpath(os.path.join(root, word))
+    if (word in (".", "./") and runner != "go") or not os.path.exists(path):
+        return None  # "cd ." names no checks
     relative = os.path.relpath(path, root)
     if relative.startswith(os.pardir) or os.path.isabs(relative):
         return []  # outside the project: not the project's checks
     if os.path.isfile(path):
         return [relative.replace(os.sep, "/")]
     if os.path.isdir(path) and runner:  # a directory a test runner is pointed at
-        if relative == os.curdir:
-            relative = ""
-        return sorted(_test_files(root, relative, runner, recursive))
-    return []
+        return sorted(
+            _test_files(root, "" if relative == os.curdir else relative, runner, recursive)
+        )
+    return None
 
 
 def _test_files(root: str, relative: str, runner: str | None, recursive: bool) -> Iterator[str]:
