@@ -25,8 +25,9 @@ answer:
   ignore rule changes the fingerprint instead of silently hiding that file;
 - ``__pycache__``, ``.pytest_cache`` and ``.acceptance`` are never counted, ignored or not: a
   verification run writes them itself, and the gate compares fingerprints taken before and
-  after its run. (Bytecode in ``__pycache__`` can change behaviour; the gate's run keeps it
-  out of play with ``PYTHONPYCACHEPREFIX``.)
+  after its run. Bytecode in ``__pycache__`` can change what runs (an unchecked hash-based
+  ``.pyc`` is used whatever the source says): a run that relies on this fingerprint should
+  set ``PYTHONPYCACHEPREFIX`` so that project bytecode is neither read nor written.
 
 The tree is walked with ``os.scandir`` (file types come with the directory listing, so a FIFO,
 socket or device is recognised without opening it, and only its type is hashed). Symbolic
