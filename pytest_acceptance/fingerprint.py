@@ -52,12 +52,16 @@ import hashlib
 import os
 import stat
 import subprocess
+import time
 
 # Written by a verification run itself: never part of the state under verification.
 _VOLATILE = frozenset({b"__pycache__", b".pytest_cache", b".acceptance"})
 # Outside git there are no ignore rules: skip what is never the project's own source.
 _SKIP_DIRS = _VOLATILE | {b".git", b"node_modules", b".venv", b"venv"}
-MAX_ENTRIES = 1_000_000  # past this the fingerprint fails rather than covering part of the tree
+# Past these the fingerprint fails rather than cover part of the tree or run for ever (a
+# symbolic link to /proc/kcore, a sparse terabyte file).
+MAX_ENTRIES = 1_000_000
+MAX_BYTES = 4 << 30
 _GIT_TIMEOUT = 60.0
 _CHUNK = 1 << 20
 _OPEN_FLAGS = (
@@ -73,12 +77,14 @@ class FingerprintError(Exception):
     """The tree cannot be fingerprinted; callers must treat this as "changed", never "clean"."""
 
 
-def tree_fingerprint(root: str | os.PathLike[str]) -> str:
-    """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``; see the module doc."""
+def tree_fingerprint(root: str | os.PathLike[str], *, timeout: float | None = None) -> str:
+    """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``; see the module doc.
+
+    ``timeout`` (seconds) bounds the whole call: past it, :class:`FingerprintError`."""
     real = os.fsencode(os.path.realpath(root))
     if not os.path.isdir(real):
         raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
-    walker = _Walker()
+    walker = _Walker(_Limits(timeout))
     top = _repository_top(real)
     if top is None:
         walker.plain(real, b"", _SKIP_DIRS)
@@ -121,11 +127,37 @@ def _git_command(top: bytes, *args: str) -> list[bytes]:
     ]
 
 
+class _Limits:
+    """What one fingerprint may still spend: bytes read and time."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.bytes_left = MAX_BYTES
+
+    def remaining(self) -> float:
+        if self.deadline is None:
+            return _GIT_TIMEOUT
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise FingerprintError("the fingerprint did not finish within its time limit")
+        return min(left, _GIT_TIMEOUT)
+
+    def spend(self, size: int) -> None:
+        self.bytes_left -= size
+        if self.bytes_left < 0:
+            raise FingerprintError(
+                f"more than {MAX_BYTES:,} bytes to read; a partial fingerprint would miss "
+                "changes. Ignore large data in .gitignore, or remove what a symbolic link "
+                "pulls in"
+            )
+
+
 class _Git:
     """The two listings of one repository, run side by side."""
 
-    def __init__(self, top: bytes) -> None:
+    def __init__(self, top: bytes, limits: _Limits) -> None:
         self.top = top
+        self.limits = limits
         self.processes = [
             self._start("ls-files", "-z"),
             self._start(
@@ -163,10 +195,10 @@ class _Git:
     def _finish(self, process: subprocess.Popen[bytes]) -> bytes:
         command = " ".join(os.fsdecode(arg) for arg in process.args[5:])  # type: ignore[index]
         try:
-            out, err = process.communicate(timeout=_GIT_TIMEOUT)
+            out, err = process.communicate(timeout=self.limits.remaining())
         except subprocess.TimeoutExpired:
             raise FingerprintError(
-                f"git {command} in {os.fsdecode(self.top)} did not finish in {_GIT_TIMEOUT:.0f} s"
+                f"git {command} in {os.fsdecode(self.top)} did not finish in time"
             ) from None
         if process.returncode != 0:
             reason = err.decode(errors="replace").strip().splitlines()
@@ -183,14 +215,15 @@ class _Walker:
     Regular files are queued and hashed in one tight loop at the end: per-file Python
     overhead is most of the cost on a tree of small files."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: _Limits) -> None:
+        self.limits = limits
         self.records: list[bytes] = []
         self.regular: list[tuple[bytes, bytes]] = []  # (relative, absolute) of regular files
         self.active: set[bytes] = set()  # real paths of the roots being walked (loops)
 
     def digest(self) -> str:
         self._count()
-        self.records.extend(_hash_files(self.regular))
+        self.records.extend(_hash_files(self.regular, self.limits))
         self.regular = []
         self.records.sort()
         return hashlib.sha256(b"\0".join(self.records)).hexdigest()
@@ -212,7 +245,7 @@ class _Walker:
     def repository(self, top: bytes, prefix: bytes, nested: bool) -> None:
         """A git work tree: everything but what its ``.gitignore`` files exclude."""
         try:
-            tracked, ignored_listing = _Git(top).results()
+            tracked, ignored_listing = _Git(top, self.limits).results()
         except FingerprintError:
             if not nested:
                 raise
@@ -296,7 +329,7 @@ class _Walker:
         except OSError as error:
             return head + _errno_name(error)  # ENOENT: dangling; ELOOP: a loop of links
         if stat.S_ISREG(target.st_mode):
-            return head + _hash_files([(b"", path)], 0)[0][1:]
+            return head + _hash_files([(b"", path)], self.limits, 0)[0][1:]
         if not stat.S_ISDIR(target.st_mode):
             return head + _special(target.st_mode)
         real = os.path.realpath(path)
@@ -314,14 +347,18 @@ def _is_dir(entry: os.DirEntry[bytes]) -> bool:
         return False
 
 
-def _hash_files(files: list[tuple[bytes, bytes]], nofollow: int = _NOFOLLOW) -> list[bytes]:
+def _hash_files(
+    files: list[tuple[bytes, bytes]], limits: _Limits, nofollow: int = _NOFOLLOW
+) -> list[bytes]:
     """``relative NUL file[x]:<sha256>`` per file (``x``: executable). Opened without
     following a link (the listing said regular file) and without blocking; a file that is
     no longer regular once open is described by its type, never read."""
     records = []
     flags = _OPEN_FLAGS | nofollow
     open_, read, close, fstat, sha256 = os.open, os.read, os.close, os.fstat, hashlib.sha256
-    for relative, path in files:
+    for number, (relative, path) in enumerate(files):
+        if number & 0xFF == 0 and limits.deadline is not None:
+            limits.remaining()
         try:
             handle = open_(path, flags)
         except OSError as error:
@@ -332,14 +369,21 @@ def _hash_files(files: list[tuple[bytes, bytes]], nofollow: int = _NOFOLLOW) -> 
             if not stat.S_ISREG(info.st_mode):
                 records.append(relative + b"\0" + _special(info.st_mode))
                 continue
+            limits.spend(info.st_size)  # a sparse terabyte fails here, before any read
             # One read for a small file: asking one byte more than its size shows the end.
             wanted = min(info.st_size + 1, _CHUNK)
             chunk = read(handle, wanted)
             content = sha256(chunk)
+            total = len(chunk)
             while len(chunk) == wanted:  # a large file, or one that grew since fstat
                 chunk = read(handle, _CHUNK)
                 content.update(chunk)
                 wanted = _CHUNK
+                total += len(chunk)
+                if total > info.st_size:
+                    limits.spend(len(chunk))
+                if limits.deadline is not None:
+                    limits.remaining()
         except OSError as error:
             records.append(relative + b"\0unreadable:" + _errno_name(error))
             continue

@@ -362,6 +362,21 @@ def test_past_the_file_cap_it_raises_rather_than_cover_part(
         tree_fingerprint(str(repo))
 
 
+def test_a_sparse_terabyte_fails_at_once_instead_of_reading(repo: Path) -> None:
+    """A file far larger than the byte cap is refused before any read (reading it would run
+    past a hook's timeout, and a timed-out hook lets the stop through)."""
+    with (repo / "huge.bin").open("wb") as huge:
+        huge.truncate(1 << 40)
+    with pytest.raises(FingerprintError, match="bytes to read"):
+        tree_fingerprint(str(repo))
+
+
+def test_a_time_limit_is_enforced(repo: Path) -> None:
+    with pytest.raises(FingerprintError, match="time limit"):
+        tree_fingerprint(str(repo), timeout=0)
+    assert tree_fingerprint(str(repo), timeout=60) == tree_fingerprint(str(repo))
+
+
 # -- outside git ----------------------------------------------------------------------------
 
 
