@@ -1,87 +1,412 @@
-"""A fingerprint of the working tree, so a verdict can say which tree it was computed on.
+"""A fingerprint of the working tree that the agent under verification cannot talk git into faking.
 
-Standard library only: the Claude Code hooks import this module by path (they run under
-the user's python3 without the package installed) to check that the tree has not changed
-since the last verification.
+Standard library only and Python 3.8 compatible: the Claude Code hooks import this module by
+path under ``python3 -S`` to check that the tree has not changed since it was verified.
 
-In a git work tree the fingerprint covers HEAD plus the content of every file that differs
-from it (modified, staged, deleted, untracked and not ignored); ignored files never count.
-Outside git it covers the path, size and mtime of every file under the root.
+What counts is the *file system*, never git's opinion of it. Every counted file is read and
+hashed (sha256) on every call; git is asked one question only, which untracked paths its
+``.gitignore`` files exclude, and is run so that nothing the agent can write changes the
+answer:
+
+- a clean environment (no ``GIT_*`` variable from the caller), the ``.git`` found by walking up
+  from the root passed explicitly as ``--git-dir``/``--work-tree`` (a ``core.worktree`` or a
+  broken ``.git`` cannot send git to another tree), ``core.fsmonitor`` and the untracked cache
+  off, and every failure raised as :class:`FingerprintError` (never read as "clean");
+- assume-unchanged and skip-worktree bits, the stat data in ``.git/index`` and its blob ids are
+  never used: a file git believes unchanged is hashed like any other (``touch -d`` cannot hide
+  a same-size rewrite, a forged index entry cannot stand in for content);
+- only ``.gitignore`` files exclude. ``.git/info/exclude`` and ``core.excludesFile`` are *not*
+  applied, so the files they hide count like any untracked file: they are local, invisible in
+  a diff and writable by the agent. ``.gitignore`` files are part of the tree (their content
+  is hashed, a new rule changes the fingerprint), and what they hide is what build tools and
+  test runs rewrite all the time (virtualenvs, node_modules, caches) — counting it would make
+  every honest run change the fingerprint and would be slow;
+- the paths git tracks are hashed too, so ``git rm --cached`` of a tracked file that matches an
+  ignore rule changes the fingerprint instead of silently hiding that file;
+- ``__pycache__``, ``.pytest_cache`` and ``.acceptance`` are never counted, ignored or not: a
+  verification run writes them itself, and the gate compares fingerprints taken before and
+  after its run. Bytecode in ``__pycache__`` can change what runs (an unchecked hash-based
+  ``.pyc`` is used whatever the source says): a run that relies on this fingerprint should
+  set ``PYTHONPYCACHEPREFIX`` so that project bytecode is neither read nor written.
+
+The tree is walked with ``os.scandir`` (file types come with the directory listing, so a FIFO,
+socket or device is recognised without opening it, and only its type is hashed). Symbolic
+links are hashed as their target text plus what they lead to: a file's content, a directory's
+files (walked, wherever it is), or ``dangling``/``loop``. A directory holding a ``.git`` of its
+own (nested repository, submodule) is fingerprinted with its own ignore rules; one whose ``.git``
+git does not accept is walked like any directory, ``.git`` content included (git would skip it).
+
+Speed, measured by ``bench/bench_fingerprint.py`` (10,000 files): hashing every file costs one
+``open``/``read``/``close`` per file and stays within a small factor of ``git status``. A stat
+cache (reusing git's blob ids, or ours, for files whose size and mtime match) would be faster
+but unsafe: mtime is settable (``touch -d``) and ``.git/index`` is writable by the agent.
+
+Outside git every file under the root counts (content, not mtime), except the directories in
+``_SKIP_DIRS``.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import subprocess
-from pathlib import Path
+import time
 
-# Directories that never describe the state under verification.
-_SKIP_DIRS = frozenset(
-    {".git", ".acceptance", "__pycache__", ".pytest_cache", "node_modules", ".venv", "venv"}
+# Written by a verification run itself: never part of the state under verification.
+_VOLATILE = frozenset({b"__pycache__", b".pytest_cache", b".acceptance"})
+# Outside git there are no ignore rules: skip what is never the project's own source.
+_SKIP_DIRS = _VOLATILE | {b".git", b"node_modules", b".venv", b"venv"}
+# Past these the fingerprint fails rather than cover part of the tree or run for ever (a
+# symbolic link to /proc/kcore, a sparse terabyte file).
+MAX_ENTRIES = 1_000_000
+MAX_BYTES = 4 << 30
+_GIT_TIMEOUT = 60.0
+_CHUNK = 1 << 20
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the type check cannot block
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
 )
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def tree_fingerprint(root: str | os.PathLike[str]) -> str:
-    """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``."""
-    top = _git(root, "rev-parse", "--show-toplevel")
+class FingerprintError(Exception):
+    """The tree cannot be fingerprinted; callers must treat this as "changed", never "clean"."""
+
+
+def tree_fingerprint(root: str | os.PathLike[str], *, timeout: float | None = None) -> str:
+    """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``; see the module doc.
+
+    ``timeout`` (seconds) bounds the whole call: past it, :class:`FingerprintError`."""
+    real = os.fsencode(os.path.realpath(root))
+    if not os.path.isdir(real):
+        raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
+    walker = _Walker(_Limits(timeout))
+    top = _repository_top(real)
     if top is None:
-        return "files:" + _files_digest(Path(root))
-    return "git:" + _git_digest(Path(top.decode().strip()))
+        walker.plain(real, b"", _SKIP_DIRS)
+        return "files:" + walker.digest()
+    walker.repository(top, b"", nested=False)
+    return "git:" + walker.digest()
 
 
-def _git(cwd: str | os.PathLike[str], *args: str) -> bytes | None:
+def _repository_top(path: bytes) -> bytes | None:
+    """The nearest directory at or above ``path`` holding a ``.git`` entry (git's own rule)."""
+    while True:
+        if os.path.lexists(os.path.join(path, b".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _git_env() -> dict[str, str]:
+    """Nothing from the caller's environment that steers git (GIT_DIR, GIT_INDEX_FILE,
+    GIT_CONFIG_*, ...): only what finds the binary and the user's own configuration."""
+    env = {"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+    for name in ("PATH", "HOME", "SYSTEMROOT"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def _git_command(top: bytes, *args: str) -> list[bytes]:
+    return [
+        b"git",
+        b"--git-dir=" + os.path.join(top, b".git"),
+        b"--work-tree=" + top,
+        b"-c",
+        b"core.fsmonitor=false",
+        b"-c",
+        b"core.untrackedCache=false",
+        *(os.fsencode(arg) for arg in args),
+    ]
+
+
+class _Limits:
+    """What one fingerprint may still spend: bytes read and time."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.bytes_left = MAX_BYTES
+
+    def remaining(self) -> float:
+        if self.deadline is None:
+            return _GIT_TIMEOUT
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise FingerprintError("the fingerprint did not finish within its time limit")
+        return min(left, _GIT_TIMEOUT)
+
+    def spend(self, size: int) -> None:
+        self.bytes_left -= size
+        if self.bytes_left < 0:
+            raise FingerprintError(
+                f"more than {MAX_BYTES:,} bytes to read; a partial fingerprint would miss "
+                "changes. Ignore large data in .gitignore, or remove what a symbolic link "
+                "pulls in"
+            )
+
+
+class _Git:
+    """The two listings of one repository, run side by side."""
+
+    def __init__(self, top: bytes, limits: _Limits) -> None:
+        self.top = top
+        self.limits = limits
+        self.processes = [
+            self._start("ls-files", "-z"),
+            self._start(
+                "ls-files", "-z", "--others", "--ignored", "--directory",
+                "--exclude-per-directory=.gitignore",
+            ),
+        ]  # fmt: skip
+
+    def _start(self, *args: str) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(
+                _git_command(self.top, *args),
+                cwd=self.top,
+                env=_git_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as error:
+            raise FingerprintError(f"cannot run git in {os.fsdecode(self.top)}: {error}") from None
+
+    def results(self) -> tuple[bytes, bytes]:
+        """(tracked paths, ignored untracked paths), NUL-separated; FingerprintError on failure."""
+        outputs = []
+        try:
+            for process in self.processes:
+                outputs.append(self._finish(process))
+        finally:
+            for process in self.processes:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
+        return outputs[0], outputs[1]
+
+    def _finish(self, process: subprocess.Popen[bytes]) -> bytes:
+        command = " ".join(os.fsdecode(arg) for arg in process.args[5:])  # type: ignore[index]
+        try:
+            out, err = process.communicate(timeout=self.limits.remaining())
+        except subprocess.TimeoutExpired:
+            raise FingerprintError(
+                f"git {command} in {os.fsdecode(self.top)} did not finish in time"
+            ) from None
+        if process.returncode != 0:
+            reason = err.decode(errors="replace").strip().splitlines()
+            raise FingerprintError(
+                f"git {command} failed in {os.fsdecode(self.top)} (exit {process.returncode}): "
+                + (reason[0] if reason else "no message")
+            )
+        return out
+
+
+class _Walker:
+    """Collects one ``path NUL description`` record per counted entry, then one digest.
+
+    Regular files are queued and hashed in one tight loop at the end: per-file Python
+    overhead is most of the cost on a tree of small files."""
+
+    def __init__(self, limits: _Limits) -> None:
+        self.limits = limits
+        self.records: list[bytes] = []
+        self.regular: list[tuple[bytes, bytes]] = []  # (relative, absolute) of regular files
+        self.active: set[bytes] = set()  # real paths of the roots being walked (loops)
+
+    def digest(self) -> str:
+        self._count()
+        self.records.extend(_hash_files(self.regular, self.limits))
+        self.regular = []
+        self.records.sort()
+        return hashlib.sha256(b"\0".join(self.records)).hexdigest()
+
+    def _add(self, relative: bytes, description: bytes) -> None:
+        self.records.append(relative + b"\0" + description)
+        self._count()
+
+    def _count(self) -> None:
+        if len(self.records) + len(self.regular) > MAX_ENTRIES:
+            raise FingerprintError(
+                f"more than {MAX_ENTRIES:,} files to fingerprint; a partial fingerprint would "
+                "miss changes. Ignore build outputs in .gitignore, or remove what a symbolic "
+                "link pulls in"
+            )
+
+    # -- walks -----------------------------------------------------------------------
+
+    def repository(self, top: bytes, prefix: bytes, nested: bool) -> None:
+        """A git work tree: everything but what its ``.gitignore`` files exclude."""
+        try:
+            tracked, ignored_listing = _Git(top, self.limits).results()
+        except FingerprintError:
+            if not nested:
+                raise
+            # A nested .git that git rejects: walk it all, .git included, since the outer
+            # repository's git skips every path named .git.
+            self._add(prefix, b"dir:no-repository")
+            self.plain(top, prefix, _VOLATILE)
+            return
+        # The tracked paths count as a whole: untracking a file that an ignore rule matches
+        # must not hide it.
+        self._add(prefix, b"repository:" + hashlib.sha256(tracked).hexdigest().encode())
+        self._walk(top, prefix, _VOLATILE, set(ignored_listing.split(b"\0")))
+
+    def plain(self, directory: bytes, prefix: bytes, skip: frozenset[bytes]) -> None:
+        """Every entry under ``directory`` except the directory names in ``skip``."""
+        self._walk(directory, prefix, skip, None)
+
+    def _walk(
+        self, root: bytes, prefix: bytes, skip: frozenset[bytes], ignored: set[bytes] | None
+    ) -> None:
+        """Describe every entry under ``root``; ``ignored`` (a repository's git listing of
+        ignored paths relative to ``root``, directories with a trailing slash) is pruned and
+        nested repositories get their own walk."""
+        self.active.add(root)
+        pending = [(root, b"")]  # (absolute directory, its path inside root with a slash)
+        try:
+            while pending:
+                directory, inside = pending.pop()
+                entries = self._list(directory, prefix + inside)
+                if entries is None:
+                    continue
+                if ignored is not None and inside and any(e.name == b".git" for e in entries):
+                    self.repository(directory, prefix + inside, nested=True)
+                    continue
+                for entry in entries:
+                    name = entry.name
+                    if ignored is not None:
+                        if name == b".git" and not inside:
+                            continue  # the repository's own metadata (a directory or gitfile)
+                        inner = inside + name
+                        if (inner in ignored and name != b".gitignore") or inner + b"/" in ignored:
+                            continue
+                    if _is_dir(entry):
+                        if name not in skip:
+                            pending.append((entry.path, inside + name + b"/"))
+                    else:
+                        self._entry(entry, prefix + inside + name)
+        finally:
+            self.active.discard(root)
+
+    def _list(self, directory: bytes, relative_dir: bytes) -> list[os.DirEntry[bytes]] | None:
+        try:
+            with os.scandir(directory) as listing:
+                return list(listing)
+        except OSError as error:
+            self._add(relative_dir, b"dir-unreadable:" + _errno_name(error))
+            return None
+
+    # -- one entry --------------------------------------------------------------------
+
+    def _entry(self, entry: os.DirEntry[bytes], relative: bytes) -> None:
+        try:
+            # The type comes with the directory listing (d_type): no system call.
+            if entry.is_file(follow_symlinks=False):
+                self.regular.append((relative, entry.path))
+                if len(self.regular) & 0xFFF == 0:
+                    self._count()
+            elif entry.is_symlink():
+                self._add(relative, self._link(entry.path, relative))
+            else:
+                self._add(relative, _special(entry.stat(follow_symlinks=False).st_mode))
+        except OSError as error:
+            self._add(relative, b"unreadable:" + _errno_name(error))
+
+    def _link(self, path: bytes, relative: bytes) -> bytes:
+        """The link text, plus the content it leads to wherever that is."""
+        text = os.readlink(path)
+        head = b"link:" + hashlib.sha256(text).hexdigest().encode() + b"->"
+        try:
+            target = os.stat(path)
+        except OSError as error:
+            return head + _errno_name(error)  # ENOENT: dangling; ELOOP: a loop of links
+        if stat.S_ISREG(target.st_mode):
+            return head + _hash_files([(b"", path)], self.limits, 0)[0][1:]
+        if not stat.S_ISDIR(target.st_mode):
+            return head + _special(target.st_mode)
+        real = os.path.realpath(path)
+        above = os.path.join(real, b"")
+        if any(root == real or root.startswith(above) for root in self.active):
+            return head + b"loop"  # the directory being walked, or one above it
+        self.plain(real, relative + b"/", _VOLATILE | {b".git"})
+        return head + b"dir"
+
+
+def _is_dir(entry: os.DirEntry[bytes]) -> bool:
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 else None
-
-
-def _git_digest(top: Path) -> str:
-    digest = hashlib.sha256()
-    head = _git(top, "rev-parse", "--verify", "--quiet", "HEAD")
-    digest.update(b"head\0" + (head.strip() if head else b"none") + b"\0")
-    status = _git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all") or b""
-    entries = status.split(b"\0")
-    index = 0
-    while index < len(entries):
-        entry = entries[index]
-        index += 1
-        if len(entry) < 4:
-            continue
-        code, path = entry[:2], entry[3:]
-        if code[:1] in (b"R", b"C"):  # -z prints the rename source as the next field
-            index += 1
-        digest.update(code + b"\0" + path + b"\0" + _content_hash(top / os.fsdecode(path)))
-    return digest.hexdigest()
-
-
-def _content_hash(path: Path) -> bytes:
-    try:
-        if path.is_symlink():
-            return b"link:" + os.fsencode(os.readlink(path))
-        if path.is_dir():  # an untracked nested repository
-            return b"dir"
-        content = hashlib.sha256()
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                content.update(chunk)
-        return content.hexdigest().encode()
+        return entry.is_dir(follow_symlinks=False)
     except OSError:
-        return b"missing"
+        return False
 
 
-def _files_digest(root: Path) -> str:
-    digest = hashlib.sha256()
-    for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            path = Path(directory, name)
-            try:
-                stat = path.lstat()
-            except OSError:
+def _hash_files(
+    files: list[tuple[bytes, bytes]], limits: _Limits, nofollow: int = _NOFOLLOW
+) -> list[bytes]:
+    """``relative NUL file[x]:<sha256>`` per file (``x``: executable). Opened without
+    following a link (the listing said regular file) and without blocking; a file that is
+    no longer regular once open is described by its type, never read."""
+    records = []
+    flags = _OPEN_FLAGS | nofollow
+    open_, read, close, fstat, sha256 = os.open, os.read, os.close, os.fstat, hashlib.sha256
+    for number, (relative, path) in enumerate(files):
+        if number & 0xFF == 0 and limits.deadline is not None:
+            limits.remaining()
+        try:
+            handle = open_(path, flags)
+        except OSError as error:
+            records.append(relative + b"\0unreadable:" + _errno_name(error))
+            continue
+        try:
+            info = fstat(handle)
+            if not stat.S_ISREG(info.st_mode):
+                records.append(relative + b"\0" + _special(info.st_mode))
                 continue
-            relative = path.relative_to(root).as_posix()
-            digest.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
-    return digest.hexdigest()
+            limits.spend(info.st_size)  # a sparse terabyte fails here, before any read
+            # One read for a small file: asking one byte more than its size shows the end.
+            wanted = min(info.st_size + 1, _CHUNK)
+            chunk = read(handle, wanted)
+            content = sha256(chunk)
+            total = len(chunk)
+            while len(chunk) == wanted:  # a large file, or one that grew since fstat
+                chunk = read(handle, _CHUNK)
+                content.update(chunk)
+                wanted = _CHUNK
+                total += len(chunk)
+                if total > info.st_size:
+                    limits.spend(len(chunk))
+                if limits.deadline is not None:
+                    limits.remaining()
+        except OSError as error:
+            records.append(relative + b"\0unreadable:" + _errno_name(error))
+            continue
+        finally:
+            close(handle)
+        kind = b"\0filex:" if info.st_mode & 0o111 else b"\0file:"
+        records.append(relative + kind + content.hexdigest().encode())
+    return records
+
+
+def _special(mode: int) -> bytes:
+    """Never opened: a FIFO could block, a device could do anything."""
+    for test, name in (
+        (stat.S_ISFIFO, b"fifo"),
+        (stat.S_ISSOCK, b"socket"),
+        (stat.S_ISCHR, b"char-device"),
+        (stat.S_ISBLK, b"block-device"),
+        (stat.S_ISDIR, b"dir"),
+    ):
+        if test(mode):
+            return b"special:" + name
+    return b"special:" + str(stat.S_IFMT(mode)).encode()
+
+
+def _errno_name(error: OSError) -> bytes:
+    return errno.errorcode.get(error.errno or 0, str(error.errno)).encode()

@@ -1,0 +1,429 @@
+"""The working-tree fingerprint against the git tricks of issue 8, on real git repositories
+in temporary directories: every trick changes the fingerprint, an honest run does not, and a
+git that cannot answer raises instead of passing for a clean tree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_acceptance import fingerprint
+from pytest_acceptance.fingerprint import FingerprintError, tree_fingerprint
+
+GIT = [
+    "git",
+    "-c",
+    "user.email=t@example.invalid",
+    "-c",
+    "user.name=t",
+    "-c",
+    "init.defaultBranch=main",
+]
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A committed repository: source, a test, a .gitignore for build output."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def answer():\n    return 42\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_app.py").write_text("def test_answer():\n    assert 1\n")
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "initial")
+    return root
+
+
+def rewrite_same_size_and_mtime(path: Path, content: str) -> None:
+    """What `touch -d` makes possible: new bytes, same size, the old mtime restored."""
+    before = path.stat()
+    assert len(content.encode()) == before.st_size
+    path.write_text(content)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+# -- each trick: (set-up before the first fingerprint, change after it) ----------------------
+
+
+def assume_unchanged(repo: Path) -> Callable[[], None]:
+    git(repo, "update-index", "--assume-unchanged", "src/app.py")
+    return lambda: rewrite_same_size_and_mtime(
+        repo / "src" / "app.py", "def answer():\n    return 41\n"
+    )
+
+
+def skip_worktree(repo: Path) -> Callable[[], None]:
+    git(repo, "update-index", "--skip-worktree", "src/app.py")
+    return lambda: (repo / "src" / "app.py").write_text("def answer():\n    return 0\n")
+
+
+def silent_fsmonitor(repo: Path) -> Callable[[], None]:
+    """A core.fsmonitor hook (protocol 2) that reports no change, ever: git status believes
+    it (checked below), the fingerprint must not."""
+    hook = repo / ".git" / "quiet-fsmonitor"
+    hook.write_text('#!/bin/sh\nprintf "token\\0"\n')
+    hook.chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(hook))
+    git(repo, "config", "core.fsmonitorHookVersion", "2")
+    git(repo, "status")
+    git(repo, "update-index", "--fsmonitor")
+    git(repo, "status")  # records the hook's token in the index
+
+    def change() -> None:
+        (repo / "src" / "app.py").write_text("def answer():\n    return 7\n")
+        assert git(repo, "status", "--porcelain") == "", "the hook no longer fools git status"
+
+    return change
+
+
+def info_exclude(repo: Path) -> Callable[[], None]:
+    (repo / "src" / "helper.py").write_text("VALUE = 1\n")
+    with (repo / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("src/helper.py\n")
+    return lambda: (repo / "src" / "helper.py").write_text("VALUE = 2\n")
+
+
+def global_excludes_file(repo: Path) -> Callable[[], None]:
+    excludes = repo.parent / "global-ignore"
+    excludes.write_text("secret.py\n")
+    git(repo, "config", "core.excludesFile", str(excludes))
+    (repo / "src" / "secret.py").write_text("VALUE = 1\n")
+    return lambda: (repo / "src" / "secret.py").write_text("VALUE = 2\n")
+
+
+def file_symlink_leaving_tree(repo: Path) -> Callable[[], None]:
+    outside = repo.parent / "outside.py"
+    outside.write_text("VALUE = 1\n")
+    (repo / "src" / "linked.py").symlink_to(outside)
+    return lambda: outside.write_text("VALUE = 2\n")
+
+
+def directory_symlink_leaving_tree(repo: Path) -> Callable[[], None]:
+    outside = repo.parent / "outside-lib"
+    outside.mkdir()
+    (outside / "lib.py").write_text("VALUE = 1\n")
+    (repo / "lib").symlink_to(outside, target_is_directory=True)
+    return lambda: (outside / "lib.py").write_text("VALUE = 2\n")
+
+
+def nested_repository(repo: Path) -> Callable[[], None]:
+    nested = repo / "vendor_lib"
+    nested.mkdir()
+    (nested / "lib.py").write_text("VALUE = 1\n")
+    git(nested, "init", "-q")
+    git(nested, "add", "-A")
+    git(nested, "commit", "-qm", "nested")
+    return lambda: (nested / "lib.py").write_text("VALUE = 2\n")
+
+
+def submodule(repo: Path) -> Callable[[], None]:
+    upstream = repo.parent / "upstream"
+    upstream.mkdir()
+    (upstream / "lib.py").write_text("VALUE = 1\n")
+    git(upstream, "init", "-q")
+    git(upstream, "add", "-A")
+    git(upstream, "commit", "-qm", "upstream")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    git(repo, "commit", "-qm", "submodule")
+    return lambda: (repo / "sub" / "lib.py").write_text("VALUE = 2\n")
+
+
+def same_size_same_mtime(repo: Path) -> Callable[[], None]:
+    return lambda: rewrite_same_size_and_mtime(
+        repo / "src" / "app.py", "def answer():\n    return 24\n"
+    )
+
+
+def untracked_behind_gitignore_rule(repo: Path) -> Callable[[], None]:
+    """`git rm --cached` of a tracked file an ignore rule matches, then an edit."""
+    (repo / "settings.log").write_text("level = 1\n")
+    git(repo, "add", "-f", "settings.log")
+    git(repo, "commit", "-qm", "tracked despite *.log")
+    return lambda: (
+        git(repo, "rm", "-q", "--cached", "settings.log"),
+        (repo / "settings.log").write_text("level = 2\n"),
+    )
+
+
+def invalid_nested_git_directory(repo: Path) -> Callable[[], None]:
+    """git skips every path named .git; one that is no repository hides files from git."""
+    hidden = repo / "src" / "cache" / ".git"
+    hidden.mkdir(parents=True)
+    (hidden / "payload.py").write_text("VALUE = 1\n")
+    return lambda: (hidden / "payload.py").write_text("VALUE = 2\n")
+
+
+def executable_bit(repo: Path) -> Callable[[], None]:
+    return lambda: (repo / "src" / "app.py").chmod(0o755)
+
+
+TRICKS = [
+    assume_unchanged,
+    skip_worktree,
+    silent_fsmonitor,
+    info_exclude,
+    global_excludes_file,
+    file_symlink_leaving_tree,
+    directory_symlink_leaving_tree,
+    nested_repository,
+    submodule,
+    same_size_same_mtime,
+    untracked_behind_gitignore_rule,
+    invalid_nested_git_directory,
+    executable_bit,
+]
+
+
+@pytest.mark.parametrize("trick", TRICKS, ids=lambda trick: trick.__name__)
+def test_each_git_trick_changes_the_fingerprint(repo: Path, trick) -> None:
+    """Set the trick up, fingerprint, make the change the trick hides from git: it shows."""
+    change = trick(repo)
+    before = tree_fingerprint(str(repo))
+    assert tree_fingerprint(str(repo)) == before  # stable before the change
+    change()
+    assert tree_fingerprint(str(repo)) != before
+
+
+def test_the_same_tree_gives_the_same_fingerprint(repo: Path) -> None:
+    assert tree_fingerprint(str(repo)) == tree_fingerprint(str(repo))
+    assert tree_fingerprint(str(repo)).startswith("git:")
+
+
+def test_an_honest_runs_outputs_do_not_change_it(repo: Path) -> None:
+    """pytest and the plugin write these during the run the gate fingerprints around."""
+    before = tree_fingerprint(str(repo))
+    for directory in ("src/__pycache__", "tests/__pycache__", ".pytest_cache/v", ".acceptance"):
+        (repo / directory).mkdir(parents=True)
+    (repo / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\0" * 64)
+    (repo / "tests" / "__pycache__" / "x.pyc").write_bytes(b"\1" * 64)
+    (repo / ".pytest_cache" / "v" / "lastfailed").write_text("{}")
+    (repo / ".acceptance" / "verdict.json").write_text("{}")
+    (repo / "build").mkdir()
+    (repo / "build" / "out.o").write_bytes(b"\2")
+    (repo / "run.log").write_text("log\n")
+    git(repo, "status")  # refreshes the index: stat data only, never content
+    assert tree_fingerprint(str(repo)) == before
+
+
+def test_a_new_untracked_file_and_a_deletion_change_it(repo: Path) -> None:
+    before = tree_fingerprint(str(repo))
+    (repo / "src" / "new.py").write_text("")
+    with_new = tree_fingerprint(str(repo))
+    assert with_new != before
+    (repo / "src" / "new.py").unlink()
+    assert tree_fingerprint(str(repo)) == before
+    (repo / "tests" / "test_app.py").unlink()
+    assert tree_fingerprint(str(repo)) != before
+
+
+def test_a_commit_alone_does_not_change_it(repo: Path) -> None:
+    """Only what the checks see counts: the content, not where HEAD points."""
+    (repo / "src" / "app.py").write_text("def answer():\n    return 43\n")
+    edited = tree_fingerprint(str(repo))
+    git(repo, "commit", "-qam", "edit")
+    assert tree_fingerprint(str(repo)) == edited
+
+
+def test_a_subdirectory_root_fingerprints_its_repository(repo: Path) -> None:
+    assert tree_fingerprint(str(repo / "src")) == tree_fingerprint(str(repo))
+
+
+def test_the_callers_git_environment_is_ignored(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE set by the agent's shell steer nothing."""
+    honest = tree_fingerprint(str(repo))
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    git(decoy, "init", "-q")
+    monkeypatch.setenv("GIT_DIR", str(decoy / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(decoy))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(decoy / ".git" / "index"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'core.excludesfile'='/dev/null'")
+    assert tree_fingerprint(str(repo)) == honest
+
+
+def test_core_worktree_cannot_send_git_elsewhere(repo: Path, tmp_path: Path) -> None:
+    before = tree_fingerprint(str(repo))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(repo, "config", "core.worktree", str(elsewhere))
+    assert tree_fingerprint(str(repo)) == before
+    (repo / "src" / "app.py").write_text("changed\n")
+    assert tree_fingerprint(str(repo)) != before
+
+
+# -- files git's view would not survive ---------------------------------------------------
+
+
+def fingerprint_in_subprocess(root: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run in a child so that a hang fails the test instead of hanging the suite."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]);"
+        "from pytest_acceptance.fingerprint import tree_fingerprint;"
+        "print(tree_fingerprint(sys.argv[1]))"
+    )
+    package_root = str(Path(fingerprint.__file__).resolve().parents[1])
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code, str(root), package_root],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_a_fifo_neither_hangs_nor_crashes(repo: Path, tmp_path: Path) -> None:
+    """FIFOs in the tree, behind a symlink, and outside the tree behind a symlink: only
+    their type is hashed (opening one would block until a writer came)."""
+    os.mkfifo(repo / "src" / "pipe")
+    outside_fifo = tmp_path / "outside-pipe"
+    os.mkfifo(outside_fifo)
+    (repo / "src" / "to-pipe").symlink_to(outside_fifo)
+    first = fingerprint_in_subprocess(repo)
+    second = fingerprint_in_subprocess(repo)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    assert first.stdout.startswith("git:")
+
+
+def test_a_fifo_outside_git_neither_hangs_nor_crashes(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    done = fingerprint_in_subprocess(tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("files:")
+
+
+def test_symlink_loops_and_dangling_links_are_hashed_as_such(repo: Path) -> None:
+    (repo / "src" / "loop_a").symlink_to("loop_b")
+    (repo / "src" / "loop_b").symlink_to("loop_a")
+    (repo / "src" / "dangling").symlink_to("does-not-exist")
+    (repo / "src" / "up").symlink_to("..", target_is_directory=True)
+    (repo / "src" / "self").symlink_to(".", target_is_directory=True)
+    first = tree_fingerprint(str(repo))
+    assert tree_fingerprint(str(repo)) == first
+    (repo / "src" / "dangling").unlink()
+    (repo / "src" / "dangling").symlink_to("app.py")
+    assert tree_fingerprint(str(repo)) != first
+
+
+# -- failing closed -----------------------------------------------------------------------
+
+
+def test_a_corrupt_index_raises(repo: Path) -> None:
+    (repo / ".git" / "index").write_bytes(b"DIRC garbage that is no index")
+    with pytest.raises(FingerprintError, match="index"):
+        tree_fingerprint(str(repo))
+
+
+def test_a_missing_git_raises_in_a_repository(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(FingerprintError, match="cannot run git"):
+        tree_fingerprint(str(repo))
+
+
+def test_a_broken_git_directory_raises(tmp_path: Path) -> None:
+    """An empty .git is no repository: git fails, and so does the fingerprint (it does not
+    fall back to whatever repository encloses the directory)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "a.py").write_text("")
+    with pytest.raises(FingerprintError, match="not a git repository"):
+        tree_fingerprint(str(tmp_path))
+
+
+def test_a_missing_root_raises(tmp_path: Path) -> None:
+    with pytest.raises(FingerprintError, match="not a directory"):
+        tree_fingerprint(str(tmp_path / "missing"))
+
+
+def test_past_the_file_cap_it_raises_rather_than_cover_part(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fingerprint, "MAX_ENTRIES", 3)
+    with pytest.raises(FingerprintError, match="more than 3 files"):
+        tree_fingerprint(str(repo))
+
+
+def test_a_sparse_terabyte_fails_at_once_instead_of_reading(repo: Path) -> None:
+    """A file far larger than the byte cap is refused before any read (reading it would run
+    past a hook's timeout, and a timed-out hook lets the stop through)."""
+    with (repo / "huge.bin").open("wb") as huge:
+        huge.truncate(1 << 40)
+    with pytest.raises(FingerprintError, match="bytes to read"):
+        tree_fingerprint(str(repo))
+
+
+def test_a_time_limit_is_enforced(repo: Path) -> None:
+    with pytest.raises(FingerprintError, match="time limit"):
+        tree_fingerprint(str(repo), timeout=0)
+    assert tree_fingerprint(str(repo), timeout=60) == tree_fingerprint(str(repo))
+
+
+# -- outside git ----------------------------------------------------------------------------
+
+
+def test_outside_git_the_content_counts_not_the_mtime(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("VALUE = 1\n")
+    before = tree_fingerprint(str(tmp_path))
+    assert before.startswith("files:")
+    os.utime(tmp_path / "a.py", ns=(0, 0))
+    assert tree_fingerprint(str(tmp_path)) == before
+    rewrite_same_size_and_mtime(tmp_path / "a.py", "VALUE = 2\n")
+    assert tree_fingerprint(str(tmp_path)) != before
+
+
+# -- names: any bytes a file system allows --------------------------------------------------
+
+NAMES = st.binary(min_size=1, max_size=40).filter(
+    lambda name: b"/" not in name and b"\0" not in name and name not in (b".", b"..")
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(files=st.dictionaries(NAMES, st.binary(max_size=64), min_size=1, max_size=6), data=st.data())
+def test_any_names_are_fingerprinted_deterministically(tmp_path_factory, files, data) -> None:
+    """Arbitrary file names (newlines, invalid UTF-8, leading dashes) never crash the walk,
+    the same tree gives the same fingerprint, and changing one file's bytes changes it."""
+    root = tmp_path_factory.mktemp("names")
+    for name, content in files.items():
+        (Path(os.fsdecode(root)) / os.fsdecode(name)).write_bytes(content)
+    first = tree_fingerprint(str(root))
+    assert tree_fingerprint(str(root)) == first
+    victim = data.draw(st.sampled_from(sorted(files)))
+    path = Path(os.fsdecode(root)) / os.fsdecode(victim)
+    path.write_bytes(files[victim] + b"!")
+    assert tree_fingerprint(str(root)) != first
+
+
+@settings(max_examples=15, deadline=None)
+@given(names=st.lists(NAMES.filter(lambda n: n != b".git"), min_size=1, max_size=4, unique=True))
+def test_any_names_in_a_git_repository(tmp_path_factory, names) -> None:
+    """The same with git listing the names (quoted paths never leak into the result)."""
+    root = tmp_path_factory.mktemp("gitnames")
+    git(root, "init", "-q")
+    for name in names:
+        (Path(os.fsdecode(root)) / os.fsdecode(name)).write_bytes(name)
+    first = tree_fingerprint(str(root))
+    assert tree_fingerprint(str(root)) == first
+    (Path(os.fsdecode(root)) / os.fsdecode(names[0])).write_bytes(b"changed")
+    assert tree_fingerprint(str(root)) != first
