@@ -108,15 +108,34 @@ def _git_env() -> dict[str, str]:
     """Nothing from the caller's environment that steers git (GIT_DIR, GIT_INDEX_FILE,
     GIT_CONFIG_*, ...): only what finds the binary and the user's own configuration."""
     env = {"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-    for name in ("PATH", "HOME", "SYSTEMROOT"):
+    for name in ("PATH", "HOME", "XDG_CONFIG_HOME", "SYSTEMROOT"):
         if name in os.environ:
             env[name] = os.environ[name]
     return env
 
 
+def _git_binary(top: bytes) -> bytes:
+    """The first ``git`` on PATH that is not inside the work tree: a PATH that holds a
+    project directory (an activated ``.venv/bin``, ``node_modules/.bin``) must not let the
+    agent put its own ``git`` there."""
+    inside = os.path.join(top, b"")
+    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue  # "" and relative entries mean the current directory
+        directory = os.path.realpath(os.fsencode(entry))
+        if directory == top or directory.startswith(inside):
+            continue
+        candidate = os.path.join(directory, b"git")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise FingerprintError(
+        f"cannot run git for {os.fsdecode(top)}: no git on PATH outside the project"
+    )
+
+
 def _git_command(top: bytes, *args: str) -> list[bytes]:
     return [
-        b"git",
+        _git_binary(top),
         b"--git-dir=" + os.path.join(top, b".git"),
         b"--work-tree=" + top,
         b"-c",

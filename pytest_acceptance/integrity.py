@@ -362,8 +362,10 @@ def _read(path: str) -> bytes | str | None:
     now (a FIFO or device is never opened: reading one could block or do anything)."""
     try:
         info = os.stat(path)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError as error:  # a loop of links, a file where a directory was
+        return f"an unreadable path ({error.strerror})"
     if stat.S_ISDIR(info.st_mode):
         return "a directory"
     if not stat.S_ISREG(info.st_mode):
@@ -431,9 +433,15 @@ _ASSERT_CALLS = frozenset({"fail", "raises", "warns", "deprecated_call", "assert
 def _python_inventory(content: bytes) -> tuple[dict[str, Any], str | None]:
     try:
         tree = ast.parse(content)
+        return _python_tests(tree), None
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", None)
         return {}, f"{type(error).__name__}{f' at line {line}' if line else ''}"
+    except (RecursionError, MemoryError):
+        return {}, "nested too deeply to read"
+
+
+def _python_tests(tree: ast.Module) -> dict[str, Any]:
     helpers = {
         node.name
         for node in tree.body
@@ -443,7 +451,7 @@ def _python_inventory(content: bytes) -> tuple[dict[str, Any], str | None]:
     }
     inventory: dict[str, Any] = {FILE_LEVEL: {"markers": _module_markers(tree)}}
     _collect_tests(tree.body, "", {}, helpers, inventory)
-    return inventory, None
+    return inventory
 
 
 def _collect_tests(
@@ -609,20 +617,41 @@ def _literal(node: ast.AST | None) -> Any:
 
 def _is_constant_test(test: ast.expr) -> bool:
     """``assert True``, ``assert 1``, ``assert (x, "message")`` (a tuple is always true),
-    ``assert 1 == 1``, ``assert x == x``."""
+    ``assert not False``, ``assert len([1]) == 1`` (nothing but literals and pure builtins),
+    ``assert x == x``. ``assert False`` is no weakening: it always fails."""
     value = _literal(test)
     if value is not _NOT_LITERAL:
         return bool(value)
     if isinstance(test, ast.Tuple) and test.elts:
         return True
+    if _stateless(test):
+        return True
     if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        left, right = test.left, test.comparators[0]
-        if _literal(left) is not _NOT_LITERAL and _literal(right) is not _NOT_LITERAL:
-            return True
         return isinstance(test.ops[0], (ast.Eq, ast.Is, ast.GtE, ast.LtE)) and (
-            ast.dump(left) == ast.dump(right)
+            ast.dump(test.left) == ast.dump(test.comparators[0])
         )
     return False
+
+
+_PURE_BUILTINS = frozenset(
+    {"len", "bool", "int", "float", "str", "abs", "all", "any", "sum", "min", "max", "sorted",
+     "list", "tuple", "set", "dict", "round", "repr", "True", "False", "None"}
+)  # fmt: skip
+
+
+_STATEFUL = (ast.Attribute, ast.Subscript, ast.Await, ast.Starred, ast.Lambda, ast.NamedExpr,
+             ast.Yield, ast.YieldFrom, ast.comprehension)  # fmt: skip
+
+
+def _stateless(node: ast.expr) -> bool:
+    """An expression of literals, operators and pure builtins: the same value every run."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            if inner.id not in _PURE_BUILTINS:
+                return False
+        elif isinstance(inner, _STATEFUL):
+            return False
+    return True
 
 
 def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
@@ -646,8 +675,8 @@ def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
 _JS_COMMENT = re.compile(r"/\*.*?\*/|(?<![:\\\"'`])//[^\n]*", re.S)
 _JS_TEST_CALL = re.compile(
     r"(?<![\w$.])(?P<call>x?it|x?test|fit|(?:it|test)\.(?:skip|only|todo|failing|concurrent))"
-    r"\s*\(\s*(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q)).)*)(?P=q)",
-    re.S,
+    # A bounded name on one line: an unterminated quote cannot make the scan quadratic.
+    r"\s*\(\s*(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q))[^\n]){0,500})(?P=q)"
 )
 _JS_SUITE_MARK = re.compile(r"(?<![\w$.])(xdescribe|describe\.skip|describe\.only|fdescribe)\s*\(")
 _JS_ASSERT = re.compile(r"(?<![\w$.])(?:expect|assert(?:\.\w+)?)\s*\(")
@@ -663,6 +692,7 @@ def _js_inventory(text: str) -> dict[str, Any]:
         kind = "only" if match.group(1) in ("describe.only", "fdescribe") else "skip"
         file_markers[kind] = file_markers.get(kind, 0) + 1
     inventory: dict[str, Any] = {}
+    seen: dict[str, int] = {}
     calls = list(_JS_TEST_CALL.finditer(text))
     for index, match in enumerate(calls):
         end = calls[index + 1].start() if index + 1 < len(calls) else len(text)
@@ -681,18 +711,17 @@ def _js_inventory(text: str) -> dict[str, Any]:
                 constant += 1
             else:
                 real += 1
-        name = _unique(inventory, match.group("name"))
+        name = _unique(match.group("name"), seen)
         inventory[name] = {"assertions": real, "constants": constant, "markers": markers}
     inventory[FILE_LEVEL] = {"markers": file_markers}
     return inventory
 
 
-def _unique(inventory: dict[str, Any], name: str) -> str:
-    candidate, number = name or "<unnamed>", 1
-    while candidate in inventory:
-        number += 1
-        candidate = f"{name} #{number}"
-    return candidate
+def _unique(name: str, seen: dict[str, int]) -> str:
+    """Same-named tests (one per describe block) keep apart as ``name #2``, ``name #3``."""
+    name = name or "<unnamed>"
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name} #{seen[name]}"
 
 
 # -- Go ---------------------------------------------------------------------------------

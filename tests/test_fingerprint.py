@@ -340,6 +340,22 @@ def test_a_missing_git_raises_in_a_repository(
         tree_fingerprint(str(repo))
 
 
+def test_a_git_planted_in_the_project_is_never_run(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An activated .venv/bin on PATH is agent-writable: a `git` there that calls every
+    file ignored would blind the fingerprint. Only a git outside the project runs."""
+    planted = repo / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    (planted / "git").write_text("#!/bin/sh\nprintf 'src/\\0tests/\\0'\n")
+    (planted / "git").chmod(0o755)
+    honest = tree_fingerprint(str(repo))
+    monkeypatch.setenv("PATH", f"{planted}{os.pathsep}.{os.pathsep}{os.environ['PATH']}")
+    assert tree_fingerprint(str(repo)) == honest
+    (repo / "src" / "app.py").write_text("changed\n")
+    assert tree_fingerprint(str(repo)) != honest
+
+
 def test_a_broken_git_directory_raises(tmp_path: Path) -> None:
     """An empty .git is no repository: git fails, and so does the fingerprint (it does not
     fall back to whatever repository encloses the directory)."""
