@@ -17,26 +17,28 @@ import sys
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
-import hook_utils as hu
+import evidence
+import hook_io
+from transcript import Flow, Transcript, skill_name
 
 
 def main() -> int:
     try:
-        payload = hu.read_payload(sys.stdin.buffer.read())
-    except hu.HookInputError as error:
-        hu.tell_user(f"pytest-acceptance escalate gate: {error}. The tool call was not checked.")
+        payload = hook_io.read_payload(sys.stdin.buffer.read())
+    except hook_io.HookInputError as error:
+        hook_io.tell_user(f"pytest-acceptance escalate gate: {error}. Tool call not checked.")
         return 0
     parsed = _requested_skill(payload)
     if parsed is None or parsed[0] != "escalate":
         return 0
     qualified = parsed[1]
     try:
-        transcript = hu.Transcript.load(payload.get("transcript_path"))
-    except hu.HookInputError as error:
+        transcript = Transcript.load(payload.get("transcript_path"))
+    except hook_io.HookInputError as error:
         if qualified:
             deny(f"{error}: cannot confirm that /pytest-acceptance:verify ran in this flow.")
         else:
-            hu.tell_user(f"pytest-acceptance escalate gate: {error}. Not checked.")
+            hook_io.tell_user(f"pytest-acceptance escalate gate: {error}. Not checked.")
         return 0
     flow = transcript.current_flow()
     if flow is None:
@@ -58,20 +60,20 @@ def _requested_skill(payload: dict[str, Any]) -> tuple[str, bool] | None:
         return None
     tool_input = payload.get("tool_input")
     skill = tool_input.get("skill") if isinstance(tool_input, dict) else None
-    return hu.skill_name(skill) if isinstance(skill, str) else None
+    return skill_name(skill) if isinstance(skill, str) else None
 
 
-def _problem(flow: hu.Flow, payload: dict[str, Any]) -> str | None:
-    cwd = hu.text_field(payload, "cwd")
+def _problem(flow: Flow, payload: dict[str, Any]) -> str | None:
+    cwd = hook_io.text_field(payload, "cwd")
     spec = flow.spec_path(cwd)
     if not flow.called("verify") or spec is None:
-        return hu.escalation_evidence_problem(flow, spec, None, [])
-    verdict, problems = hu.find_verdict(spec, hu.evidence_roots(cwd, flow, spec))
-    return hu.escalation_evidence_problem(flow, spec, verdict, problems)
+        return evidence.escalation_evidence_problem(flow, spec, None, [])
+    verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
+    return evidence.escalation_evidence_problem(flow, spec, verdict, problems)
 
 
 def deny(reason: str) -> None:
-    hu.emit(
+    hook_io.emit(
         {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -86,5 +88,5 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception as error:  # a hook bug must not crash the session
-        hu.tell_user(f"pytest-acceptance escalate gate failed ({error!r}); call not checked.")
+        hook_io.tell_user(f"pytest-acceptance escalate gate failed ({error!r}); call not checked.")
         sys.exit(0)

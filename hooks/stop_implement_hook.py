@@ -21,27 +21,23 @@ not admit manual or incomplete work.
 A flow is over once the user types a new prompt after a /done or /escalate that was let
 through; a second /implement starts a fresh flow.
 
-Never a trap: after ACCEPTANCE_HOOK_MAX_BLOCKS blocks in one flow (default 8, the CLI's own
-cap), or ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS blocks in a row answered without any tool call while
-stop_hook_active (default 3), the stop goes through with a message that it was FORCED, not
-verified, recorded in <repo>/.acceptance/forced-stops.jsonl.
+Never a trap: the block caps of caps.py let a stop through, FORCED and recorded.
 Switches: ACCEPTANCE_HOOK_TODOS=0, ACCEPTANCE_HOOK_CONTRADICTIONS=0 turn the extra layers off.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
-import hook_utils as hu
+import caps
+import evidence
+import hook_io
+from transcript import Flow, SkillEvent, Transcript, format_epoch
 
-DEFAULT_MAX_BLOCKS = 8  # Claude Code overrides a 9th consecutive block by itself
-DEFAULT_MAX_IDLE_BLOCKS = 3
 # Seed 004's contradiction phrases, plus their common variants.
 CONTRADICTIONS = (
     "requires manual",
@@ -63,23 +59,23 @@ LISTED = 10  # criteria named in one reason; the rest are counted
 
 def main() -> int:
     try:
-        payload = hu.read_payload(sys.stdin.buffer.read())
-        transcript = hu.Transcript.load(payload.get("transcript_path"))
-    except hu.HookInputError as error:
-        hu.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
+        payload = hook_io.read_payload(sys.stdin.buffer.read())
+        transcript = Transcript.load(payload.get("transcript_path"))
+    except hook_io.HookInputError as error:
+        hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return 0
     flow = transcript.current_flow()
     if flow is None or _closed(flow, transcript):
         return 0  # not in an /implement flow
     reason, message = judge(flow, transcript, payload)
     if reason is not None:
-        block_or_force(reason, flow, transcript, payload)
+        caps.block_or_force(reason, flow, transcript, payload)
     elif message is not None:
-        hu.tell_user(message)
+        hook_io.tell_user(message)
     return 0
 
 
-def _closed(flow: hu.Flow, transcript: hu.Transcript) -> bool:
+def _closed(flow: Flow, transcript: Transcript) -> bool:
     """A flow whose /done or /escalate let the session stop is over once the user types a new
     prompt: later, unrelated work in the session is not held to the spec. A flow whose last
     stop was blocked stays enforced, whatever the user says next."""
@@ -91,10 +87,10 @@ def _closed(flow: hu.Flow, transcript: hu.Transcript) -> bool:
 
 
 def judge(
-    flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, Any]
+    flow: Flow, transcript: Transcript, payload: dict[str, Any]
 ) -> tuple[str | None, str | None]:
     """(block reason, None) to keep the session going, or (None, message or None) to allow."""
-    cwd = hu.text_field(payload, "cwd")
+    cwd = hook_io.text_field(payload, "cwd")
     spec = flow.spec_path(cwd)
     verified = flow.called("verify")
     if spec is None:
@@ -115,7 +111,7 @@ def judge(
             f"The spec {spec} of this /implement flow disappeared after /verify: restore it.",
             None,
         )
-    verdict, problems = hu.find_verdict(spec, hu.evidence_roots(cwd, flow, spec))
+    verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
     if terminal is None:
         return _unfinished_reason(flow, spec, verdict, problems), None
     if terminal.skill == "escalate":
@@ -126,7 +122,7 @@ def judge(
     return gap, None
 
 
-def _unverified_reason(terminal: hu.SkillEvent | None, spec: Path) -> str:
+def _unverified_reason(terminal: SkillEvent | None, spec: Path) -> str:
     run_verify = (
         f'run {VERIFY} {spec} (Skill tool, skill "pytest-acceptance:verify", with the spec and '
         "your implementation log as args): it runs `pytest --acceptance` on the spec"
@@ -144,7 +140,7 @@ def _unverified_reason(terminal: hu.SkillEvent | None, spec: Path) -> str:
 
 
 def _unfinished_reason(
-    flow: hu.Flow, spec: Path, verdict: hu.Verdict | None, problems: list[str]
+    flow: Flow, spec: Path, verdict: evidence.Verdict | None, problems: list[str]
 ) -> str:
     gap = _evidence_gap(flow, spec, verdict, problems)
     if gap is None:
@@ -153,17 +149,17 @@ def _unfinished_reason(
 
 
 def _escalation_gap(
-    flow: hu.Flow, spec: Path, verdict: hu.Verdict | None, problems: list[str]
+    flow: Flow, spec: Path, verdict: evidence.Verdict | None, problems: list[str]
 ) -> str | None:
-    problem = hu.escalation_evidence_problem(flow, spec, verdict, problems)
+    problem = evidence.escalation_evidence_problem(flow, spec, verdict, problems)
     return None if problem is None else f"{ESCALATE} needs evidence. {problem}"
 
 
 def _evidence_gap(
-    flow: hu.Flow, spec: Path, verdict: hu.Verdict | None, problems: list[str]
+    flow: Flow, spec: Path, verdict: evidence.Verdict | None, problems: list[str]
 ) -> str | None:
     """What the verdict lacks for /done, as an instruction; None when it proves the work."""
-    missing = hu.missing_verdict(flow, spec, verdict, problems)
+    missing = evidence.missing_verdict(flow, spec, verdict, problems)
     if missing is not None or verdict is None:
         return missing
     errors = verdict.collection_errors(spec)
@@ -182,11 +178,11 @@ def _evidence_gap(
     return _tree_changed(verdict, spec)
 
 
-def _not_passing(spec: Path, verdict: hu.Verdict) -> str:
+def _not_passing(spec: Path, verdict: evidence.Verdict) -> str:
     items = verdict.not_passing(spec)
     failing = [item for item in items if item.get("status") in ("failed", "error")]
     manual = [item for item in items if item.get("status") == "manual"]
-    where = f"(verification of {hu.format_epoch(verdict.finished)}, {verdict.path})"
+    where = f"(verification of {format_epoch(verdict.finished)}, {verdict.path})"
     if failing:
         return (
             f"These criteria of {spec} still fail {where}: {_criteria(failing)}. Work on exactly "
@@ -215,9 +211,9 @@ def _criteria(items: list[dict[str, Any]]) -> str:
     return "; ".join(named) + more
 
 
-def _tree_changed(verdict: hu.Verdict, spec: Path) -> str | None:
+def _tree_changed(verdict: evidence.Verdict, spec: Path) -> str | None:
     try:
-        now = hu.tree_fingerprint(verdict.rootdir)
+        now = evidence.tree_fingerprint(verdict.rootdir)
     except Exception as error:  # an unusable fingerprint must not pass as "unchanged"
         return f"Cannot fingerprint the working tree {verdict.rootdir} ({error!r}). Run {VERIFY}."
     if now in verdict.fingerprints:
@@ -229,8 +225,8 @@ def _tree_changed(verdict: hu.Verdict, spec: Path) -> str | None:
     )
 
 
-def _extra_layers(flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, Any]) -> str | None:
-    if hu.env_enabled("ACCEPTANCE_HOOK_TODOS"):
+def _extra_layers(flow: Flow, transcript: Transcript, payload: dict[str, Any]) -> str | None:
+    if hook_io.env_enabled("ACCEPTANCE_HOOK_TODOS"):
         unfinished = transcript.unfinished_todos(flow.offset)
         if unfinished:
             return (
@@ -238,8 +234,9 @@ def _extra_layers(flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, A
                 f"{', '.join(unfinished[:LISTED])}. Finish them (or update the list if an item no "
                 "longer applies) before stopping. (Switch: ACCEPTANCE_HOOK_TODOS=0.)"
             )
-    if hu.env_enabled("ACCEPTANCE_HOOK_CONTRADICTIONS"):
-        last = hu.text_field(payload, "last_assistant_message") or transcript.last_assistant_text()
+    if hook_io.env_enabled("ACCEPTANCE_HOOK_CONTRADICTIONS"):
+        last = hook_io.text_field(payload, "last_assistant_message")
+        last = last or transcript.last_assistant_text()
         said = " ".join(last.lower().replace("\u2019", "'").split())
         phrase = next((p for p in CONTRADICTIONS if p in said), None)
         if phrase is not None:
@@ -252,81 +249,9 @@ def _extra_layers(flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, A
     return None
 
 
-# --- never a trap ---------------------------------------------------------------------------
-
-
-def block_or_force(
-    reason: str, flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, Any]
-) -> None:
-    why = _force_reason(flow, transcript, payload)
-    if why is None:
-        hu.emit({"decision": "block", "reason": f"{hu.BLOCK_TAG} {reason}"})
-        return
-    spec = flow.spec_path(hu.text_field(payload, "cwd"))
-    where = _record_forced_stop(payload, spec, why, reason)
-    hu.tell_user(
-        f"pytest-acceptance: this stop was FORCED, NOT verified: {why}. The /implement flow for "
-        f"{spec} did not end with verified evidence. Still open: {reason} {where}"
-    )
-
-
-def _force_reason(flow: hu.Flow, transcript: hu.Transcript, payload: dict[str, Any]) -> str | None:
-    blocks = transcript.our_block_offsets(flow.offset)
-    cap = max(1, hu.env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
-    # The CLI writes its transcript lazily: the feedback line of the block just before may
-    # not be on disk yet. stop_hook_active says that block happened, so it counts too.
-    blocked = max(len(blocks), 1 if payload.get("stop_hook_active") is True else 0)
-    if blocked >= cap:
-        return (
-            f"{blocked} stops of this flow were already blocked (ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
-        )
-    # stop_hook_active alone never lets a stop through (that would make the guard a one-time
-    # speed bump); it marks a retry, and retries without any work in between end the loop.
-    if payload.get("stop_hook_active") is not True:
-        return None
-    idle_cap = max(1, hu.env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
-    idle = 0
-    ends = [*blocks[1:], len(transcript.data)]
-    for index in reversed(range(len(blocks))):  # newest first
-        start, end = blocks[index], ends[index]
-        if transcript.tool_call_between(start, end):
-            break
-        idle += 1
-    if idle >= idle_cap:
-        return (
-            f"the last {idle} blocks were answered without a single tool call "
-            f"(ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={idle_cap})"
-        )
-    return None
-
-
-def _record_forced_stop(payload: dict[str, Any], spec: Path | None, why: str, reason: str) -> str:
-    cwd = hu.text_field(payload, "cwd")
-    root = (hu.git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
-    path = root / hu.FORCED_STOPS_RELATIVE
-    record = {
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "at_epoch": time.time(),
-        "session_id": payload.get("session_id"),
-        "transcript_path": payload.get("transcript_path"),
-        "spec": str(spec) if spec else None,
-        "forced_because": why,
-        "open_reason": reason,
-    }
-    try:
-        if not path.parent.is_dir():
-            path.parent.mkdir(parents=True)
-            (path.parent / ".gitignore").write_text("*\n", encoding="utf-8")
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-    except OSError as error:
-        return f"(Could not record it in {path}: {error}.)"
-    return f"(Recorded in {path}.)"
-
-
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception as error:  # a hook bug must not crash the session: say so and let it stop
-        hu.tell_user(f"pytest-acceptance stop hook failed ({error!r}); this stop was NOT checked.")
+        hook_io.tell_user(f"pytest-acceptance stop hook failed ({error!r}); stop NOT checked.")
         sys.exit(0)

@@ -1,0 +1,90 @@
+"""Never a trap: when the Stop hook's blocks let a stop through anyway, and the record of it.
+
+After ACCEPTANCE_HOOK_MAX_BLOCKS blocks in one flow (default 8, the CLI's own cap), or
+ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS blocks in a row answered without any tool call while
+stop_hook_active (default 3), the stop goes through with a message that it was FORCED, not
+verified, recorded in <repo>/.acceptance/forced-stops.jsonl.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from hook_io import emit, env_int, git_toplevel, tell_user, text_field
+from transcript import BLOCK_TAG, Flow, Transcript
+
+DEFAULT_MAX_BLOCKS = 8  # Claude Code overrides a 9th consecutive block by itself
+DEFAULT_MAX_IDLE_BLOCKS = 3
+FORCED_STOPS_RELATIVE = Path(".acceptance") / "forced-stops.jsonl"
+
+
+def block_or_force(
+    reason: str, flow: Flow, transcript: Transcript, payload: dict[str, Any]
+) -> None:
+    why = _force_reason(flow, transcript, payload)
+    if why is None:
+        emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+        return
+    spec = flow.spec_path(text_field(payload, "cwd"))
+    where = _record_forced_stop(payload, spec, why, reason)
+    tell_user(
+        f"pytest-acceptance: this stop was FORCED, NOT verified: {why}. The /implement flow for "
+        f"{spec} did not end with verified evidence. Still open: {reason} {where}"
+    )
+
+
+def _force_reason(flow: Flow, transcript: Transcript, payload: dict[str, Any]) -> str | None:
+    blocks = transcript.our_block_offsets(flow.offset)
+    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
+    # The CLI writes its transcript lazily: the feedback line of the block just before may
+    # not be on disk yet. stop_hook_active says that block happened, so it counts too.
+    blocked = max(len(blocks), 1 if payload.get("stop_hook_active") is True else 0)
+    if blocked >= cap:
+        return (
+            f"{blocked} stops of this flow were already blocked (ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
+        )
+    # stop_hook_active alone never lets a stop through (that would make the guard a one-time
+    # speed bump); it marks a retry, and retries without any work in between end the loop.
+    if payload.get("stop_hook_active") is not True:
+        return None
+    idle_cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    idle = 0
+    ends = [*blocks[1:], len(transcript.data)]
+    for index in reversed(range(len(blocks))):  # newest first
+        start, end = blocks[index], ends[index]
+        if transcript.tool_call_between(start, end):
+            break
+        idle += 1
+    if idle >= idle_cap:
+        return (
+            f"the last {idle} blocks were answered without a single tool call "
+            f"(ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={idle_cap})"
+        )
+    return None
+
+
+def _record_forced_stop(payload: dict[str, Any], spec: Path | None, why: str, reason: str) -> str:
+    cwd = text_field(payload, "cwd")
+    root = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
+    path = root / FORCED_STOPS_RELATIVE
+    record = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "at_epoch": time.time(),
+        "session_id": payload.get("session_id"),
+        "transcript_path": payload.get("transcript_path"),
+        "spec": str(spec) if spec else None,
+        "forced_because": why,
+        "open_reason": reason,
+    }
+    try:
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True)
+            (path.parent / ".gitignore").write_text("*\n", encoding="utf-8")
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+    except OSError as error:
+        return f"(Could not record it in {path}: {error}.)"
+    return f"(Recorded in {path}.)"
