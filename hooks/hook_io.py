@@ -57,6 +57,13 @@ def env_int(name: str, default: int) -> int:
         return default
 
 
+def env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+
+
 def env_enabled(name: str) -> bool:
     """Extra layers are on unless switched off with 0/false/no/off."""
     return os.environ.get(name, "").strip().lower() not in {"0", "false", "no", "off"}

@@ -55,17 +55,24 @@ VERIFY = "/pytest-acceptance:verify"
 DONE = "/pytest-acceptance:done"
 ESCALATE = "/pytest-acceptance:escalate"
 LISTED = 10  # criteria named in one reason; the rest are counted
+DEFAULT_SETTLE_SECONDS = 10.0  # well under the hook timeout; an honest flow waits ms
 
 
 def main() -> int:
     try:
         payload = hook_io.read_payload(sys.stdin.buffer.read())
-        transcript = Transcript.load(payload.get("transcript_path"))
+        # The CLI writes its transcript lazily: wait (bounded) until it holds the message
+        # that ended this turn, so the /done or /escalate just before it is on disk too.
+        transcript = Transcript.load_settled(
+            payload.get("transcript_path"),
+            payload.get("last_assistant_message"),
+            hook_io.env_float("ACCEPTANCE_HOOK_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
+        )
     except hook_io.HookInputError as error:
         hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return 0
-    flow = transcript.current_flow()
-    if flow is None or _closed(flow, transcript):
+    flow = transcript.open_flow()
+    if flow is None:
         return 0  # not in an /implement flow
     reason, message = judge(flow, transcript, payload)
     if reason is not None:
@@ -73,17 +80,6 @@ def main() -> int:
     elif message is not None:
         hook_io.tell_user(message)
     return 0
-
-
-def _closed(flow: Flow, transcript: Transcript) -> bool:
-    """A flow whose /done or /escalate let the session stop is over once the user types a new
-    prompt: later, unrelated work in the session is not held to the spec. A flow whose last
-    stop was blocked stays enforced, whatever the user says next."""
-    terminal = flow.terminal()
-    if terminal is None:
-        return False
-    prompt = transcript.user_prompt_after(terminal.offset)
-    return prompt is not None and not transcript.our_block_offsets(terminal.offset, prompt)
 
 
 def judge(
