@@ -43,6 +43,7 @@ def main() -> int:
         os.environ.get("CLAUDE_PLUGIN_DATA"),
         hook_io.text_field(payload, "transcript_path"),
         Path.home(),
+        cwd,
     )
     try:
         found = protect.violations(

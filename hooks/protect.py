@@ -88,10 +88,13 @@ class Protected:
     def _why(self, path: Path) -> str | None:
         if self.spec is not None and path == self.spec:
             return "it is the spec of this /implement flow: the contract does not change mid-flow"
+        named = _by_name(path)
+        if named is not None:
+            return named
         for tree, why in self.trees:
             if path == tree or tree in path.parents:
                 return why
-        return _by_name(path)
+        return None
 
 
 def _by_name(path: Path) -> str | None:
@@ -120,6 +123,7 @@ def protected_set(
     plugin_data: str | None,
     transcript_path: str | None,
     home: Path,
+    cwd: Path | None = None,
 ) -> Protected:
     trees: list[tuple[Path, str]] = [
         (plugin_root, "it is the pytest-acceptance plugin itself"),
@@ -131,8 +135,11 @@ def protected_set(
     if plugin_data:
         trees.append((Path(plugin_data), "it is the plugin's own state (pinned flows, records)"))
     if transcript_path:
+        # The transcripts' folder, unless the work itself happens inside it (then the file).
+        folder = Path(transcript_path).parent
+        inside = cwd is not None and (folder == cwd or folder in cwd.parents)
         trees.append(
-            (Path(transcript_path).parent, "it holds the session transcripts Claude Code writes")
+            (Path(transcript_path) if inside else folder, "it holds the session transcript")
         )
     resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
     return Protected(
