@@ -13,33 +13,22 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import hook_io
+import session_flow
 import settings_guard
-from transcript import Transcript
 
 
 def main() -> int:
     payload = hook_io.read_payload(sys.stdin.buffer.read())
     if payload.get("source") not in settings_guard.GUARDED_SOURCES:
         return 0
-    try:
-        transcript = Transcript.load(payload.get("transcript_path"))
-    except hook_io.HookInputError as error:
-        hook_io.tell_user(f"pytest-acceptance: {error}; this settings change was not checked.")
-        return 0
-    flow = transcript.open_flow()
+    flow = session_flow.open_flow(payload)
     if flow is None:
         return 0
-    data_dir = os.environ.get("CLAUDE_PLUGIN_DATA")
-    snapshot = settings_guard.load_snapshot(
-        settings_guard.snapshot_path(data_dir, str(payload.get("session_id")), flow.offset)
-        if data_dir
-        else None
-    )
+    snapshot = settings_guard.load_snapshot(settings_guard.snapshot_path(flow.key))
     why = settings_guard.refusal(payload.get("source"), payload.get("file_path"), snapshot)
     if why is not None:
-        spec = flow.spec_path(hook_io.text_field(payload, "cwd"))
         refuse(
-            f"{why} while the /implement flow for {spec} is open: the change does not take "
+            f"{why} while the /implement flow for {flow.spec} is open: the change does not take "
             "effect. Hooks are the human's to change, between flows."
         )
     return 0

@@ -6,8 +6,10 @@ without the package installed, on every Stop and on every Skill call.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,13 +43,54 @@ def text_field(payload: dict[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def session_id(payload: dict[str, Any]) -> str | None:
+    """The session the hook runs for: the payload's, else the one Claude Code exports."""
+    return text_field(payload, "session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
+
+
 def emit(output: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(output) + "\n")
+    """Write the hook's decision. A closed stdout must not end in a traceback (the CLI would
+    take it for a non-blocking error): a block or deny goes to stderr with exit code 2,
+    which Claude Code treats as a blocking error; anything else ends quietly."""
+    try:
+        sys.stdout.write(json.dumps(output) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        blocking = output.get("decision") == "block" or "hookSpecificOutput" in output
+        if blocking:
+            reason = output.get("reason") or output["hookSpecificOutput"].get(
+                "permissionDecisionReason", ""
+            )
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write(f"{reason}\n")
+                sys.stderr.flush()
+        os._exit(2 if blocking else 0)
 
 
 def tell_user(message: str) -> None:
     """Let the event through, with a message shown to the user."""
     emit({"systemMessage": message})
+
+
+class HookDeadline(Exception):
+    """The hook's internal deadline passed (well before the CLI's own timeout)."""
+
+
+def start_deadline(seconds: int) -> None:
+    """Raise HookDeadline in the main thread after `seconds`: a hook that cannot finish in
+    time decides itself (inside a flow: block) instead of letting the CLI's timeout allow."""
+
+    def expire(signum: int, frame: Any) -> None:
+        raise HookDeadline(f"the hook did not finish within its {seconds} s deadline")
+
+    if hasattr(signal, "SIGALRM"):
+        signal.signal(signal.SIGALRM, expire)
+        signal.alarm(max(1, seconds))
+
+
+def cancel_deadline() -> None:
+    if hasattr(signal, "SIGALRM"):
+        signal.alarm(0)
 
 
 def env_int(name: str, default: int) -> int:

@@ -12,35 +12,30 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import hook_io
 import protect
+import session_flow
 import settings_guard
-from transcript import Flow, Transcript
+from flow_state import data_dir
 
 TAG = "[pytest-acceptance guard]"
 
 
 def main() -> int:
     payload = hook_io.read_payload(sys.stdin.buffer.read())
-    try:
-        transcript = Transcript.load(payload.get("transcript_path"))
-    except hook_io.HookInputError as error:
-        hook_io.tell_user(f"pytest-acceptance guard: {error}. This tool call was not checked.")
-        return 0
-    flow = transcript.open_flow()
+    flow = session_flow.open_flow(payload)
     if flow is None:
         return 0
     cwd = Path(hook_io.text_field(payload, "cwd") or os.getcwd())
-    _snapshot_settings(payload, flow, cwd)
+    _snapshot_settings(flow, cwd)
     tool_name = str(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
     protected = protect.protected_set(
-        flow.spec_path(str(cwd)),
+        flow.spec,
         hook_io.PLUGIN_ROOT,
-        os.environ.get("CLAUDE_PLUGIN_DATA"),
+        str(data_dir()),
         hook_io.text_field(payload, "transcript_path"),
         Path.home(),
         cwd,
@@ -58,19 +53,16 @@ def main() -> int:
     if found:
         deny(
             f"{protect.describe(found)}. These paths are protected while the /implement flow "
-            f"for {flow.spec_path(str(cwd))} is open. Work on the code instead; to verify, run "
+            f"for {flow.spec} is open. Work on the code instead; to verify, run "
             "/pytest-acceptance:verify; if the spec or the setup itself is wrong, "
             "/pytest-acceptance:escalate with the evidence so a human decides."
         )
     return 0
 
 
-def _snapshot_settings(payload: dict[str, Any], flow: Flow, cwd: Path) -> None:
-    data_dir = os.environ.get("CLAUDE_PLUGIN_DATA")
-    if not data_dir:
-        return
+def _snapshot_settings(flow: session_flow.OpenFlow, cwd: Path) -> None:
     project = Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
-    path = settings_guard.snapshot_path(data_dir, str(payload.get("session_id")), flow.offset)
+    path = settings_guard.snapshot_path(flow.key)
     try:
         settings_guard.ensure_snapshot(path, settings_guard.settings_files(project, Path.home()))
     except OSError as error:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from flow_state import data_dir
 from hook_io import PLUGIN_NAME
 
 GUARDED_SOURCES = {"user_settings", "project_settings", "local_settings"}
@@ -54,9 +55,8 @@ def hook_view(path: Path) -> dict[str, Any]:
     }
 
 
-def snapshot_path(data_dir: str, session_id: str, flow_offset: int) -> Path:
-    safe = "".join(char for char in session_id if char.isalnum() or char in "-_") or "session"
-    return Path(data_dir) / SNAPSHOTS / f"{safe}-{flow_offset}.json"
+def snapshot_path(flow_key: str) -> Path:
+    return data_dir() / SNAPSHOTS / f"{flow_key}.json"
 
 
 def ensure_snapshot(path: Path, files: list[Path]) -> None:

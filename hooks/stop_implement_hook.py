@@ -1,27 +1,31 @@
-"""Stop hook: in an /implement flow, the session stops only on evidence, never on a claim.
+"""Stop hook: in an /implement flow, the session stops only on the gate's own evidence.
 
-Seed 000's decision matrix, over our skills that really ran after the last /implement:
+Seed 000's decision matrix, over the flow pinned at /implement (pin.py) and our skills that
+really ran after it:
 
     /implement  /verify  /done  /escalate   decision
     no          -        -      -           allow (not in a flow)
     yes         no       no     no          block: verify first
-    yes         yes      no     no          block: the verdict says what is next
-    yes         yes      yes    -           allow, if the evidence holds (below)
-    yes         yes      -      yes         allow, if a verification run exists (below)
+    yes         yes      no     no          block: the agent's last verdict says what is next
+    yes         yes      yes    -           allow, if the gate's own run passes (below)
+    yes         yes      -      yes         allow, if the gate's own run is a real run
     yes         no       yes    -           block (suspicious: /done without /verify)
     yes         no       -      yes         block (/escalate without /verify)
 
-Evidence after /done (the later of /done and /escalate decides): the verdict of
-`pytest --acceptance` (.acceptance/verdict.json) covers the flow's spec, finished after the
-flow started, says "pass" for a complete run, and the working tree still has the fingerprint
-it was verified on. /escalate needs a verdict for the spec from within the flow (any status).
-Extra layers after a good /done: no unfinished task-list items, and a last message that does
-not admit manual or incomplete work.
+Evidence after /done (the later of /done and /escalate decides) is never a file of the
+project: the gate (gate.py) runs the spec pinned at /implement on the current tree itself,
+or reuses the result it stored for this tree fingerprint (the PreToolUse gate of /done ran
+it). A spec changed since /implement, or a criterion's tests weakened, block /done. Extra
+layers after a good /done: no unfinished task-list items, and a last message that does not
+admit manual or incomplete work.
 
-A flow is over once the user types a new prompt after a /done or /escalate that was let
-through; a second /implement starts a fresh flow.
+The pin is the reference (pinned_flow.py): a transcript that no longer shows the open pinned
+flow, or shows an /implement the plugin never pinned, blocks. A flow ends once the user
+types a new prompt after a /done or /escalate that was let through (prompt_hook.py).
 
-Never a trap: the block caps of caps.py let a stop through, FORCED and recorded.
+Inside a flow, nothing fails open: an unreadable transcript, a damaged state, an internal
+error or the hook's own deadline block with the reason. Never a trap: the block caps of
+caps.py let a stop through, FORCED and recorded.
 Switches: ACCEPTANCE_HOOK_TODOS=0, ACCEPTANCE_HOOK_CONTRADICTIONS=0 turn the extra layers off.
 """
 
@@ -29,14 +33,19 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import caps
 import evidence
+import gate
 import hook_io
-from transcript import Flow, SkillEvent, Transcript, format_epoch
+import pinned_flow
+from flow_state import Flow as PinnedFlow
+from flow_state import FlowStateError
+from transcript import BLOCK_TAG, Flow, SkillEvent, Transcript, format_epoch
 
 # Seed 004's contradiction phrases, plus their common variants.
 CONTRADICTIONS = (
@@ -55,12 +64,19 @@ VERIFY = "/pytest-acceptance:verify"
 DONE = "/pytest-acceptance:done"
 ESCALATE = "/pytest-acceptance:escalate"
 LISTED = 10  # criteria named in one reason; the rest are counted
-DEFAULT_SETTLE_SECONDS = 10.0  # well under the hook timeout; an honest flow waits ms
+DEADLINE = 840  # seconds; the hook's timeout in hooks.json is 900
+_SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
+DEFAULT_SETTLE_SECONDS = 10.0  # well under the deadline; an honest flow waits milliseconds
 
 
 def main() -> int:
+    hook_io.start_deadline(DEADLINE)
+    payload = hook_io.read_payload(sys.stdin.buffer.read())
+    _SEEN["payload"] = payload
+    session_id = hook_io.session_id(payload)
+    pin = PinnedFlow.load(session_id) if session_id else None
+    _SEEN["pin"] = pin
     try:
-        payload = hook_io.read_payload(sys.stdin.buffer.read())
         # The CLI writes its transcript lazily: wait (bounded) until it holds the message
         # that ended this turn, so the /done or /escalate just before it is on disk too.
         transcript = Transcript.load_settled(
@@ -69,53 +85,59 @@ def main() -> int:
             hook_io.env_float("ACCEPTANCE_HOOK_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
         )
     except hook_io.HookInputError as error:
+        if pin is not None and pin.is_open:
+            raise  # inside a flow: the fail-closed handler blocks with the reason
         hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return 0
-    flow = transcript.open_flow()
-    if flow is None:
+    situation = pinned_flow.resolve(pin, transcript)
+    if situation.flow is None:
         return 0  # not in an /implement flow
-    reason, message = judge(flow, transcript, payload)
+    if situation.tamper is not None:
+        reason, message = situation.tamper, None
+    else:
+        reason, message = judge(situation.flow, situation.pin, transcript, payload)
+    if pin is not None and pin.is_open:
+        pin.record_stop("allow" if reason is None else "block")
     if reason is not None:
-        caps.block_or_force(reason, flow, transcript, payload)
+        caps.block_or_force(reason, situation.flow, transcript, payload)
     elif message is not None:
         hook_io.tell_user(message)
     return 0
 
 
 def judge(
-    flow: Flow, transcript: Transcript, payload: dict[str, Any]
+    flow: Flow, pin: PinnedFlow | None, transcript: Transcript, payload: dict[str, Any]
 ) -> tuple[str | None, str | None]:
     """(block reason, None) to keep the session going, or (None, message or None) to allow."""
-    cwd = hook_io.text_field(payload, "cwd")
-    spec = flow.spec_path(cwd)
-    verified = flow.called("verify")
-    if spec is None:
-        return (
-            None,
-            "pytest-acceptance: the last /implement named no spec file; nothing to enforce.",
-        )
-    if not spec.is_file() and not verified:
-        return None, (
-            f"pytest-acceptance: the spec {spec} named by the last /implement does not exist; "
-            "nothing was implemented or verified."
-        )
+    if pin is None or pin.problem is not None:
+        problem = pin.problem if pin is not None else "the flow is not pinned"
+        return None, f"pytest-acceptance: {problem}; nothing to enforce."
+    spec = Path(str(pin.spec_path))
     terminal = flow.terminal()
-    if not verified:
+    if not flow.called("verify"):
         return _unverified_reason(terminal, spec), None
-    if not spec.is_file():
-        return (
-            f"The spec {spec} of this /implement flow disappeared after /verify: restore it.",
-            None,
-        )
-    verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
     if terminal is None:
+        cwd = hook_io.text_field(payload, "cwd")
+        verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
         return _unfinished_reason(flow, spec, verdict, problems), None
-    if terminal.skill == "escalate":
-        return _escalation_gap(flow, spec, verdict, problems), None
-    gap = _evidence_gap(flow, spec, verdict, problems)
-    if gap is None:
-        gap = _extra_layers(flow, transcript, payload)
-    return gap, None
+    reason = _gate_refusal(pin, terminal.skill)
+    if reason is not None:
+        prefix = f"{ESCALATE} needs evidence. " if terminal.skill == "escalate" else ""
+        return prefix + reason, None
+    if terminal.skill == "done":
+        return _extra_layers(flow, transcript, payload), None
+    return None, None
+
+
+def _gate_refusal(pin: PinnedFlow, skill: str) -> str | None:
+    """The gate's decision on /done or /escalate; it records what it let through."""
+    if skill == "escalate" and pin.get("real_run_at") is not None:
+        return None  # the gate already ran the pinned spec for real within this flow
+    deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
+    reason, fingerprint = gate.judge(pin, skill, deadline_at)
+    if reason is None:
+        pin.record_terminal(skill, fingerprint)
+    return reason
 
 
 def _unverified_reason(terminal: SkillEvent | None, spec: Path) -> str:
@@ -142,13 +164,6 @@ def _unfinished_reason(
     if gap is None:
         return f"The last verification of {spec} passed on the current tree: call {DONE} to finish."
     return f"You ran {VERIFY} but neither {DONE} nor {ESCALATE} followed. {gap}"
-
-
-def _escalation_gap(
-    flow: Flow, spec: Path, verdict: evidence.Verdict | None, problems: list[str]
-) -> str | None:
-    problem = evidence.escalation_evidence_problem(flow, spec, verdict, problems)
-    return None if problem is None else f"{ESCALATE} needs evidence. {problem}"
 
 
 def _evidence_gap(
@@ -245,9 +260,36 @@ def _extra_layers(flow: Flow, transcript: Transcript, payload: dict[str, Any]) -
     return None
 
 
+def fail_closed(error: BaseException) -> None:
+    """An error or the deadline: inside a flow (or when the state cannot tell) the stop is
+    blocked with the reason -- the block caps still let a stuck session out; outside any
+    flow the stop goes through with a message."""
+    hook_io.cancel_deadline()
+    payload = _SEEN.get("payload") or {}
+    pin = _SEEN.get("pin")
+    if pin is None and "pin" not in _SEEN:
+        session_id = hook_io.session_id(payload)
+        try:
+            pin = PinnedFlow.load(session_id) if session_id else None
+        except FlowStateError:
+            pin = "unknown"
+    if pin is None or (isinstance(pin, PinnedFlow) and not pin.is_open):
+        hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
+        return
+    reason = f"The stop hook could not check this stop ({error}), so it is not let through."
+    empty = Transcript(b"", str(payload.get("transcript_path") or ""))
+    stand_in = Flow(pinned_flow.stand_in_event(pin), []) if isinstance(pin, PinnedFlow) else None
+    try:
+        if stand_in is None:
+            raise ValueError("no pinned flow to count blocks against")
+        caps.block_or_force(reason, stand_in, empty, payload)
+    except Exception:
+        hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())
-    except Exception as error:  # a hook bug must not crash the session: say so and let it stop
-        hook_io.tell_user(f"pytest-acceptance stop hook failed ({error!r}); stop NOT checked.")
+    except Exception as error:  # inside a flow, never fail open
+        fail_closed(error)
         sys.exit(0)

@@ -235,11 +235,11 @@ class Transcript:
         its /done or /escalate let the session stop and the user moved on, or when the user
         interrupted its /implement before any work and moved on to something else."""
         flow = self.current_flow()
-        if flow is None or self._closed(flow) or self._released_by_interrupt(flow):
+        if flow is None or self.closed(flow) or self.released_by_interrupt(flow):
             return None
         return flow
 
-    def _closed(self, flow: Flow) -> bool:
+    def closed(self, flow: Flow) -> bool:
         """A flow whose /done or /escalate let the session stop is over once the user types a
         new prompt: later, unrelated work in the session is not held to the spec. A flow whose
         last stop was blocked stays enforced, whatever the user says next."""
@@ -249,7 +249,7 @@ class Transcript:
         prompt = self.user_prompt_after(terminal.offset)
         return prompt is not None and not self.our_block_offsets(terminal.offset, prompt)
 
-    def _released_by_interrupt(self, flow: Flow) -> bool:
+    def released_by_interrupt(self, flow: Flow) -> bool:
         """A typed /implement that the user interrupted before the model answered at all, and
         after which the user asked for something else (or nothing yet), was never started.
         Once the model answered, an interrupt is a pause: the flow holds. A first prompt

@@ -7,6 +7,7 @@ Shaped like pytest's "non-python tests" example: ``SpecFile.collect`` parses and
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,13 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
     stat = path.stat()
     key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
     if key not in _parsed:
-        _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache")
+        if os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0":
+            # The Claude Code gate's own run: no pickle from the agent-writable .acceptance/.
+            from pytest_acceptance.parse import parse_spec
+
+            _parsed[key] = parse_spec(path)
+        else:
+            _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache")
     return _parsed[key]
 
 

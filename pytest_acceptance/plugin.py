@@ -41,6 +41,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SPEC",
         help="collect the acceptance criteria of this markdown spec (repeatable)",
     )
+    group.addoption(
+        "--acceptance-verdict-fd",
+        type=int,
+        metavar="FD",
+        help="also write the verdict JSON to this inherited file descriptor (the Claude Code "
+        "gate reads its own run's verdict there, not from the agent-writable .acceptance/)",
+    )
     parser.addini("acceptance_timeout", "default timeout of a criterion, in seconds", default="300")
     parser.addini(
         "acceptance_retries", "default retries of a failed automated criterion", default="1"

@@ -28,6 +28,7 @@ from pytest_acceptance.verdict import (
     VerdictStatus,
     decide,
     render,
+    send_verdict,
     to_json,
 )
 
@@ -124,7 +125,9 @@ class Recorder:
             verdict = _decide(outcomes, problems + more, exitstatus)
         self.verdict = verdict
         session.exitstatus = verdict.exit_code
-        write_json_atomic(output_dir(self.rootdir) / "verdict.json", to_json(verdict, facts))
+        data = to_json(verdict, facts)
+        send_verdict(self.config.getoption("acceptance_verdict_fd", None), data)
+        write_json_atomic(output_dir(self.rootdir) / "verdict.json", data)
 
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]

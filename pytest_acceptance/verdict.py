@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -225,6 +226,19 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
         "problems": list(verdict.problems),
         **facts.extra,
     }
+
+
+def send_verdict(fd: int | None, data: dict[str, Any]) -> None:
+    """Write the verdict JSON to an inherited descriptor (``--acceptance-verdict-fd``), then
+    close it: the reader (the Claude Code gate) takes end of file as the end of the verdict."""
+    if fd is None:
+        return
+    payload = (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        with open(fd, "wb", closefd=True) as channel:
+            channel.write(payload)
+    except OSError:
+        pass  # the reader is gone or the fd is not ours: the reader reports "no verdict"
 
 
 @functools.lru_cache(maxsize=64)

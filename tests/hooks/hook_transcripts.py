@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "pytest-acceptance"
 CLI_VERSION = "2.1.328"
 BLOCK_TAG = "[pytest-acceptance stop guard]"
+SESSION_ID = "session-1"
 _ids = itertools.count(1)
 
 
@@ -223,7 +225,13 @@ class TranscriptBuilder:
         self.add(meta)
         return tool_id
 
-    def command(self, name: str, args: str = "", skill_dir: Path | None = None) -> None:
+    def command(
+        self,
+        name: str,
+        args: str = "",
+        skill_dir: Path | None = None,
+        prompt_id: str | None = None,
+    ) -> None:
         """A slash command the user typed, e.g. command("pytest-acceptance:implement", "s.md")."""
         short = name.rpartition(":")[2]
         self._queue("dequeue")
@@ -232,7 +240,8 @@ class TranscriptBuilder:
             f"<command-name>/{name}</command-name>\n"
             f"<command-args>{args}</command-args>"
         )
-        self.add(self._base("user", message={"role": "user", "content": content}))
+        extra = {"promptId": prompt_id} if prompt_id else {}
+        self.add(self._base("user", message={"role": "user", "content": content}, **extra))
         directory = skill_dir or REPO_ROOT / "skills" / short
         self.add(
             self._base(
@@ -243,11 +252,28 @@ class TranscriptBuilder:
         )
         self.noise()
 
-    def implement(self, spec: str | Path, via: str = "command") -> None:
-        if via == "command":
-            self.command(f"{PLUGIN}:implement", str(spec))
-        else:
+    def implement(self, spec: str | Path, via: str = "command", pin: bool = True) -> None:
+        """The user's /implement; `pin` also runs the plugin's prompt hook for it, as the CLI
+        does when the command expands (the pin goes to plugin_data(cwd))."""
+        if via != "command":
             self.skill(f"{PLUGIN}:implement", str(spec))
+            return
+        prompt_id = str(uuid.uuid4())
+        self.command(f"{PLUGIN}:implement", str(spec), prompt_id=prompt_id)
+        if pin:
+            run_hook("UserPromptExpansion", expansion_payload(Path(self.cwd), str(spec), prompt_id))
+
+    def user_prompt(self, text: str) -> None:
+        """A plain prompt the user typed, and the prompt hook that sees it."""
+        self.prompt(text)
+        payload = {
+            "session_id": SESSION_ID,
+            "cwd": self.cwd,
+            "prompt_id": str(uuid.uuid4()),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": text,
+        }
+        run_hook("UserPromptSubmit", payload)
 
     def verify(self, spec: str | Path = "", **kwargs: Any) -> str:
         return self.skill(f"{PLUGIN}:verify", f"{spec} /tmp/implement-log-1.md", **kwargs)
@@ -456,6 +482,28 @@ class HookRun:
         return str((self.output or {}).get("systemMessage", ""))
 
 
+def plugin_data(cwd: Path | str) -> Path:
+    """The plugin's state folder of a test: beside the test's repository."""
+    return Path(cwd).parent / "plugin-data"
+
+
+def expansion_payload(cwd: Path, args: str, prompt_id: str = "prompt-1") -> dict[str, Any]:
+    """What CLI 2.1.328 sends to UserPromptExpansion for a typed /implement."""
+    return {
+        "session_id": SESSION_ID,
+        "transcript_path": str(cwd.parent / "session.jsonl"),
+        "cwd": str(cwd),
+        "prompt_id": prompt_id,
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptExpansion",
+        "expansion_type": "slash_command",
+        "command_name": f"{PLUGIN}:implement",
+        "command_args": args,
+        "command_source": "plugin",
+        "prompt": f"/{PLUGIN}:implement {args}",
+    }
+
+
 def hook_command(event: str) -> str:
     """The command hooks.json registers for a hook event."""
     config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))
@@ -475,13 +523,17 @@ def run_hook(
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
-    environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), **(env or {}))
+    environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=sys.executable)
+    cwd = payload.get("cwd") if isinstance(payload, Mapping) else None
+    if cwd:
+        environment["CLAUDE_PLUGIN_DATA"] = str(plugin_data(cwd))
+    environment.update(env or {})
     done = subprocess.run(
         ["bash", "-c", hook_command(event)],
         input=data.encode() if isinstance(data, str) else data,
         capture_output=True,
         env=environment,
-        timeout=120,
+        timeout=300,
         check=False,
     )
     text = subprocess.CompletedProcess(
@@ -496,7 +548,7 @@ def stop_payload(
     transcript: Path, cwd: Path, stop_hook_active: bool = False, last: str | None = None
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
-        "session_id": "session-1",
+        "session_id": SESSION_ID,
         "transcript_path": str(transcript),
         "cwd": str(cwd),
         "permission_mode": "default",
@@ -511,7 +563,7 @@ def stop_payload(
 
 def pretool_payload(transcript: Path, cwd: Path, skill: str, args: str = "") -> dict[str, Any]:
     return {
-        "session_id": "session-1",
+        "session_id": SESSION_ID,
         "transcript_path": str(transcript),
         "cwd": str(cwd),
         "permission_mode": "default",

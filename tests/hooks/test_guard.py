@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import REPO_ROOT, HookRun, TranscriptBuilder, make_repo, stop_payload
+from hook_transcripts import (
+    REPO_ROOT,
+    SESSION_ID,
+    HookRun,
+    TranscriptBuilder,
+    make_repo,
+    plugin_data,
+    stop_payload,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,7 +52,10 @@ def run_script(script: str, payload: dict[str, Any], env: dict[str, str] | None 
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
-    environment.update(CLAUDE_PLUGIN_ROOT=str(REPO_ROOT), **(env or {}))
+    environment.update(CLAUDE_PLUGIN_ROOT=str(REPO_ROOT), ACCEPTANCE_GATE_PYTHON=sys.executable)
+    if payload.get("cwd"):
+        environment["CLAUDE_PLUGIN_DATA"] = str(plugin_data(payload["cwd"]))
+    environment.update(env or {})
     done = subprocess.run(
         ["bash", "-c", commands[0]],
         input=json.dumps(payload),
@@ -201,7 +212,7 @@ def test_any_command_is_judged_or_unreadable_never_a_crash(command: str) -> None
 
 def pretool(transcript: Path, cwd: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     return {
-        "session_id": "session-1",
+        "session_id": SESSION_ID,
         "transcript_path": str(transcript),
         "cwd": str(cwd),
         "hook_event_name": "PreToolUse",
@@ -277,7 +288,7 @@ def test_guard_fails_closed_on_garbage_input(repo: Path) -> None:
 
 def config_change(transcript: Path, repo: Path, file_path: Path, source: str) -> dict[str, Any]:
     return {
-        "session_id": "session-1",
+        "session_id": SESSION_ID,
         "transcript_path": str(transcript),
         "cwd": str(repo),
         "hook_event_name": "ConfigChange",
@@ -396,21 +407,17 @@ def test_interrupted_implement_is_released_only_before_any_work(
 
 
 def test_stop_waits_until_the_transcript_holds_the_last_message(repo: Path, tmp_path: Path) -> None:
-    """The Stop payload's last_assistant_message is not on disk yet, nor the /escalate before
-    it; a writer adds them 0.4 s later. The hook waits for them instead of blocking."""
-    from hook_transcripts import write_verdict
-
-    spec = repo / SPEC
+    """The Stop payload's last_assistant_message is not on disk yet, nor the lines before it
+    that decide (an interrupt of the /implement, an unrelated prompt); a writer adds them
+    0.4 s later. The hook waits for them and allows, instead of blocking on a stale file."""
     builder = TranscriptBuilder(repo)
     builder.implement(SPEC)
-    builder.verify(spec)
-    write_verdict(repo, spec, "fail")
     path = builder.write(tmp_path / "transcript.jsonl")
-    builder.escalate()
-    last = "## Escalation: Criterion AC-1\nA human must decide."
+    interrupt(builder)
+    builder.prompt("What is the capital of France?")
+    last = "The capital of France is Paris."
     builder.text(last)
-    later = tmp_path / "later.jsonl"
-    builder.write(later)
+    later = builder.write(tmp_path / "later.jsonl")
 
     def land() -> None:
         time.sleep(0.4)
@@ -421,6 +428,12 @@ def test_stop_waits_until_the_transcript_holds_the_last_message(repo: Path, tmp_
     result = run_script("stop_implement_hook.py", stop_payload(path, repo, last=last))
     writer.join()
     assert not result.blocked, result.reason
+    # Without the wait the same stop is judged on the stale file, and blocked:
+    builder2 = TranscriptBuilder(repo)
+    builder2.implement(SPEC)
+    stale = builder2.write(tmp_path / "stale.jsonl")
+    quick = {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"}
+    assert run_script("stop_implement_hook.py", stop_payload(stale, repo, last=last), quick).blocked
 
 
 def test_the_wait_is_bounded(repo: Path, tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def test_hooks_json_wires_both_hooks_through_the_plugin_root() -> None:
     pre = config["hooks"]["PreToolUse"][0]
     assert "${CLAUDE_PLUGIN_ROOT}/hooks/stop_implement_hook.py" in stop
     assert pre["matcher"] == "Skill"
-    assert "${CLAUDE_PLUGIN_ROOT}/hooks/pretool_escalate_hook.py" in pre["hooks"][0]["command"]
+    assert "${CLAUDE_PLUGIN_ROOT}/hooks/pretool_gate_hook.py" in pre["hooks"][0]["command"]
 
 
 def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path) -> None:

@@ -1,0 +1,583 @@
+"""The gate's own verification run: the only evidence /done and /escalate are accepted on.
+
+Nothing the agent writes in the project is evidence. The gate runs `pytest --acceptance`
+itself, on the spec as pinned at /implement (the copy in the plugin's state, never the
+project's file), with:
+
+- the interpreter pinned at /implement, under ``-I`` (no PYTHONPATH, no cwd on sys.path), its
+  files and those of the distributions the run imports hashed at pin time and checked
+  before every run (a new .pth file in a site folder counts as a change);
+- an environment built from scratch (PATH, HOME, LANG/LC_*, TMPDIR, TZ, USER and the
+  ANTHROPIC_* credentials an agent criterion needs; no BASH_ENV, ENV, PYTEST_ADDOPTS,
+  PYTEST_PLUGINS, PYTHONPATH, ...), plugin autoload off, only pytest-acceptance and xdist
+  loaded, ``--noconftest``, ``-p no:cacheprovider``, no parse cache from ``.acceptance/``;
+- ``-c`` an ini file the gate writes, holding only the ``acceptance_*`` settings of the
+  project's configuration as it was at /implement (never ``acceptance_cache``);
+- ``--rootdir`` the repository pinned at /implement, and the run's cwd;
+- the verdict read from a pipe the gate hands to pytest (``--acceptance-verdict-fd``), not
+  from ``.acceptance/verdict.json``;
+- the tree fingerprint taken by the gate before and after the run, equal to each other
+  and to the ones the verdict reports;
+- a deadline below the hook's timeout: a run that cannot finish is killed (its whole
+  process group) and blocks with the reason.
+
+Results are stored in the plugin's state by tree fingerprint: the Stop hook after a /done
+the gate let through does not run again on the same tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from flow_state import Flow
+from hook_io import PLUGIN_ROOT, env_int
+
+DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
+PROBE_TIMEOUT = 120
+VERIFY = "/pytest-acceptance:verify"
+DONE = "/pytest-acceptance:done"
+ESCALATE = "/pytest-acceptance:escalate"
+LISTED = 10
+_KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
+
+
+class GateError(Exception):
+    """The gate cannot verify; the message says why and what to do. It blocks."""
+
+
+def deadline_seconds() -> int:
+    return max(5, env_int("ACCEPTANCE_GATE_DEADLINE", DEFAULT_DEADLINE))
+
+
+# --- the interpreter and what it is made of ---------------------------------------------------
+
+
+def candidate_pythons(repo: Path) -> list[str]:
+    """Where the gate looks for an interpreter that can import pytest_acceptance."""
+    configured = os.environ.get("ACCEPTANCE_GATE_PYTHON", "").strip()
+    if configured:
+        return [configured]
+    found = [str(repo / folder / "bin" / "python") for folder in (".venv", "venv")]
+    found = [path for path in found if os.path.isfile(path)]
+    return [*found, "python3"]
+
+
+def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+    """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError."""
+    command = [python, "-I", "-m", "pytest_acceptance.gate_probe"]
+    command += ["--config-dir", str(config_dir), str(spec)]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=str(config_dir),
+            env=clean_env(python),
+            capture_output=True,
+            timeout=max(1.0, timeout),
+            check=False,
+            start_new_session=True,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise GateError(f"{python} could not run the probe ({error})") from None
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        raise GateError(f"{python} cannot run pytest_acceptance ({' | '.join(tail)})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("criteria"), list):
+        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
+    return report
+
+
+def discover(repo: Path, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+    """The probe of the first candidate interpreter that can run it."""
+    failures = []
+    for python in candidate_pythons(repo):
+        try:
+            return {**probe(python, spec, config_dir, timeout), "python": python}
+        except GateError as error:
+            failures.append(str(error))
+    raise GateError(
+        "no Python interpreter that can import pytest_acceptance was found ("
+        + "; ".join(failures)
+        + "). Install the package into the project's .venv, or set ACCEPTANCE_GATE_PYTHON."
+    )
+
+
+def file_digest(path: str) -> str | None:
+    """sha256 of a regular file, None when it is missing or not a regular file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while True:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                return digest.hexdigest()
+            digest.update(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def startup_files(folders: list[str]) -> dict[str, list[str]]:
+    """The .pth and sitecustomize files of each site folder: Python runs them at start."""
+    found = {}
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            names = []
+        found[folder] = sorted(
+            name
+            for name in names
+            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize"))
+        )
+    return found
+
+
+def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
+    """Record what the gate's interpreter is made of, hashed by this (stdlib) process."""
+    files = [str(path) for path in report.get("runtime_files", []) if isinstance(path, str)]
+    folders = [str(path) for path in report.get("site_folders", []) if isinstance(path, str)]
+    flow.data["python"] = report["python"]
+    flow.data["runtime"] = {path: file_digest(path) for path in files}
+    flow.data["startup_files"] = startup_files(folders)
+
+
+def runtime_changes(flow: Flow) -> list[str]:
+    """Files of the gate's interpreter that changed since they were pinned."""
+    changed = [
+        path
+        for path, digest in dict(flow.get("runtime") or {}).items()
+        if file_digest(path) != digest
+    ]
+    pinned = dict(flow.get("startup_files") or {})
+    for folder, names in startup_files(list(pinned)).items():
+        changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
+    return changed
+
+
+def complete_pin(flow: Flow, timeout: float) -> None:
+    """Parse the pinned spec and pin the interpreter, if /implement could not (the package
+    was not installed yet). Later than at /implement, so weaker: the README says so."""
+    if flow.get("criteria") is not None:
+        return
+    report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
+    flow.data["criteria"] = report["criteria"]
+    flow.data["collect_error"] = report.get("error")
+    flow.data["settings"] = report.get("settings") or {}
+    flow.data["pinned_late"] = True
+    pin_runtime(flow, report)
+    pin_integrity(flow)
+    flow.save()
+
+
+def pin_integrity(flow: Flow) -> None:
+    """The integrity snapshot of the files the bash criteria's commands name."""
+    commands = [
+        str(item["command"])
+        for item in flow.get("criteria") or []
+        if item.get("method") == "bash" and item.get("command")
+    ]
+    try:
+        integrity = _integrity_module()
+        flow.data["integrity"] = integrity.snapshot(flow.repo, commands)
+    except ImportError:
+        flow.data["integrity"] = None  # this version of the package has no integrity module
+    except Exception as error:  # recorded: a check that cannot be made blocks later
+        flow.data["integrity_error"] = f"{type(error).__name__}: {error}"
+
+
+def _integrity_module() -> Any:
+    if str(PLUGIN_ROOT) not in sys.path:
+        sys.path.insert(0, str(PLUGIN_ROOT))
+    from pytest_acceptance import integrity
+
+    return integrity
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def clean_env(python: str) -> dict[str, str]:
+    """The run's environment, from scratch: nothing the agent's shell could have set."""
+    env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
+    env.update(
+        {
+            key: value
+            for key, value in os.environ.items()
+            if key.startswith(("LC_", "ANTHROPIC_")) and value
+        }
+    )
+    folder = os.path.dirname(python)
+    path = env.get("PATH", os.defpath)
+    env["PATH"] = f"{folder}{os.pathsep}{path}" if folder else path
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["ACCEPTANCE_PARSE_CACHE"] = "0"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def write_ini(flow: Flow) -> Path:
+    """The run's only configuration: the pinned acceptance_* settings."""
+    lines = ["[pytest]"]
+    for key, value in sorted(dict(flow.get("settings") or {}).items()):
+        first, *rest = str(value).splitlines() or [""]
+        lines.append(f"{key} = {first}")
+        lines += [f"    {line}" for line in rest]
+    path = flow.folder / "gate.ini"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def fingerprint(repo: str) -> str:
+    """The tree fingerprint, taken by the gate; GateError when it cannot be taken."""
+    if str(PLUGIN_ROOT) not in sys.path:
+        sys.path.insert(0, str(PLUGIN_ROOT))
+    try:
+        from pytest_acceptance.fingerprint import tree_fingerprint
+
+        return tree_fingerprint(repo)
+    except Exception as error:  # an unusable fingerprint must never pass as "unchanged"
+        raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
+
+
+def run(flow: Flow, deadline_at: float) -> dict[str, Any]:
+    """The gate's verification run of the pinned spec on the current tree (or the result it
+    already stored for this tree). Raises GateError when no trustworthy result comes out."""
+    complete_pin(flow, deadline_at - time.monotonic())
+    changed = runtime_changes(flow)
+    if changed:
+        raise GateError(
+            f"the Python environment the gate runs in changed since /implement started: "
+            f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
+            "/implement so the gate pins the environment again."
+        )
+    before = fingerprint(flow.repo)
+    stored = flow.result_for(before)
+    if stored is not None:
+        return stored
+    started = time.time()
+    verdict, returncode, tail = _pytest(flow, deadline_at)
+    after = fingerprint(flow.repo)
+    result = _result(flow, verdict, returncode, tail, before, after)
+    result["duration"] = round(time.time() - started, 3)
+    if before == after:
+        flow.store_result(result)
+    return result
+
+
+def _pytest(flow: Flow, deadline_at: float) -> tuple[dict[str, Any] | None, int, str]:
+    python = str(flow.get("python"))
+    reader, writer = os.pipe()
+    command = [python, "-I", "-m", "pytest", "--acceptance", str(flow.spec_copy)]
+    command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
+    command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
+    command += ["--acceptance-verdict-fd", str(writer), "-q", "--color=no"]
+    log_path = flow.folder / "gate-run.log"
+    chunks: list[bytes] = []
+    try:
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command,
+                cwd=flow.repo,
+                env=clean_env(python),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(writer,),
+                start_new_session=True,
+            )
+            os.close(writer)
+            writer = -1
+            drain = threading.Thread(target=_drain, args=(reader, chunks), daemon=True)
+            drain.start()
+            returncode = _wait(process, deadline_at)
+            drain.join(timeout=max(0.1, min(10.0, deadline_at - time.monotonic())))
+    except OSError as error:
+        raise GateError(f"the gate could not start `{python} -m pytest` ({error})") from None
+    finally:
+        if writer >= 0:
+            os.close(writer)
+    tail = _tail(log_path)
+    raw = b"".join(chunks)
+    try:
+        verdict = json.loads(raw) if raw.strip() else None
+    except ValueError:
+        verdict = None  # two writers, or a torn write: not a verdict the gate can trust
+    return (verdict if isinstance(verdict, dict) else None), returncode, tail
+
+
+def _drain(reader: int, chunks: list[bytes]) -> None:
+    try:
+        while True:
+            chunk = os.read(reader, 1 << 16)
+            if not chunk:
+                return
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+
+
+def _wait(process: subprocess.Popen[bytes], deadline_at: float) -> int:
+    try:
+        return process.wait(timeout=max(0.1, deadline_at - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise GateError(
+            f"the gate's verification run did not finish within its deadline "
+            f"(ACCEPTANCE_GATE_DEADLINE={deadline_seconds()} s) and was stopped. Make the "
+            "criteria faster, or raise the deadline (and the hook timeout in hooks.json)."
+        ) from None
+    finally:
+        _kill_group(process)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """The run's whole process group goes: xdist workers, criteria and their children."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+
+
+def _tail(path: Path, lines: int = 12) -> str:
+    try:
+        text = path.read_bytes()[-4000:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _result(
+    flow: Flow,
+    verdict: dict[str, Any] | None,
+    returncode: int,
+    tail: str,
+    before: str,
+    after: str,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "fingerprint": before,
+        "fingerprint_after": after,
+        "at": time.time(),
+        "returncode": returncode,
+        "tail": tail,
+        "spec_sha256": flow.get("spec_sha256"),
+    }
+    if verdict is None:
+        result["error"] = (
+            f"the gate's verification run produced no verdict (exit code {returncode})"
+        )
+        result["real_run"] = False
+        return result
+    specs = [s for s in verdict.get("specs") or [] if isinstance(s, dict)]
+    criteria = [c for c in verdict.get("criteria") or [] if isinstance(c, dict)]
+    result.update(
+        status=verdict.get("status"),
+        exit_code=verdict.get("exit_code"),
+        complete=verdict.get("complete") is True,
+        selected=sum(int(s.get("selected") or 0) for s in specs),
+        criteria=[
+            {key: c.get(key) for key in ("id", "title", "status", "message", "method")}
+            for c in criteria
+        ],
+        problems=[str(p) for p in verdict.get("problems") or []][:10],
+        verdict_fingerprints=[verdict.get("fingerprint"), verdict.get("fingerprint_after")],
+    )
+    result["real_run"] = result["selected"] > 0 and verdict.get("exit_code") == returncode
+    return result
+
+
+# --- judging a result -----------------------------------------------------------------------------
+
+
+def run_problem(result: dict[str, Any]) -> str | None:
+    """Why a result is not one the gate can judge on at all."""
+    if result.get("error"):
+        return f"{result['error']}:\n{result.get('tail', '')}"
+    if result.get("exit_code") != result.get("returncode"):
+        return (
+            f"the gate's verification run exited {result.get('returncode')} but its verdict "
+            f"says {result.get('exit_code')}: something interfered with the run"
+        )
+    fingerprints = {result.get("fingerprint"), result.get("fingerprint_after")}
+    if len(fingerprints) != 1 or set(result.get("verdict_fingerprints") or []) != fingerprints:
+        return (
+            "files changed while the gate's verification run was running (a criterion that "
+            "writes into the tree, or another process): stop changing files, then "
+            f"{DONE} again"
+        )
+    return None
+
+
+def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
+    """What keeps /done from being accepted on this result; None when every pinned
+    criterion passed in a complete run of the pinned spec on this tree."""
+    problem = run_problem(result)
+    if problem is not None:
+        return problem
+    if flow.get("collect_error"):
+        return (
+            f"the spec as pinned at /implement cannot be collected ({flow.get('collect_error')})"
+            f": {DONE} is not possible; call {ESCALATE} so a human fixes the spec"
+        )
+    by_id = {str(c.get("id")): c for c in result.get("criteria") or []}
+    pinned = [str(c.get("id")) for c in flow.get("criteria") or []]
+    missing = [ident for ident in pinned if ident not in by_id]
+    if missing or not result.get("complete"):
+        return (
+            "the gate's run did not verify every criterion pinned at /implement (missing: "
+            f"{', '.join(missing[:LISTED]) or 'none'}, complete: {result.get('complete')})"
+        )
+    failing = [by_id[i] for i in pinned if by_id[i].get("status") in ("failed", "error")]
+    manual = [by_id[i] for i in pinned if by_id[i].get("status") == "manual"]
+    if failing:
+        return (
+            f"these criteria fail in the gate's own verification run: {_named(failing)}. "
+            f"Work on exactly those, run {VERIFY}, then {DONE} again"
+        )
+    if manual:
+        return (
+            f"the automated criteria pass but manual criteria remain: {_named(manual)}. "
+            f"{DONE} is not possible: call {ESCALATE} with them so a human checks them"
+        )
+    if result.get("status") != "pass":
+        return (
+            f"the gate's verification run ended with status {result.get('status')!r}: "
+            + "; ".join(result.get("problems") or [])[:600]
+        )
+    return None
+
+
+def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
+    """/escalate needs a real run of the pinned spec (it selected criteria), any status."""
+    if flow.get("collect_error"):
+        return None  # the pinned spec itself is broken: that is a reason to escalate
+    problem = run_problem(result)
+    if problem is not None:
+        return problem
+    if not result.get("real_run"):
+        return (
+            "the gate's verification run of the pinned spec selected no criterion, so there is "
+            "no evidence to escalate with"
+        )
+    return None
+
+
+def _named(items: list[dict[str, Any]]) -> str:
+    named = [
+        f"{c.get('id')} {c.get('title') or ''} ({c.get('status')}"
+        + (f": {str(c['message'])[:160]}" if c.get("message") else "")
+        + ")"
+        for c in items[:LISTED]
+    ]
+    more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
+    return "; ".join(named) + more
+
+
+def judge(flow: Flow, skill: str, deadline_at: float) -> tuple[str | None, str | None]:
+    """(why `skill` -- "done" or "escalate" -- is refused, or None; the tree fingerprint the
+    decision was made on). Every reason names the way out."""
+    try:
+        if skill == "done":
+            refusal = _done_preconditions(flow, deadline_at)
+            if refusal is not None:
+                return refusal, None
+        result = run(flow, deadline_at)
+    except GateError as error:
+        return f"The gate cannot verify this tree: {error}", None
+    check = done_problem if skill == "done" else escalate_problem
+    problem = check(flow, result)
+    if problem is not None:
+        return f"The gate verified the spec pinned at /implement itself: {problem}.", None
+    return None, str(result["fingerprint"])
+
+
+def _done_preconditions(flow: Flow, deadline_at: float) -> str | None:
+    changes = spec_changes(flow, deadline_at)
+    if changes:
+        return (
+            f"The spec changed since /implement started: {'; '.join(changes[:LISTED])}. The "
+            f"gate verifies the spec as it was pinned at /implement, and a changed spec "
+            f"blocks {DONE}: restore {flow.spec_path} (e.g. `git checkout -- <spec>`), or "
+            f"call {ESCALATE} so a human decides; a new spec needs a new /implement."
+        )
+    findings = integrity_findings(flow)
+    if findings:
+        return "The checks a criterion runs were weakened since /implement started: " + " ".join(
+            findings[:LISTED]
+        )
+    return None
+
+
+# --- what changed since /implement ------------------------------------------------------------
+
+
+def spec_changes(flow: Flow, deadline_at: float) -> list[str]:
+    """How the project's spec differs from the pinned one (empty when it does not)."""
+    path = flow.spec_path
+    if path is None:
+        return []
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return [f"the spec {path} was deleted or moved since /implement started"]
+    if stat.S_ISLNK(status.st_mode):
+        return [f"the spec {path} was replaced by a symbolic link since /implement started"]
+    digest = file_digest(path)
+    if digest == flow.get("spec_sha256"):
+        return []
+    if digest is None:
+        return [f"the spec {path} is no longer a readable regular file"]
+    try:
+        report = probe(
+            str(flow.get("python")), Path(path), flow.config_folder, deadline_at - time.monotonic()
+        )
+    except GateError:
+        return [f"the spec {path} changed since /implement started"]
+    return describe_changes(flow.get("criteria") or [], report["criteria"], path)
+
+
+def describe_changes(
+    pinned: list[dict[str, Any]], current: list[dict[str, Any]], path: str
+) -> list[str]:
+    before = {str(c.get("id")): c for c in pinned}
+    after = {str(c.get("id")): c for c in current}
+    changes = [f"{ident} was removed" for ident in before if ident not in after]
+    changes += [f"{ident} was added" for ident in after if ident not in before]
+    for ident, old in before.items():
+        new = after.get(ident)
+        if new is None:
+            continue
+        fields = [key for key in old if key != "line" and old.get(key) != new.get(key)]
+        changes += [f"{ident}'s {field.replace('_', ' ')} changed" for field in fields]
+    return changes or [f"the text of {path} changed (no criterion changed)"]
+
+
+def integrity_findings(flow: Flow) -> list[str]:
+    """Checks the bash criteria run that the flow weakened (pytest_acceptance.integrity)."""
+    if flow.get("integrity_error"):
+        raise GateError(f"criterion integrity could not be pinned ({flow.get('integrity_error')})")
+    pinned = flow.get("integrity")
+    if pinned is None:
+        return []
+    try:
+        return [finding.message() for finding in _integrity_module().weakened(flow.repo, pinned)]
+    except Exception as error:
+        raise GateError(f"cannot check the integrity of the criteria's tests ({error})") from None

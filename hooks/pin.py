@@ -1,0 +1,93 @@
+"""Pinning a flow when the user runs /pytest-acceptance:implement SPEC, and ending it.
+
+Claude Code 2.1.328 sends ``UserPromptExpansion`` (``command_name``, ``command_args``,
+``prompt_id``) when a typed slash command expands, after ``UserPromptSubmit`` for the same
+prompt. Only a user types a prompt: the model's own Skill calls never pin anything.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import gate
+from flow_state import Flow, FlowStateError, sha256_bytes, start
+from hook_io import git_toplevel, text_field
+from transcript import first_word, skill_name
+
+PROBE_BUDGET = 60.0  # the pin hook's timeout in hooks.json is 120 s
+
+
+def implement_args(payload: dict[str, Any]) -> str | None:
+    """The arguments of a typed /pytest-acceptance:implement, None for any other prompt."""
+    name = text_field(payload, "command_name")
+    parsed = skill_name(name) if name else None
+    if parsed is None or parsed[0] != "implement":
+        return None
+    if not parsed[1] and payload.get("command_source") != "plugin":
+        return None  # a bare /implement that is some other command
+    args = payload.get("command_args")
+    return args if isinstance(args, str) else ""
+
+
+def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
+    """Record the new flow: the spec's bytes, the repository, the criteria, the settings and
+    the interpreter the gate will verify with. A spec that cannot be read is pinned as a
+    problem (the flow then has nothing to enforce, as before)."""
+    cwd = text_field(payload, "cwd") or os.getcwd()
+    argument = first_word(args)
+    data: dict[str, Any] = {
+        "status": "open",
+        "prompt_id": text_field(payload, "prompt_id"),
+        "pinned_at": time.time(),
+        "cwd": cwd,
+        "args": args,
+        "spec_argument": argument,
+        "criteria": None,
+    }
+    repo = git_toplevel(Path(cwd)) or Path(cwd)
+    data["repo"] = str(repo)
+    if argument is None:
+        data["problem"] = "the /implement named no spec file"
+        return start(session_id, data, None, repo)
+    spec = os.path.realpath(os.path.join(cwd, os.path.expanduser(argument)))
+    data.update(spec_path=spec, spec_name=os.path.basename(spec) or "spec.md")
+    spec_bytes = read_regular(spec)
+    if spec_bytes is None:
+        data["problem"] = f"the spec {spec} named by /implement does not exist"
+        return start(session_id, data, None, repo)
+    data["spec_sha256"] = sha256_bytes(spec_bytes)
+    flow = start(session_id, data, spec_bytes, repo)
+    try:
+        gate.complete_pin(flow, PROBE_BUDGET)
+        flow.data["pinned_late"] = False
+        flow.save()
+    except gate.GateError as error:  # the package is not installed yet: pinned at /done
+        flow.data["pin_pending"] = str(error)
+        flow.save()
+    return flow
+
+
+def read_regular(path: str) -> bytes | None:
+    """A regular file's bytes; None for anything else (missing, a FIFO, a device)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read()
+
+
+def end_finished_flow(session_id: str) -> None:
+    """The user typed a new prompt: a flow whose /done or /escalate was let through ends."""
+    try:
+        flow = Flow.load(session_id)
+    except FlowStateError:
+        return  # the Stop hook reports a damaged state; a prompt is never refused for it
+    if flow is not None and flow.is_open and flow.finished():
+        flow.close("the user typed a new prompt after the flow's /done or /escalate")

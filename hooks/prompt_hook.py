@@ -1,0 +1,48 @@
+"""UserPromptSubmit / UserPromptExpansion hook: pin an /implement flow, end a finished one.
+
+UserPromptSubmit (every prompt the user types): a flow whose /done or /escalate was let
+through ends here. UserPromptExpansion of /pytest-acceptance:implement SPEC: a new flow is
+pinned in the plugin's state (pin.py). A prompt is never refused: a pin that fails is told
+to the user, and the Stop hook then blocks the flow it cannot check.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
+import hook_io
+import pin
+
+DEADLINE = 100  # seconds; the hook's timeout in hooks.json is 120
+
+
+def main() -> int:
+    hook_io.start_deadline(DEADLINE)
+    payload = hook_io.read_payload(sys.stdin.buffer.read())
+    session_id = hook_io.session_id(payload)
+    if session_id is None:
+        raise hook_io.HookInputError("the payload has no session_id")
+    event = payload.get("hook_event_name")
+    if event == "UserPromptSubmit":
+        pin.end_finished_flow(session_id)
+        return 0
+    args = pin.implement_args(payload) if event == "UserPromptExpansion" else None
+    if args is not None:
+        flow = pin.pin_implement(session_id, payload, args)
+        if flow.problem is None and flow.get("pin_pending"):
+            hook_io.tell_user(
+                "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "
+                f"was found yet ({flow.get('pin_pending')}); the gate pins its interpreter at "
+                "the first /done or /escalate."
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as error:  # never refuse a prompt; say that the flow is not pinned
+        hook_io.tell_user(f"pytest-acceptance prompt hook failed ({error}); flow not pinned.")
+        sys.exit(0)

@@ -1,0 +1,171 @@
+"""What the Claude Code gate pins when an /implement flow starts, read with the package itself.
+
+    python -I -m pytest_acceptance.gate_probe --config-dir DIR SPEC
+
+prints one JSON object: the spec's criteria as parsed (or the collection error naming
+``file:line``), the project's ``acceptance_*`` settings (the gate's own runs take them from
+here, never from the project's config at stop time), and the files of the interpreter and
+the distributions a verification run imports (the gate hashes them itself, from outside
+this interpreter, to notice a tampered environment).
+
+The hooks are stdlib-only and cannot import the parser (markdown-it-py, PyYAML): this is
+their window onto it. The gate runs it with the interpreter it pinned, under ``-I``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import site
+import sys
+from pathlib import Path
+from typing import Any
+
+# What `python -m pytest --acceptance` imports in the gate's run (plugin autoload is off).
+GATE_DISTRIBUTIONS = (
+    "pytest",
+    "pluggy",
+    "iniconfig",
+    "packaging",
+    "pytest-xdist",
+    "execnet",
+    "pytest-acceptance",
+    "PyYAML",
+    "markdown-it-py",
+    "mdurl",
+)
+# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
+CONFIG_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+# Settings the gate never takes from the project: the agent cache lives in the project's
+# .acceptance/ folder, which the agent can write.
+UNTRUSTED_SETTINGS = frozenset({"acceptance_cache"})
+
+
+def criteria(spec: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """The spec's criteria as plain dicts (what a change report compares), or the error."""
+    from pytest_acceptance.model import SpecError
+    from pytest_acceptance.parse import parse_spec
+
+    try:
+        parsed = parse_spec(spec)
+    except SpecError as error:
+        return [], str(error)
+    except OSError as error:
+        return [], f"{spec}: {error.strerror or error}"
+    return [_criterion(criterion) for criterion in parsed.criteria], None
+
+
+def _criterion(criterion: Any) -> dict[str, Any]:
+    return {
+        "id": criterion.id,
+        "title": criterion.title,
+        "method": criterion.method.value,
+        "line": criterion.location.line,
+        "command": criterion.command,
+        "pass_condition": criterion.pass_condition,
+        "description": criterion.description,
+        "agent": criterion.agent,
+        "checks": list(criterion.checks),
+        "model": criterion.model,
+        "timeout": criterion.timeout,
+        "retries": criterion.retries,
+        "priority": criterion.priority.value,
+    }
+
+
+def acceptance_settings(config_dir: Path) -> dict[str, str]:
+    """The ``acceptance_*`` keys of the first pytest configuration file in ``config_dir`` (the
+    copies the gate pinned, in pytest's own order of precedence), as strings."""
+    from _pytest.config.findpaths import load_config_dict_from_file
+
+    for name in CONFIG_FILES:
+        path = config_dir / name
+        found = load_config_dict_from_file(path) if path.is_file() else None
+        if found is not None:
+            return {
+                key: _setting(raw)
+                for key, raw in found.items()
+                if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
+            }
+    return {}
+
+
+def _setting(raw: Any) -> str:
+    value = getattr(raw, "value", raw)
+    return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def runtime_files() -> list[str]:
+    """Files whose change would change what the gate's run executes before any criterion:
+    the interpreter, the venv's pyvenv.cfg, every .pth/sitecustomize in the site folders,
+    and the files of the distributions the run imports."""
+    files = {os.path.realpath(sys.executable)}
+    venv_config = Path(sys.prefix) / "pyvenv.cfg"
+    if venv_config.is_file():
+        files.add(str(venv_config))
+    for folder in site.getsitepackages():
+        for name in _listdir(folder):
+            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize")):
+                files.add(os.path.join(folder, name))
+    for name in GATE_DISTRIBUTIONS:
+        files.update(_distribution_files(name))
+    return sorted(files)
+
+
+def site_folders() -> list[str]:
+    return [folder for folder in site.getsitepackages() if os.path.isdir(folder)]
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _distribution_files(name: str) -> set[str]:
+    try:
+        distribution = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return set()
+    found = set()
+    for entry in distribution.files or ():
+        path = os.path.realpath(distribution.locate_file(entry))
+        if os.path.isfile(path) and not path.endswith((".pyc", "RECORD")):
+            found.add(path)
+    if name == "pytest-acceptance":  # an editable install lists no module files
+        package = Path(__file__).resolve().parent
+        found.update(str(path) for path in package.glob("*.py"))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_acceptance.gate_probe")
+    parser.add_argument("--config-dir", required=True, type=Path)
+    parser.add_argument("spec", type=Path)
+    arguments = parser.parse_args(argv)
+    found, error = criteria(arguments.spec)
+    report = {
+        "criteria": found,
+        "error": error,
+        "settings": acceptance_settings(arguments.config_dir),
+        "python": sys.executable,
+        "runtime_files": runtime_files(),
+        "site_folders": site_folders(),
+    }
+    sys.stdout.write(json.dumps(report) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
