@@ -472,3 +472,39 @@ def test_a_forced_stop_ends_the_session_visibly_and_is_recorded(repo: Path, tmp_
         record = json.loads(record_file.read_text().splitlines()[-1])
         assert record["spec"] == str(repo / SPEC)
         assert "ACCEPTANCE_HOOK_MAX_BLOCKS=1" in record["forced_because"]
+
+
+# --- what the CLI reads: skill frontmatter, hooks.json, the marketplace ------------------------
+
+
+def test_verify_runs_one_pre_approved_command_and_nothing_around_it() -> None:
+    """A compound command (`...; echo $?`) is not covered by a `Bash(cmd:*)` rule."""
+    text = (REPO_ROOT / "skills" / "verify" / "SKILL.md").read_text()
+    frontmatter = text.split("---")[1]
+    assert "allowed-tools: Bash(python -m pytest --acceptance:*)" in frontmatter
+    block = text.split("```bash\n", 1)[1].split("```", 1)[0].strip()
+    assert block == "python -m pytest --acceptance <spec path> --acceptance-log=<log path>"
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert '"Bash(python -m pytest --acceptance:*)"' in readme
+
+
+def test_guard_hooks_are_registered() -> None:
+    config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text())
+    guards = [
+        entry
+        for entry in config["hooks"]["PreToolUse"]
+        if "pretool_protect_hook.py" in json.dumps(entry)
+    ]
+    assert [entry["matcher"] for entry in guards] == ["Write|Edit|MultiEdit|NotebookEdit|Bash"]
+    assert "${CLAUDE_PLUGIN_ROOT}/hooks/config_change_hook.py" in json.dumps(
+        config["hooks"]["ConfigChange"]
+    )
+
+
+def test_the_marketplace_lists_this_plugin_by_a_relative_source() -> None:
+    plugin = json.loads((REPO_ROOT / ".claude-plugin" / "plugin.json").read_text())
+    market = json.loads((REPO_ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    assert market["owner"]["name"]
+    [entry] = market["plugins"]
+    assert entry["name"] == plugin["name"] == market["name"]
+    assert entry["source"] == "./"
