@@ -128,3 +128,16 @@ def git_toplevel(folder: Path) -> Path | None:
         return None
     top = done.stdout.strip()
     return Path(top) if done.returncode == 0 and top else None
+
+
+def deny_tool_call(reason: str) -> None:
+    """A PreToolUse answer that refuses the tool call; the model reads `reason`."""
+    emit(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+    )

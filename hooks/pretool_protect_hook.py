@@ -70,15 +70,7 @@ def _snapshot_settings(flow: session_flow.OpenFlow, cwd: Path) -> None:
 
 
 def deny(reason: str) -> None:
-    hook_io.emit(
-        {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": f"{TAG} {reason}",
-            }
-        }
-    )
+    hook_io.deny_tool_call(f"{TAG} {reason}")
 
 
 if __name__ == "__main__":

@@ -389,15 +389,7 @@ def _git_targets(args: list[str]) -> Iterator[tuple[str, str]]:
         return
     sub, tail = rest[0], rest[1:]
     flags = {arg.split("=", 1)[0] for arg in tail}
-    if sub == "update-index" and flags & {
-        "--assume-unchanged",
-        "--skip-worktree",
-        "--index-info",
-        "--cacheinfo",
-        "--fsmonitor-valid",
-        "--untracked-cache",
-        "--force-untracked-cache",
-    }:
+    if sub == "update-index" and flags & _UPDATE_INDEX_FLAGS:
         yield ".git/index", "git update-index " + " ".join(sorted(flags & _UPDATE_INDEX_FLAGS))
     elif sub == "config":
         yield from _git_config_targets(tail)
