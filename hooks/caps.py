@@ -14,11 +14,11 @@ the project).
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from flow_state import data_dir
 from hook_io import emit, env_int, git_toplevel, text_field
 from transcript import BLOCK_TAG, Flow, Transcript
 
@@ -97,10 +97,7 @@ def forced_stop_record(
 
 def _record_paths(payload: dict[str, Any]) -> list[Path]:
     """Where a forced stop is recorded: the plugin's state, then the project's .acceptance/."""
-    paths = []
-    state = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
-    if state:
-        paths.append(Path(state) / FORCED_STOPS_STATE)
+    paths = [data_dir() / FORCED_STOPS_STATE]
     cwd = text_field(payload, "cwd")
     root = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
     paths.append(root / FORCED_STOPS_RELATIVE)
