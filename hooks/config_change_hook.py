@@ -27,6 +27,7 @@ def main() -> int:
     snapshot = settings_guard.load_snapshot(settings_guard.snapshot_path(flow.key))
     why = settings_guard.refusal(payload.get("source"), payload.get("file_path"), snapshot)
     if why is not None:
+        settings_guard.record_refusal(payload, why)
         refuse(
             f"{why} while the /implement flow for {flow.spec} is open: the change does not take "
             "effect. Hooks are the human's to change, between flows."

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from hook_io import PLUGIN_NAME
 
 GUARDED_SOURCES = {"user_settings", "project_settings", "local_settings"}
 SNAPSHOTS = "settings-snapshots"
+REFUSALS = "settings-refusals.jsonl"  # under the plugin's data folder: what was refused
 
 
 def settings_files(project_dir: Path, home: Path) -> list[Path]:
@@ -95,3 +97,20 @@ def refusal(source: object, file_path: object, snapshot: dict[str, Any]) -> str 
     if (after.get("hooks") or None) != (before.get("hooks") or None):
         return f"{file_path} changes its hooks section (hooks added, removed or altered)"
     return None
+
+
+def record_refusal(payload: dict[str, Any], why: str) -> None:
+    """One JSON line per refused change, for the human reading the plugin's state later."""
+    record = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "session_id": payload.get("session_id"),
+        "source": payload.get("source"),
+        "file_path": payload.get("file_path"),
+        "refused_because": why,
+    }
+    try:
+        data_dir().mkdir(parents=True, exist_ok=True)
+        with (data_dir() / REFUSALS).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+    except OSError:
+        pass  # the refusal itself stands; the record is for reading later

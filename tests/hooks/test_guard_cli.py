@@ -171,6 +171,14 @@ def test_a_hook_disabling_settings_change_does_not_take_effect(
     assert tool_results(api.requests[1])[0].get("is_error") is not True  # it ran
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert settings == {"disableAllHooks": True}
+    refusals = [
+        json.loads(line)
+        for path in (claude_home / ".claude" / "plugins" / "data").glob("*/settings-refusals.jsonl")
+        for line in path.read_text().splitlines()
+    ]
+    assert [r["refused_because"] for r in refusals] == [
+        f"{project / '.claude' / 'settings.local.json'} sets disableAllHooks"
+    ]
     assert carries(api.requests[2], BLOCK_TAG)  # the hooks still run
     assert result["terminal_reason"] == "stop_hook_prevented"
 
