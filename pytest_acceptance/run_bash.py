@@ -148,7 +148,7 @@ def evaluate(condition: Condition, attempt: Attempt, rootdir: Path) -> Check:
     if attempt.exit_code is None:
         actual = f"timed out after {attempt.timeout:g} s (process group killed)"
         return Check(False, expected, _with_last_line(actual, attempt))
-    check = condition.check(attempt.exit_code, attempt.stdout, rootdir)
+    check = condition.check(attempt.exit_code, attempt.stdout, rootdir, attempt.timeout)
     if check.passed:
         return check
     return Check(False, check.expected, _with_last_line(check.actual, attempt))
