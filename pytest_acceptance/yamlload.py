@@ -61,6 +61,9 @@ MAX_TEXT = 500  # characters of a value quoted in a message
 # Each nesting level needs one of these: a flow opener, a block sequence or complex-key
 # entry, or a mapping colon. Fewer of them than MAX_DEPTH cannot nest deeper.
 _NESTING_INDICATORS = "[{-?:"
+# What PyYAML's constructors raise on content that does not fit an explicit tag
+# (found by tests/fuzz: ``!!timestamp`` on an empty value raises AttributeError).
+_CONSTRUCTION_ERRORS = (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError)
 
 
 class Yaml12Loader(_BaseLoader):  # type: ignore[misc,valid-type]
@@ -75,7 +78,7 @@ class Yaml12Loader(_BaseLoader):  # type: ignore[misc,valid-type]
             return super().construct_object(node, deep=deep)
         except yaml.YAMLError:
             raise
-        except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        except _CONSTRUCTION_ERRORS as exc:
             raise yaml.constructor.ConstructorError(
                 None, None, f"cannot read {_tag(node.tag)} value: {_problem(exc)}", node.start_mark
             ) from None
@@ -153,7 +156,7 @@ def load_block(text: str) -> Any:
         raise YamlProblem(mark.line if mark else 0, _describe(exc)) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(0, _bounded(str(exc))) from None
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+    except (*_CONSTRUCTION_ERRORS, RecursionError) as exc:
         raise YamlProblem(0, f"cannot read the block: {_problem(exc)}") from None
 
 
