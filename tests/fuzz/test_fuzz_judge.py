@@ -18,11 +18,13 @@ _JSON = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=10)
     | st.sampled_from(["pass", "fail", "a.py:1", "x:0"]),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(
-        st.sampled_from(["status", "summary", "issues", "location", "expected", "actual", "x"]),
-        children,
-        max_size=5,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["status", "summary", "issues", "location", "expected", "actual", "x"]),
+            children,
+            max_size=5,
+        )
     ),
     max_leaves=20,
 )
@@ -47,9 +49,12 @@ def test_any_json_value_is_a_verdict_or_malformed(answer: object) -> None:
 
 
 _NEAR = st.sampled_from(
-    [*'{}[]",:\\ ', "NaN", "-Infinity", "1" * 5000, "\ufffd", "\\u0000", "\\ud800", "1e999"]
-    + ['"status"', '"pass"', '"fail"', '"issues"', '"summary"', "[]", '"a.py:1"', "null"]
-    + ["[" * 40, "{" * 40, "]" * 40]
+    [
+        *'{}[]",:\\ ',
+        *["NaN", "-Infinity", "1" * 5000, "\ufffd", "\\u0000", "\\ud800", "1e999"],
+        *['"status"', '"pass"', '"fail"', '"issues"', '"summary"', "[]", '"a.py:1"', "null"],
+        *["[" * 40, "{" * 40, "]" * 40],
+    ]
 )
 
 

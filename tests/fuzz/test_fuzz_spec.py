@@ -127,8 +127,10 @@ _SCALARS = st.one_of(
 
 def _nested(depth: int) -> st.SearchStrategy[str]:
     return st.sampled_from(["[", "{a: ", "- "]).map(
-        lambda opener: opener * depth
-        + ("x" + ("]" if opener == "[" else "}") * depth if opener != "- " else "x")
+        lambda opener: (
+            opener * depth
+            + ("x" + ("]" if opener == "[" else "}") * depth if opener != "- " else "x")
+        )
     )
 
 
@@ -143,8 +145,10 @@ _VALUES = st.one_of(
     st.just("&a [1, 2]"),
 )
 _KEYS = st.sampled_from(
-    ["method", "command", "pass_condition", "timeout", "retries", "checks", "agent", "model"]
-    + ["priority", "comand", "Method", "<<"]
+    [
+        *["method", "command", "pass_condition", "timeout", "retries", "checks", "agent"],
+        *["model", "priority", "comand", "Method", "<<"],
+    ]
 )
 
 
