@@ -153,7 +153,7 @@ def load_block(text: str) -> Any:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise YamlProblem(mark.line if mark else 0, _describe(exc)) from None
+        raise YamlProblem(_text_line(text, mark.line) if mark else 0, _describe(exc)) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(0, _bounded(str(exc))) from None
     except (*_CONSTRUCTION_ERRORS, RecursionError) as exc:
@@ -228,10 +228,27 @@ def key_lines(text: str) -> dict[str, int]:
     if not isinstance(node, yaml.MappingNode):
         return {}
     return {
-        str(key.value): key.start_mark.line
+        str(key.value): _text_line(text, key.start_mark.line)
         for key, _ in node.value
         if isinstance(key, yaml.ScalarNode)
     }
+
+
+_YAML_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def _text_line(text: str, yaml_line: int) -> int:
+    """A YAML line number as a line of the file: YAML also breaks lines at U+0085, U+2028
+    and U+2029, markdown only at newlines (found by tests/fuzz: a block of U+2028s put
+    the error past the end of the file)."""
+    if not any(char in text for char in "\x85\u2028\u2029\r"):
+        return yaml_line
+    newlines = 0
+    for count, found in enumerate(_YAML_BREAK.finditer(text), start=1):
+        if count > yaml_line:
+            break
+        newlines += "\n" in found[0]
+    return newlines
 
 
 def _describe(exc: yaml.MarkedYAMLError) -> str:
