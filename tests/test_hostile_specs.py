@@ -157,3 +157,16 @@ def test_hostile_specs_end_as_collection_errors_naming_file_and_line(
     verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
     assert verdict["status"] == "error"
     assert len(verdict["problems"]) == len(HOSTILE)
+
+
+@pytest.mark.parametrize(
+    ("block", "line"),
+    [
+        ("[\u2028\u2028\u2028\u2028", 7),  # found by tests/fuzz: was line 10 of 7 lines
+        ("method: bash\u2028\u2028\x85\ncommand: 5", 7),  # a key line after YAML-only breaks
+    ],
+)
+def test_yaml_only_line_breaks_do_not_shift_the_error_line(block: str, line: int) -> None:
+    text = f"# Spec\n\n#### AC-1: x\n**Description:** x\n```yaml\n{block}\n```\n"
+    error = error_of(text)
+    assert error.line == line, error
