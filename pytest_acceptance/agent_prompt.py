@@ -28,6 +28,10 @@ EVIDENCE_LIMIT = 12_000
 FIELD_LIMIT = 300
 ANSWER_FIELD_LIMIT = 2_000
 ANSWER_ISSUES_LIMIT = 50
+# An answer within the contract is at most ~300 KB (50 issues of 3 bounded fields); more
+# is refused before decoding, as is nesting deeper than any answer needs (json recurses).
+ANSWER_TEXT_LIMIT = 1_000_000
+ANSWER_DEPTH_LIMIT = 32
 # One command-line argument may hold at most 128 KiB on Linux (MAX_ARG_STRLEN), and the
 # Claude backend passes the prompt as one: the whole prompt stays well under, in bytes.
 PROMPT_BYTES_LIMIT = 100_000
@@ -160,14 +164,90 @@ def parse_verdict_text(text: str) -> Verdict:
     stripped = text.strip()
     if not stripped:
         raise MalformedVerdict("the agent printed nothing")
+    return parse_verdict(load_answer(stripped))
+
+
+def load_answer(text: str) -> Any:
+    """Strict JSON: one value, no duplicate key (``{"status": "fail", ..., "status": "pass"}``
+    must not pass by the last key winning), no NaN/Infinity, bounded size, depth and
+    numbers. Anything else is a MalformedVerdict, never another exception."""
+    if len(text) > ANSWER_TEXT_LIMIT:
+        raise MalformedVerdict(
+            f"the answer has {len(text)} characters (at most {ANSWER_TEXT_LIMIT})"
+        )
+    depth = _json_depth(text)
+    if depth > ANSWER_DEPTH_LIMIT:
+        raise MalformedVerdict(
+            f"the answer nests {depth} levels deep (at most {ANSWER_DEPTH_LIMIT})"
+        )
     try:
-        answer = json.loads(stripped)
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_constant=_no_constant,
+            parse_int=_bounded_int,
+        )
+    except MalformedVerdict:
+        raise
     except json.JSONDecodeError as error:
         raise MalformedVerdict(
             f"the output is not one JSON object ({error.msg} at line {error.lineno}); "
-            f"it starts with {one_line(stripped, 120)!r}"
+            f"it starts with {one_line(text, 120)!r}"
         ) from None
-    return parse_verdict(answer)
+    except (ValueError, RecursionError) as error:
+        raise MalformedVerdict(
+            f"the answer is not valid JSON: {one_line(str(error), 200)}"
+        ) from None
+
+
+_JSON_SPECIAL = re.compile(r'[\[\]{}"\\]')
+
+
+def _json_depth(text: str) -> int:
+    """The deepest nesting of ``text`` read as JSON, in one pass over its brackets, quotes
+    and backslashes (a regex for strings would rescan from each stray quote), stopping
+    past the limit. For the valid prefix json.loads walks, this is json's own reading."""
+    depth = deepest = 0
+    in_string = False
+    escaped = -1  # the position a backslash escapes
+    for special in _JSON_SPECIAL.finditer(text):
+        char, at = special[0], special.start()
+        if in_string:
+            if at == escaped:
+                continue
+            if char == "\\":
+                escaped = at + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > ANSWER_DEPTH_LIMIT:
+                break
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise MalformedVerdict(f"the answer repeats the key {one_line(key, 60)!r}")
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> Any:
+    raise MalformedVerdict(f"the answer holds {name}, which is not JSON")
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits) > 30:
+        raise MalformedVerdict(f"the answer holds a number of {len(digits)} digits")
+    return int(digits)
 
 
 def _parse_issue(index: int, item: Any) -> Issue:

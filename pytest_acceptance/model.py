@@ -39,10 +39,15 @@ class Location:
         return f"{self.path}:{self.line}"
 
 
+SPEC_ERROR_LIMIT = 2_000  # characters: a message may quote the spec, which may be huge
+
+
 class SpecError(Exception):
     """A spec that cannot be turned into criteria. ``line`` is 1-based."""
 
     def __init__(self, path: Path, line: int, message: str) -> None:
+        if len(message) > SPEC_ERROR_LIMIT:
+            message = message[: SPEC_ERROR_LIMIT - 1] + "…"
         super().__init__(path, line, message)
         self.path = path
         self.line = line

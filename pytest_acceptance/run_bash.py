@@ -42,6 +42,7 @@ from pytest_acceptance.conditions import (
     parse_condition,
 )
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
+from pytest_acceptance.no_tests import unless_vacuous
 from pytest_acceptance.verdict import display_path
 
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of the process group
@@ -126,6 +127,7 @@ def _run_with_retries(
     for number in range(1, most + 1):
         attempt = _attempt(criterion, context)
         check = evaluate(condition, attempt, Path(context.rootdir))
+        check = unless_vacuous(criterion.command or "", attempt, check)  # ran no test: fail
         if check.passed:
             break
         failures.append((number, check.actual))
@@ -148,7 +150,7 @@ def evaluate(condition: Condition, attempt: Attempt, rootdir: Path) -> Check:
     if attempt.exit_code is None:
         actual = f"timed out after {attempt.timeout:g} s (process group killed)"
         return Check(False, expected, _with_last_line(actual, attempt))
-    check = condition.check(attempt.exit_code, attempt.stdout, rootdir)
+    check = condition.check(attempt.exit_code, attempt.stdout, rootdir, attempt.timeout)
     if check.passed:
         return check
     return Check(False, check.expected, _with_last_line(check.actual, attempt))
