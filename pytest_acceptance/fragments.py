@@ -138,15 +138,18 @@ def _entries(directory: Path) -> list[Path]:
 
 
 def _remove_detached(directories: list[str]) -> None:
+    """``rm -rf`` in the background, detached from us: a shell starts it and exits, so it
+    is never our child (no process to wait for, no ResourceWarning, not ours to kill)."""
     try:
-        subprocess.Popen(
-            ["rm", "-rf", "--", *directories],
+        subprocess.run(
+            ["sh", "-c", 'rm -rf -- "$@" </dev/null >/dev/null 2>&1 &', "sh", *directories],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,  # not ours to wait for, nor to kill with us
+            start_new_session=True,
+            check=False,
         )
-    except OSError:  # no rm here: a thread does it
+    except OSError:  # no sh here: a thread does it
         for directory in directories:
             threading.Thread(target=shutil.rmtree, args=(directory, True), daemon=True).start()
 
