@@ -42,9 +42,9 @@ class RunGuard:
             given = workerinput.get(_WORKER_KEY) if workerinput else None
             self.run_cgroup = Path(given) if given else None
             containment.use(self.run_cgroup, str(workerinput.get("workerid", "worker")))
-            return
-        self.run_cgroup = None if config.option.collectonly else containment.start_run()
-        containment.use(self.run_cgroup, "main")
+        else:
+            self.run_cgroup = None if config.option.collectonly else containment.start_run()
+            containment.use(self.run_cgroup, "main")
         self._install_handlers()
 
     # -- signals -----------------------------------------------------------------------------
@@ -59,10 +59,11 @@ class RunGuard:
         if self.signal_name is None:
             self.signal_name = signal.Signals(signum).name
             self.config._acceptance_stopped_by = self.signal_name  # type: ignore[attr-defined]
+        if self.is_worker:  # the controller stops us (or a user signalled us directly)
+            raise KeyboardInterrupt(f"stopped by {self.signal_name}")
         if self.run_cgroup is not None:
             containment.kill_cgroup(self.run_cgroup)
-        else:
-            _interrupt_children()
+        _stop_children(signum)  # xdist workers, which would go on to the next criterion
         raise KeyboardInterrupt(f"stopped by {self.signal_name}")
 
     def _restore_handlers(self) -> None:
@@ -91,22 +92,23 @@ class RunGuard:
 
     def pytest_unconfigure(self) -> None:
         containment.stop_using()
+        self._restore_handlers()
         if self.is_worker:
             return
-        self._restore_handlers()
         if self.run_cgroup is not None:
             containment.remove_cgroup(self.run_cgroup)
         remove_free_wave_directories(Path(tempfile.gettempdir()))
 
 
-def _interrupt_children() -> None:
-    """Without cgroups, xdist workers only hear of the stop through us: pass it on as
-    SIGINT, which makes a worker kill its running command's processes."""
+def _stop_children(signum: int) -> None:
+    """xdist workers only hear of the stop through us: pass the signal on (not SIGINT,
+    which a shell ignores in background jobs), which makes a worker kill its running
+    command's processes and stop."""
     me = os.getpid()
     for pid, (state, ppid, *_rest) in containment.process_table().items():
         if ppid == me and state != "Z":
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGINT)
+                os.kill(pid, signum)
 
 
 def remove_free_wave_directories(temporary: Path) -> int:
