@@ -188,7 +188,8 @@ class EvidenceReporter:
 
     def pytest_unconfigure(self) -> None:
         for handle in self.locks:
-            handle.close()
+            with contextlib.suppress(OSError):
+                handle.close()
 
     @pytest.hookimpl
     def pytest_acceptance_verdict(

@@ -90,6 +90,27 @@ class RunGuard:
 
     # -- the end -----------------------------------------------------------------------------
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        try:
+            return (yield)
+        finally:
+            if not self.is_worker:
+                self._recreate_vanished_directories()
+
+    def _recreate_vanished_directories(self) -> None:
+        """A criterion that deleted the project: pytest would crash returning to the
+        invocation directory, and the verdict would have nowhere to go. Recreate both
+        (empty) and let the verdict say what happened."""
+        vanished = []
+        for directory in {self.config.invocation_params.dir, self.config.rootpath}:
+            if not directory.is_dir():
+                with contextlib.suppress(OSError):
+                    directory.mkdir(parents=True)
+                    vanished.append(str(directory))
+        if vanished:
+            self.config._acceptance_vanished = vanished  # type: ignore[attr-defined]
+
     def pytest_unconfigure(self) -> None:
         containment.stop_using()
         self._restore_handlers()

@@ -155,6 +155,11 @@ class Recorder:
             stopped = getattr(self.config, "_acceptance_stopped_by", None)
             by = f" by {stopped}" if stopped else ""
             problems.append(f"the run was interrupted{by} before every criterion reported")
+        for directory in getattr(self.config, "_acceptance_vanished", ()):
+            problems.append(
+                f"{directory} was deleted during the run (a criterion removed it?); it was "
+                "recreated empty to record this verdict"
+            )
         if self.other_failures:
             problems.append(
                 f"{len(self.other_failures)} test(s) outside the spec failed: "

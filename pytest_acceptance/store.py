@@ -126,9 +126,7 @@ def lock_run(directory: Path, what: str) -> IO[str] | None:
     except OSError:
         handle.close()
         return None
-    with contextlib.suppress(OSError):
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()}")
-        handle.flush()
+    with contextlib.suppress(OSError):  # unbuffered: closing must never fail on a full disk
+        os.ftruncate(handle.fileno(), 0)
+        os.write(handle.fileno(), f"pid {os.getpid()}".encode())
     return handle
