@@ -2,15 +2,19 @@
 
 Two ways, the best one available is used:
 
-- **cgroup** (Linux cgroup v2 with a writable hierarchy, e.g. as root): every command runs
-  in a cgroup of its own, below one cgroup per run::
+- **cgroup** (Linux cgroup v2 with a writable hierarchy, e.g. as root): each process that
+  runs commands moves itself, once, into a cgroup of its own below the run's::
 
-      <our cgroup>/pytest-acceptance-<controller pid>/<worker>/<n>
+      <our cgroup>/pytest-acceptance-<controller pid>/<worker id, or "main">
 
-  No process can leave a cgroup on its own (``setsid``, double forks, ``set -m`` jobs all
-  stay), so killing it (``cgroup.kill``) ends all of it. The controller kills a crashed
-  worker's subtree and the whole run's at the end; the subtree of a run that died
-  (SIGKILL) is removed by the next run.
+  and its commands are born there. No process can leave a cgroup on its own (``setsid``,
+  double forks, ``set -m`` jobs all stay), and a worker runs one command at a time, so
+  when a command ends, every process in the cgroup but the worker itself is the command's:
+  stopped (SIGSTOP, so none can fork any more), then killed. (A cgroup per command would
+  be simpler to kill, but moving a process between cgroups waits for an RCU grace period:
+  ~1 ms a command.) The controller kills a worker's cgroup when the worker goes down (even
+  a worker killed by its own criterion), and the whole run's at the end; the cgroup of a
+  run that died (SIGKILL) is removed by the next run.
 - **tracking** (elsewhere on Linux): the process running commands is a child subreaper
   (orphans of its commands reparent to it, not to init), and a command's processes are
   its process group and session, every process whose parent chain leads to it, and the
@@ -44,6 +48,7 @@ MODE_VARIABLE = "PYTEST_ACCEPTANCE_CONTAINMENT"
 RUN_PREFIX = "pytest-acceptance-"
 _PR_SET_CHILD_SUBREAPER = 36
 _POLL = 0.02
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 # --- where this process puts its commands ---------------------------------------------------
@@ -52,9 +57,9 @@ _POLL = 0.02
 @dataclass
 class _Place:
     mode: str  # "cgroup", "tracking" or "group"
-    parent: Path | None = None  # cgroup under which each command gets its own
-    home: Path | None = None  # our own cgroup, to return to after starting a command
-    counter: int = 0
+    cgroup: Path | None = None  # ours, where our commands are born
+    home: Path | None = None  # where we were before, to return to at the end
+    residents: frozenset[int] = frozenset()  # in our cgroup before any command: not theirs
 
 
 _place: _Place | None = None
@@ -124,21 +129,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def use(parent: Path | None, label: str = "main") -> str:
-    """Make this process put its commands under ``parent``/``label`` (a cgroup made by
+def use(run: Path | None, label: str = "main") -> str:
+    """Make this process run its commands inside ``run``/``label`` (``run`` made by
     ``start_run``), or track them when that is unavailable. Returns the mode in use."""
     global _place
-    home = own_cgroup() if parent is not None else None
-    if parent is not None and home is not None:
-        directory = parent / label
-        try:
+    home = own_cgroup() if run is not None else None
+    if run is not None and home is not None:
+        directory = run / label
+        with contextlib.suppress(OSError):
             directory.mkdir(exist_ok=True)
-        except OSError:
-            pass
-        else:
-            _place = _Place("cgroup", directory, home)
-            return "cgroup"
-    mode = "group" if wanted_mode() == "group" or not os.path.isdir("/proc") else "tracking"
+            if _move(os.getpid(), directory):
+                residents = frozenset(_cgroup_pids(directory))
+                _place = _Place("cgroup", directory, home, residents)
+                return "cgroup"
+    mode = _default_mode()
     if mode == "tracking":
         become_subreaper()
     _place = _Place(mode)
@@ -146,7 +150,10 @@ def use(parent: Path | None, label: str = "main") -> str:
 
 
 def stop_using() -> None:
+    """Back to where this process was (so removing the run's cgroup never kills it)."""
     global _place
+    if _place is not None and _place.home is not None:
+        _move(os.getpid(), _place.home)
     _place = None
 
 
@@ -176,50 +183,37 @@ class Contained:
     def __init__(self) -> None:
         place = _current()
         self.mode = place.mode
-        self.cgroup: Path | None = None
-        self.home = place.home
-        if place.mode == "cgroup" and place.parent is not None:
-            place.counter += 1
-            self.cgroup = place.parent / str(place.counter)
-            try:
-                self.cgroup.mkdir()
-            except FileExistsError:
-                pass
-            except OSError:
-                self.cgroup, self.mode = None, _default_mode()
+        self.cgroup = place.cgroup
+        self.residents = place.residents | {os.getpid()}
         self.leader = 0
         self.leader_start = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        # Our children before the command: as a subreaper, every orphan of the command
+        # becomes our child, so once it has exited, "no new child" means nothing is left.
+        self.children_before = _children() if self.mode == "tracking" else None
 
     def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
-        """``subprocess.Popen`` in a session of its own, inside this command's cgroup.
-
-        We step into the cgroup for the fork and back out at once: a child inherits the
-        cgroup at fork, so even a grandchild forked in bash's first microsecond is in it."""
+        """``subprocess.Popen`` in a session of its own (and in our cgroup, by birth)."""
         options["start_new_session"] = True
-        if self.cgroup is None or not _move(os.getpid(), self.cgroup):
-            self.cgroup = None
-            if self.mode == "cgroup":
-                self.mode = _default_mode()
-            process = subprocess.Popen(argv, **options)
-        else:
-            try:
-                process = subprocess.Popen(argv, **options)
-            finally:
-                if self.home is None or not _move(os.getpid(), self.home):
-                    _move(os.getpid(), self.cgroup.parent)  # never stay in a kill target
+        # In /proc's unit (clock ticks since boot), taken before the fork: what started
+        # later may be the command's; without reading /proc for each command.
+        self.leader_start = int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS) - 1
+        process = subprocess.Popen(argv, **options)
         self.leader = process.pid
-        self.leader_start = _start_time(process.pid) or 0
+        self.process = process
         return process
 
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
         if self.cgroup is not None:
-            return _cgroup_pids(self.cgroup)
+            return [pid for pid in _cgroup_pids(self.cgroup) if pid not in self.residents]
         if self.mode == "group" or not self.leader:
             return _group_members(self.leader)
         return self._tracked()
 
     def _tracked(self) -> list[int]:
+        if self._nothing_left():  # the common case, without reading all of /proc
+            return []
         table = process_table()
         me = os.getpid()
         found = {self.leader}
@@ -239,9 +233,19 @@ class Contained:
                     changed = True
         return [pid for pid in found if pid in table and table[pid][0] != "Z"]
 
+    def _nothing_left(self) -> bool:
+        if self.children_before is None or self.process is None:
+            return False
+        if self.process.poll() is None:
+            return False
+        now = _children()
+        return now is not None and not (now - self.children_before - {self.leader})
+
     def kill(self, grace: float) -> None:
         """SIGTERM what is left, give it ``grace`` seconds, then SIGKILL; reap orphans."""
         members = [pid for pid in self.members() if pid != os.getpid()]
+        if not members and self.mode == "tracking" and self._nothing_left():
+            return  # no orphan either, living or dead
         if members:
             _signal_all(members, signal.SIGTERM)
             _signal_all(members, signal.SIGCONT)  # a stopped process acts on SIGTERM only then
@@ -251,10 +255,16 @@ class Contained:
         self._reap_orphans()
 
     def _kill_now(self) -> None:
-        if self.cgroup is not None and _write(self.cgroup / "cgroup.kill", "1"):
-            return
-        for _ in range(3):  # fork bombs: members may fork while we kill
-            _signal_all(self.members(), signal.SIGKILL)
+        """Stop every member until none runs (a stopped process cannot fork), then kill
+        them all; a few rounds outside a cgroup, where a new process can appear unseen."""
+        for _ in range(50 if self.cgroup is not None else 3):
+            members = self.members()
+            if not members:
+                return
+            _signal_all(members, signal.SIGSTOP)
+            if self.cgroup is not None and set(self.members()) != set(members):
+                continue  # something forked meanwhile: stop it too first
+            _signal_all(members, signal.SIGKILL)
 
     def _wait_empty(self, seconds: float) -> bool:
         deadline = time.monotonic() + seconds
@@ -268,29 +278,20 @@ class Contained:
 
     def _reap_orphans(self) -> None:
         """As a subreaper, dead orphans of the command are our zombies: reap them (only
-        those started after the command, never another Popen's child)."""
-        if self.mode != "tracking":
+        our new children, never another Popen's)."""
+        if self.children_before is None:
             return
-        me = os.getpid()
-        for pid, (state, ppid, _, _, start) in process_table().items():
-            if state == "Z" and ppid == me and pid != self.leader and start >= self.leader_start:
+        new = (_children() or set()) - self.children_before - {self.leader}
+        for pid in new:
+            stat = _stat(pid)
+            if stat is not None and stat[0] == "Z" and stat[4] >= self.leader_start:
                 with contextlib.suppress(ChildProcessError, OSError):
                     os.waitpid(pid, os.WNOHANG)
-
-    def close(self) -> None:
-        """Remove the command's cgroup (after ``kill``)."""
-        if self.cgroup is not None:
-            with contextlib.suppress(OSError):
-                self.cgroup.rmdir()
 
 
 @contextlib.contextmanager
 def contained() -> Iterator[Contained]:
-    scope = Contained()
-    try:
-        yield scope
-    finally:
-        scope.close()
+    yield Contained()
 
 
 # --- waiting and capturing ----------------------------------------------------------------
@@ -358,19 +359,27 @@ def _cgroup_pids(cgroup: Path) -> list[int]:
         return []
 
 
-def kill_cgroup(cgroup: Path) -> None:
-    """SIGKILL every process in ``cgroup`` and below (``cgroup.kill``, Linux >= 5.14;
-    before that, each process, a few rounds)."""
-    if _write(cgroup / "cgroup.kill", "1"):
+def kill_cgroup(cgroup: Path, spare: frozenset[int] = frozenset()) -> None:
+    """SIGKILL every process in ``cgroup`` and below but those in ``spare`` (pytest's own:
+    the controller and its xdist workers, which end their own way)."""
+    if not spare and _write(cgroup / "cgroup.kill", "1"):  # Linux >= 5.14
         return
-    for _ in range(3):
-        for directory in _walk(cgroup):
-            _signal_all(_cgroup_pids(directory), signal.SIGKILL)
+    for _ in range(50):
+        members = [pid for d in _walk(cgroup) for pid in _cgroup_pids(d) if pid not in spare]
+        if not members:
+            return
+        _signal_all(members, signal.SIGSTOP)  # a stopped process cannot fork any more
+        _signal_all(members, signal.SIGKILL)
 
 
-def remove_cgroup(cgroup: Path, wait: float = 2.0) -> None:
-    """Kill everything in ``cgroup`` and remove it with its children."""
-    kill_cgroup(cgroup)
+def pytest_processes() -> frozenset[int]:
+    """This process and its direct children (the xdist workers, on the controller)."""
+    return frozenset({os.getpid(), *(_children() or ())})
+
+
+def remove_cgroup(cgroup: Path, wait: float = 2.0, spare: frozenset[int] = frozenset()) -> None:
+    """Kill everything in ``cgroup`` (but ``spare``) and remove it with its children."""
+    kill_cgroup(cgroup, spare)
     deadline = time.monotonic() + wait
     for directory in reversed(list(_walk(cgroup))):  # children before parents
         while True:
@@ -379,8 +388,8 @@ def remove_cgroup(cgroup: Path, wait: float = 2.0) -> None:
                 break
             except FileNotFoundError:
                 break
-            except OSError:  # still busy while the killed processes exit
-                if time.monotonic() > deadline:
+            except OSError:  # busy while the killed exit, or a spared process is inside
+                if time.monotonic() > deadline or (spare and _cgroup_pids(directory)):
                     break
                 time.sleep(_POLL)
 
@@ -429,9 +438,18 @@ def _stat(pid: int) -> _Stat | None:
         return None
 
 
-def _start_time(pid: int) -> int | None:
-    stat = _stat(pid)
-    return stat[4] if stat else None
+def _children() -> set[int] | None:
+    """Our direct children, living or zombie (None when the kernel does not list them)."""
+    found: set[int] = set()
+    try:
+        with os.scandir("/proc/self/task") as tasks:
+            names = [task.name for task in tasks]
+        for name in names:
+            with open(f"/proc/self/task/{name}/children", encoding="ascii") as listed:
+                found.update(int(pid) for pid in listed.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
 
 
 def _group_members(leader: int) -> list[int]:

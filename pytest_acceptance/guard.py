@@ -61,8 +61,8 @@ class RunGuard:
             self.config._acceptance_stopped_by = self.signal_name  # type: ignore[attr-defined]
         if self.is_worker:  # the controller stops us (or a user signalled us directly)
             raise KeyboardInterrupt(f"stopped by {self.signal_name}")
-        if self.run_cgroup is not None:
-            containment.kill_cgroup(self.run_cgroup)
+        if self.run_cgroup is not None:  # the commands, not pytest's own processes
+            containment.kill_cgroup(self.run_cgroup, containment.pytest_processes())
         _stop_children(signum)  # xdist workers, which would go on to the next criterion
         raise KeyboardInterrupt(f"stopped by {self.signal_name}")
 
@@ -85,8 +85,9 @@ class RunGuard:
         when its criterion killed it, no one else would ever stop them)."""
         if self.run_cgroup is not None:
             workerid = node.workerinput.get("workerid", "")
-            if workerid:
-                containment.remove_cgroup(self.run_cgroup / workerid)
+            if workerid:  # a worker still exiting is spared: only what it left goes
+                spare = containment.pytest_processes()
+                containment.remove_cgroup(self.run_cgroup / workerid, spare=spare)
 
     # -- the end -----------------------------------------------------------------------------
 
@@ -117,7 +118,7 @@ class RunGuard:
         if self.is_worker:
             return
         if self.run_cgroup is not None:
-            containment.remove_cgroup(self.run_cgroup)
+            containment.remove_cgroup(self.run_cgroup, spare=containment.pytest_processes())
         remove_free_wave_directories(Path(tempfile.gettempdir()))
 
 

@@ -166,22 +166,25 @@ def test_a_judge_that_times_out_is_killed_with_everything_it_started(
 
 
 @pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
-def test_each_command_gets_its_own_cgroup_and_it_is_removed_afterwards(
-    mode: str, tmp_path: Path
+def test_commands_are_born_in_the_runs_cgroup_and_it_goes_with_the_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    if mode != "cgroup":
-        pytest.skip("cgroup mode only")
-    command = "cat /proc/self/cgroup > where"
-    result = run_criterion(bash_criterion(tmp_path, command), RunContext(tmp_path))
-    assert result.status is Status.PASSED
+    monkeypatch.setenv(containment.MODE_VARIABLE, "cgroup")
+    home = containment.own_cgroup()
+    run = containment.start_run()
+    assert home is not None and run is not None
+    try:
+        assert containment.use(run, "gw7") == "cgroup"
+        command = "cat /proc/self/cgroup > where"
+        result = run_criterion(bash_criterion(tmp_path, command), RunContext(tmp_path))
+        assert result.status is Status.PASSED
+    finally:
+        containment.stop_using()
+        containment.remove_cgroup(run)
     line = (tmp_path / "where").read_text().strip().splitlines()[-1]
-    assert containment.RUN_PREFIX in line
-    cgroup = containment.own_cgroup()
-    assert cgroup is not None
-    relative = line.split("::", 1)[1].lstrip("/")
-    mount = containment._cgroup2_mount()
-    assert mount is not None
-    assert not (mount / relative).exists()  # removed once the command ended
+    assert line.endswith(f"/{run.name}/gw7")
+    assert containment.own_cgroup() == home  # back where it was
+    assert not run.exists()
 
 
 @pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
