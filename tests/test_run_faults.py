@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 from test_containment import is_gone, kill_all, wait_gone
 
+from pytest_acceptance import containment
 from pytest_acceptance.fragments import spec_dir
+from pytest_acceptance.guard import WAVE_PREFIX, remove_free_wave_directories
 from specs import bash, spec
 
 BASE = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
@@ -360,3 +362,59 @@ def test_is_gone_sees_a_live_process(tmp_path: Path) -> None:
         sleeper.kill()
         sleeper.wait()
     assert is_gone(sleeper.pid)
+
+
+def test_a_run_killed_outright_leaves_no_verdict_that_looks_current(tmp_path: Path) -> None:
+    """SIGKILL cannot be handled: the earlier verdict.json is already gone (removed as the
+    run started), and the next run sweeps the dead run's processes."""
+    root = project(tmp_path, LONG)
+    (root / ".acceptance").mkdir()
+    (root / ".acceptance" / "verdict.json").write_text('{"status": "pass", "exit_code": 0}')
+    process = start(root)
+    try:
+        wait_for(root / "pids", process)
+        process.kill()
+        process.communicate(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    assert not (root / ".acceptance" / "verdict.json").exists()
+    pids = recorded(root / "pids")
+    (root / "spec.md").write_text(spec(bash("AC-1", "true")))
+    done = run(root)
+    survivors = wait_gone(pids, 5)
+    kill_all(survivors)
+    assert done.returncode == 0, done.stdout
+    if containment.own_cgroup() is not None:  # only a cgroup keeps hold of them
+        assert survivors == []
+
+
+def test_free_wave_slot_directories_are_removed_and_held_ones_kept(tmp_path: Path) -> None:
+    free, held = tmp_path / f"{WAVE_PREFIX}free", tmp_path / f"{WAVE_PREFIX}held"
+    for directory in (free, held):
+        directory.mkdir()
+        (directory / "slot-0.lock").touch()
+        (directory / "slot-1.lock").touch()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(held / "slot-1.lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        assert remove_free_wave_directories(tmp_path) == 1
+        assert not free.exists() and (held / "slot-1.lock").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert remove_free_wave_directories(tmp_path) == 1  # free once its holder is gone
+    assert not held.exists()
+
+
+HOLD_LOCK = """
+import fcntl, sys, time
+handle = open(sys.argv[1], "a")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(300)
+"""
