@@ -8,16 +8,12 @@ kills the agent and everything it started.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import signal
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from pytest_acceptance.agent_prompt import (
     VERDICT_SCHEMA,
@@ -26,6 +22,7 @@ from pytest_acceptance.agent_prompt import (
     parse_verdict,
     parse_verdict_text,
 )
+from pytest_acceptance.containment import capture_file, contained, wait_for_exit
 
 # What a verifier may use: reading and searching. Everything that writes, runs code or
 # reaches the network is removed from the session and denied on top of that.
@@ -35,6 +32,7 @@ AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AGENT_PROMPT_LIMIT = 16_000
 OUTPUT_TAIL = 2_000
 KILL_GRACE_SECONDS = 5.0
+AGENT_OUTPUT_LIMIT = 16 * 1024 * 1024  # bytes of an agent's stdout read: a verdict is small
 
 
 class DispatchError(Exception):
@@ -221,46 +219,45 @@ class CommandBackend:
 def run_agent_process(
     argv: list[str], stdin: bytes | None, cwd: Path, timeout: float, label: str
 ) -> tuple[str, str]:
-    """Run to completion within ``timeout``; stdout and stderr, or DispatchError."""
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group: a timeout kills all of it
-        )
-    except OSError as error:
-        raise DispatchError(f"could not start {label}: {error}") from None
-    try:
-        out, err = process.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        out, err = _kill_group(process)
+    """Run to completion within ``timeout``; stdout and stderr, or DispatchError.
+
+    The agent runs contained (containment.py): when it ends, times out or is interrupted,
+    everything it started is killed, including a child it detached with ``setsid``. Its
+    output goes to files, not pipes, so such a child cannot hold the run open either."""
+    with (
+        capture_file("agent-stdin") as given,
+        capture_file("agent-stdout") as out,
+        capture_file("agent-stderr") as err,
+        contained() as scope,
+    ):
+        given.write(stdin or b"")
+        given.seek(0)
+        try:
+            process = scope.popen(argv, cwd=cwd, stdin=given, stdout=out, stderr=err)
+        except OSError as error:
+            raise DispatchError(f"could not start {label}: {error}") from None
+        try:
+            code = wait_for_exit(process, timeout)
+        finally:
+            scope.kill(KILL_GRACE_SECONDS)
+            process.wait()
+        stdout, stderr = _read_all(out), _read_all(err)
+    if code is None:
         raise DispatchError(
-            f"{label} timed out after {timeout:g} s and was killed", _tail(_text(out, err))
-        ) from None
-    stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
-    if process.returncode != 0:
-        raise DispatchError(
-            f"{label} exited with status {process.returncode}", _tail(_text(out, err))
+            f"{label} timed out after {timeout:g} s and was killed", _tail(_text(stdout, stderr))
         )
+    if code != 0:
+        raise DispatchError(f"{label} exited with status {code}", _tail(_text(stdout, stderr)))
     return stdout, stderr
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    try:
-        return process.communicate(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:  # a descendant left the group and holds the pipes
-        process.wait()
-        return b"", b""
+def _read_all(stream: IO[bytes]) -> str:
+    stream.seek(0)
+    return stream.read(AGENT_OUTPUT_LIMIT).decode(errors="replace")
 
 
-def _text(out: bytes | None, err: bytes | None) -> str:
-    stdout = (out or b"").decode(errors="replace").strip()
-    stderr = (err or b"").decode(errors="replace").strip()
+def _text(out: str, err: str) -> str:
+    stdout, stderr = out.strip(), err.strip()
     return "\n".join(part for part in (stdout, f"stderr:\n{stderr}" if stderr else "") if part)
 
 

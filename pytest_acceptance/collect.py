@@ -17,7 +17,7 @@ import pytest
 from pytest_acceptance.conditions import ConditionError, parse_condition
 from pytest_acceptance.model import Criterion, Method, Result, RunContext, Spec, SpecError, Status
 from pytest_acceptance.spec_cache import parse_spec_cached
-from pytest_acceptance.store import output_dir
+from pytest_acceptance.store import optional_dir
 from pytest_acceptance.verdict import display_path, spec_location
 
 _parsed: dict[tuple[Path, int, int], Spec] = {}
@@ -36,7 +36,7 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
 
             _parsed[key] = parse_spec(path)
         else:
-            _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache")
+            _parsed[key] = parse_spec_cached(path, optional_dir(rootdir, "parse-cache"))
     return _parsed[key]
 
 

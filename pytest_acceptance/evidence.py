@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the stage modules load only with --acceptance
     from pytest_acceptance.verdict import RunFacts, Verdict
 
 LIST_LIMIT = 10  # ids per line in the terminal
+WRITE_ERRORS = "acceptance_fragment_errors"  # workeroutput key
 _PYTEST_OWN = (2, 3, 4, 5)  # pytest's exit codes for a run that went wrong as a whole
 
 
@@ -50,7 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_acceptance.plugin import spec_paths
 
     specs = spec_paths(config)
-    config.pluginmanager.register(FragmentWriter(config.rootpath), "acceptance-fragments")
+    config.pluginmanager.register(FragmentWriter(config), "acceptance-fragments")
     if not hasattr(config, "workerinput"):
         reporter = EvidenceReporter(config, specs, _previous_paths(config))
         config.pluginmanager.register(reporter, "acceptance-evidence")
@@ -79,8 +80,10 @@ class FragmentWriter:
     to a crash is found missing by the assembly, which then fails the run loudly.
     """
 
-    def __init__(self, rootdir: Path) -> None:
-        self.rootdir = rootdir
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rootdir = config.rootpath
+        self.errors: list[str] = []  # fragments that could not be written, and why
         self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
         self.queue: queue.SimpleQueue[tuple[Path, dict[str, Any]] | None] = queue.SimpleQueue()
         self.thread: threading.Thread | None = None
@@ -99,6 +102,9 @@ class FragmentWriter:
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self) -> Generator[None, None, None]:
         self.flush()
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # the controller learns why a fragment is missing
+            workeroutput[WRITE_ERRORS] = self.errors[:LIST_LIMIT]
         return (yield)
 
     def write(self, criterion: Criterion, result: Result) -> None:
@@ -107,12 +113,14 @@ class FragmentWriter:
 
         # A fragment that cannot be written (disk full, permissions, a spec edited into
         # something else mid-run) is found missing by the assembly on the controller, which
-        # then fails the run loudly: no need to crash the test protocol here.
-        with contextlib.suppress(OSError, SpecError, KeyError):
+        # then fails the run loudly, with the cause recorded here.
+        try:
             directory, indexes = self.spec_facts(criterion.location.path)
             index = indexes[criterion.id]
             path = directory / f"{fragment_name(index, criterion.id)}.json"
             self.submit(path, build_fragment(criterion, index, result, self.rootdir))
+        except (OSError, SpecError, KeyError) as error:
+            self.failed(criterion.id, error)
 
     def submit(self, path: Path, fragment: dict[str, Any]) -> None:
         if self.thread is None:
@@ -130,8 +138,16 @@ class FragmentWriter:
         from pytest_acceptance.fragments import write_fragment
 
         while (job := self.queue.get()) is not None:
-            with contextlib.suppress(OSError):
+            try:
                 write_fragment(*job)
+            except OSError as error:
+                self.failed(str(job[1].get("id")), error)
+
+    def failed(self, criterion_id: str, error: BaseException) -> None:
+        from pytest_acceptance.store import describe_os_error
+
+        reason = describe_os_error(error) if isinstance(error, OSError) else repr(error)
+        self.errors.append(f"could not write the evidence fragment of {criterion_id}: {reason}")
 
     def spec_facts(self, spec_path: Path) -> tuple[Path, dict[str, int]]:
         """The spec's fragments directory (created once) and each criterion's index."""
@@ -159,9 +175,21 @@ class EvidenceReporter:
         self.reports: list[tuple[Path, dict[str, Any]]] = []  # (report.md, report)
         self.problems: list[str] = []
         self.loaded = _load_specs(specs, self.rootdir)  # as the workers will see them
+        self.locks: list[Any] = []
         if not config.option.collectonly:  # before any worker starts
+            self.locks = _lock_specs(self.rootdir, specs)
             for spec in specs:
                 clear_fragments(self.rootdir, spec)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        self.problems += [str(problem) for problem in output.get(WRITE_ERRORS, ())]
+
+    def pytest_unconfigure(self) -> None:
+        for handle in self.locks:
+            with contextlib.suppress(OSError):
+                handle.close()
 
     @pytest.hookimpl
     def pytest_acceptance_verdict(
@@ -172,10 +200,16 @@ class EvidenceReporter:
         self.verdict = verdict
         if verdict.exit_code in _PYTEST_OWN:  # interrupted, internal or usage error, nothing
             return []  # ran: such a run must not become the baseline of the next deltas
+        writer = config.pluginmanager.get_plugin("acceptance-fragments")
+        if writer is not None:  # this process ran criteria itself (no xdist workers)
+            self.problems += writer.errors[:LIST_LIMIT]
         by_spec = _outcomes_by_spec(verdict)
         for spec_path in self.specs:
             if spec_path in by_spec:
-                self._assemble(spec_path, by_spec[spec_path], facts.fingerprint)
+                try:
+                    self._assemble(spec_path, by_spec[spec_path], facts.fingerprint)
+                except OSError as error:
+                    self.problems.append(_could_not_write_report(spec_path, error))
         facts.extra["reports"] = [str(path.with_suffix(".json")) for path, _ in self.reports]
         return [f"evidence: {problem}" for problem in self.problems]
 
@@ -211,12 +245,12 @@ class EvidenceReporter:
         self.reports.append((directory / "report.md", report))
 
     def _previous(self, spec: Spec, directory: Path) -> Previous | None:
-        from pytest_acceptance.report import Previous, load_previous
+        from pytest_acceptance.report import Previous
         from pytest_acceptance.store import write_atomic
         from pytest_acceptance.verdict import display_path
 
         if self.previous_paths:
-            named = [load_previous(path, self.rootdir) for path in self.previous_paths]
+            named = [_load_previous(path, self.rootdir) for path in self.previous_paths]
             wanted = display_path(spec.path, self.rootdir)
             for previous in named:
                 if previous.report is not None and previous.report.get("spec") == wanted:
@@ -231,7 +265,7 @@ class EvidenceReporter:
         kept = directory / "report.previous.json"  # the baseline, kept beside the new report
         with contextlib.suppress(OSError):
             write_atomic(kept, last.read_text(encoding="utf-8", errors="replace"))
-        return load_previous(kept if kept.is_file() else last, self.rootdir)
+        return _load_previous(kept if kept.is_file() else last, self.rootdir)
 
     # -- terminal --------------------------------------------------------------------------
 
@@ -291,6 +325,44 @@ def _shown(path: Path, rootdir: Path) -> str:
     from pytest_acceptance.verdict import display_path
 
     return display_path(path, rootdir)
+
+
+def _load_previous(path: Path, rootdir: Path) -> Previous:
+    """``report.load_previous``; a report nested too deeply to read means no deltas."""
+    from pytest_acceptance.report import Previous, load_previous
+    from pytest_acceptance.verdict import display_path
+
+    try:
+        return load_previous(path, rootdir)
+    except RecursionError:
+        return Previous(display_path(path, rootdir), None, "it is nested too deeply to read")
+
+
+def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
+    """One lock per spec, held for the run: a second run of the same spec in the same
+    project would clear and rewrite the fragments this one is writing (and compute its
+    deltas against a half-written report), so it is refused with a usage error."""
+    from pytest_acceptance.fragments import spec_dir
+    from pytest_acceptance.store import RunLocked, lock_run
+    from pytest_acceptance.verdict import display_path
+
+    locks = []
+    try:
+        for spec in sorted(specs):
+            handle = lock_run(spec_dir(rootdir, spec), display_path(spec, rootdir))
+            if handle is not None:
+                locks.append(handle)
+    except RunLocked as error:
+        for handle in locks:
+            handle.close()
+        raise pytest.UsageError(str(error)) from None
+    return locks
+
+
+def _could_not_write_report(spec_path: Path, error: OSError) -> str:
+    from pytest_acceptance.store import describe_os_error
+
+    return f"could not write the report of {spec_path.name}: {describe_os_error(error)}"
 
 
 def _load_specs(paths: list[Path], rootdir: Path) -> dict[Path, Spec]:

@@ -36,6 +36,7 @@ SCHEMA_VERSION = 1
 OUTPUT_LIMIT = 4000  # characters of output kept: the tail, where failures show
 TEXT_LIMIT = 2000  # message, and each issue field
 ISSUE_LIMIT = 50
+NAME_LIMIT = 100  # bytes of a spec stem or criterion id in a file name
 
 # field -> the JSON type it must have (bool is excluded from int explicitly below)
 _FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -88,9 +89,21 @@ def spec_dir(rootdir: Path, spec_path: Path) -> Path:
 
 @functools.lru_cache(maxsize=64)
 def _spec_dir_name(spec_path: Path) -> str:
+    """The stem (bounded: the digest of the whole path keeps names apart) and 8 hex."""
     absolute = spec_path.resolve()
     digest = hashlib.sha256(os.fsencode(str(absolute))).hexdigest()[:8]
-    return f"{absolute.stem}-{digest}"
+    return f"{_bounded(absolute.stem, NAME_LIMIT)}-{digest}"
+
+
+def _bounded(text: str, limit: int) -> str:
+    """``text`` when its UTF-8 encoding fits ``limit`` bytes, else a cut that does, ending
+    in 8 hex of its sha256: file names stay short and two long texts stay apart."""
+    encoded = os.fsencode(text)
+    if len(encoded) <= limit:
+        return text
+    digest = hashlib.sha256(encoded).hexdigest()[:8]
+    cut = encoded[: limit - 9].decode("utf-8", errors="ignore")  # never half a character
+    return f"{cut}~{digest}"
 
 
 def prepare_dir(rootdir: Path, spec_path: Path) -> Path:
@@ -102,8 +115,10 @@ def prepare_dir(rootdir: Path, spec_path: Path) -> Path:
 
 
 def fragment_name(index: int, criterion_id: str) -> str:
-    """``0003-AC-4``: zero-padded so names sort in spec order (ids are file-name safe)."""
-    return f"{index:04d}-{criterion_id}"
+    """``0003-AC-4``: zero-padded so names sort in spec order. A long id is cut to
+    NAME_LIMIT bytes with a digest of the whole: a file name has at most 255 bytes, and
+    the temp file of an atomic write adds ~40 to it."""
+    return f"{index:04d}-{_bounded(criterion_id, NAME_LIMIT)}"
 
 
 def fragment_path(rootdir: Path, spec_path: Path, index: int, criterion_id: str) -> Path:
@@ -138,15 +153,18 @@ def _entries(directory: Path) -> list[Path]:
 
 
 def _remove_detached(directories: list[str]) -> None:
+    """``rm -rf`` in the background, detached from us: a shell starts it and exits, so it
+    is never our child (no process to wait for, no ResourceWarning, not ours to kill)."""
     try:
-        subprocess.Popen(
-            ["rm", "-rf", "--", *directories],
+        subprocess.run(
+            ["sh", "-c", 'rm -rf -- "$@" </dev/null >/dev/null 2>&1 &', "sh", *directories],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,  # not ours to wait for, nor to kill with us
+            start_new_session=True,
+            check=False,
         )
-    except OSError:  # no rm here: a thread does it
+    except OSError:  # no sh here: a thread does it
         for directory in directories:
             threading.Thread(target=shutil.rmtree, args=(directory, True), daemon=True).start()
 

@@ -83,7 +83,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, description in _METHOD_MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)
+    from pytest_acceptance.guard import RunGuard
     from pytest_acceptance.run_bash import BashRunner
+
+    config.pluginmanager.register(RunGuard(config), "acceptance-guard")
 
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process

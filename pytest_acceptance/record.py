@@ -20,7 +20,13 @@ import pytest
 from pytest_acceptance.collect import CriterionItem, load_spec
 from pytest_acceptance.fingerprint import tree_fingerprint
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
-from pytest_acceptance.store import output_dir, write_json_atomic
+from pytest_acceptance.store import (
+    OUTPUT_DIR,
+    describe_os_error,
+    forget_verdict,
+    output_dir,
+    write_json_atomic,
+)
 from pytest_acceptance.verdict import (
     Outcome,
     RunFacts,
@@ -53,8 +59,11 @@ class Recorder:
         self.other_failures: list[str] = []
         self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
         self.verdict: Verdict | None = None
+        self.write_error: str | None = None
         self.started_at = time.time()
         self.fingerprint = tree_fingerprint(self.rootdir)
+        if not config.option.collectonly:  # a verdict left by an earlier run must not
+            forget_verdict(self.rootdir)  # look current if this one ends without one
 
     # -- what was selected -------------------------------------------------------------
 
@@ -123,16 +132,37 @@ class Recorder:
         )
         if more := [problem for problems_of in found for problem in problems_of or ()]:
             verdict = _decide(outcomes, problems + more, exitstatus)
+        written = self._write(verdict, facts)
+        if written is not None:  # nowhere to record it: the verdict cannot stand as it is
+            verdict = _decide(outcomes, [*problems, *more, written], exitstatus)
+            if verdict.exit_code in (0, 10):
+                verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
         session.exitstatus = verdict.exit_code
+
+    def _write(self, verdict: Verdict, facts: RunFacts) -> str | None:
+        """Write verdict.json; on failure, the problem to report (never an exception)."""
+        target = self.rootdir / OUTPUT_DIR / "verdict.json"
         data = to_json(verdict, facts)
         send_verdict(self.config.getoption("acceptance_verdict_fd", None), data)
-        write_json_atomic(output_dir(self.rootdir) / "verdict.json", data)
+        try:
+            write_json_atomic(output_dir(self.rootdir) / "verdict.json", data)
+        except (OSError, RecursionError, ValueError) as error:
+            self.write_error = f"could not write {target}: {describe_os_error(error)}"
+            return self.write_error
+        return None
 
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]
         if exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors:
-            problems.append("the run was interrupted before every criterion reported")
+            stopped = getattr(self.config, "_acceptance_stopped_by", None)
+            by = f" by {stopped}" if stopped else ""
+            problems.append(f"the run was interrupted{by} before every criterion reported")
+        for directory in getattr(self.config, "_acceptance_vanished", ()):
+            problems.append(
+                f"{directory} was deleted during the run (a criterion removed it?); it was "
+                "recreated empty to record this verdict"
+            )
         if self.other_failures:
             problems.append(
                 f"{len(self.other_failures)} test(s) outside the spec failed: "
@@ -179,11 +209,13 @@ class Recorder:
             terminalreporter.stats.pop("manual", None)
         terminalreporter.section("acceptance verdict")
         terminalreporter.write(render(self.verdict, self.rootdir))
-        where = output_dir(self.rootdir) / "verdict.json"
-        terminalreporter.write_line(
-            f"verdict: {self.verdict.status.value.upper()} "
-            f"(exit code {self.verdict.exit_code}), written to {where}"
-        )
+        verdict = self.verdict
+        status = f"verdict: {verdict.status.value.upper()} (exit code {verdict.exit_code})"
+        if self.write_error is not None:
+            terminalreporter.write_line(f"{status}; {self.write_error}", red=True)
+            return
+        where = self.rootdir / OUTPUT_DIR / "verdict.json"
+        terminalreporter.write_line(f"{status}, written to {where}")
 
 
 def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:

@@ -13,18 +13,13 @@ code.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import heapq
 import itertools
-import math
 import os
 import re
-import select
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -39,15 +34,26 @@ from pytest_acceptance.conditions import (
     Condition,
     ConditionError,
     NaturalLanguage,
+    OutputContains,
+    OutputEmpty,
+    OutputMatches,
+    PrintedPathsExist,
     parse_condition,
 )
+from pytest_acceptance.containment import capture_file, contained, wait_for_exit
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.no_tests import unless_vacuous
 from pytest_acceptance.verdict import display_path
 
-KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of the process group
+KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of what a command left running
 OUTPUT_LINES = 60
 OUTPUT_CHARS = 4000
+# Output is never held whole in memory beyond this: conditions on output read stdout up to
+# CHECK_LIMIT bytes (a command printing more fails them, saying so); everything else
+# (reports, the judge, locations) reads the last TAIL_BYTES of each stream.
+CHECK_LIMIT = 16 * 1024 * 1024
+TAIL_BYTES = 64 * 1024
+_OUTPUT_CLAUSES = (OutputContains, OutputMatches, OutputEmpty, PrintedPathsExist)
 # A nested pytest in a command must not believe it is an xdist worker of this run.
 _HIDDEN_VARIABLES = (
     "PYTEST_XDIST_WORKER",
@@ -72,14 +78,19 @@ class Attempt:
     """One run of the command."""
 
     exit_code: int | None  # None when it timed out
-    stdout: str
-    stderr: str
+    stdout: str  # all of it up to CHECK_LIMIT bytes, else the tail
+    stderr: str  # the tail
     timeout: float
     duration: float
+    stdout_bytes: int = 0
 
     @property
     def timed_out(self) -> bool:
         return self.exit_code is None
+
+    @property
+    def stdout_complete(self) -> bool:
+        return self.stdout_bytes <= CHECK_LIMIT
 
 
 def run_criterion(criterion: Criterion, context: RunContext) -> Result:
@@ -150,10 +161,20 @@ def evaluate(condition: Condition, attempt: Attempt, rootdir: Path) -> Check:
     if attempt.exit_code is None:
         actual = f"timed out after {attempt.timeout:g} s (process group killed)"
         return Check(False, expected, _with_last_line(actual, attempt))
+    if not attempt.stdout_complete and _reads_output(condition):
+        actual = (
+            f"the command printed {attempt.stdout_bytes:,} bytes on stdout, more than the "
+            f"{CHECK_LIMIT:,} an output condition reads: print less, or write a file and check that"
+        )
+        return Check(False, expected, _with_last_line(actual, attempt))
     check = condition.check(attempt.exit_code, attempt.stdout, rootdir, attempt.timeout)
     if check.passed:
         return check
     return Check(False, check.expected, _with_last_line(check.actual, attempt))
+
+
+def _reads_output(condition: Condition) -> bool:
+    return any(isinstance(clause, _OUTPUT_CLAUSES) for clause in condition.clauses)
 
 
 def _flaky_message(passed_on: int, most: int, failures: list[tuple[int, str]]) -> str:
@@ -258,116 +279,46 @@ def command_environment(criterion_id: str | None) -> dict[str, str]:
 
 
 def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) -> Attempt:
-    """Run ``bash -c command``; kill its whole process group on timeout and afterwards."""
+    """Run ``bash -c command``; kill everything it started on timeout and afterwards."""
     started = time.monotonic()
-    with _capture_file("stdout") as out, _capture_file("stderr") as err:
-        process = subprocess.Popen(
+    with capture_file("stdout") as out, capture_file("stderr") as err, contained() as scope:
+        process = scope.popen(
             ["bash", "-c", command],
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            start_new_session=True,
         )
         try:
             exit_code = wait_for_exit(process, timeout)
-        finally:  # also on KeyboardInterrupt: leave no process behind
-            kill_process_group(process)
-        return Attempt(exit_code, _read(out), _read(err), timeout, time.monotonic() - started)
+        finally:  # also on KeyboardInterrupt (SIGINT, SIGTERM, SIGHUP): leave nothing behind
+            scope.kill(KILL_GRACE)
+            process.wait()
+        stdout, size = _read_stdout(out)
+        return Attempt(
+            exit_code, stdout, _read_tail(err), timeout, time.monotonic() - started, size
+        )
 
 
-def _capture_file(name: str) -> IO[bytes]:
-    """A nameless file for a command's output: memory-backed where Linux offers memfd
-    (creating a temp file costs more than running a short command), else a temp file.
-    Never a pipe: a background child that keeps a pipe open would hang the run."""
-    try:
-        return open(os.memfd_create(name, os.MFD_CLOEXEC), "w+b")
-    except (AttributeError, OSError):
-        return tempfile.TemporaryFile()
+def _read_stdout(stream: IO[bytes]) -> tuple[str, int]:
+    """All of stdout when conditions may read it (up to CHECK_LIMIT bytes), else its
+    tail; and its size in bytes. Never more than CHECK_LIMIT in memory."""
+    size = stream.seek(0, os.SEEK_END)
+    if size <= CHECK_LIMIT:
+        stream.seek(0)
+        return stream.read().decode("utf-8", errors="replace"), size
+    return _read_tail(stream), size
 
 
-def wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> int | None:
-    """The exit code, or None on timeout.
-
-    Waits on a pidfd where Linux has one: ``Popen.wait(timeout)`` polls with growing
-    sleeps, which adds milliseconds to every short command.
-    """
-    try:
-        pidfd = os.pidfd_open(process.pid)
-    except (AttributeError, OSError):  # not Linux >= 5.3: poll like subprocess does
-        try:
-            return process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-    try:
-        poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
-        if not poller.poll(min(math.ceil(timeout * 1000), 2**31 - 1)):  # poll takes a C int
-            return None
-        return process.wait()
-    finally:
-        os.close(pidfd)
-
-
-def _read(stream: IO[bytes]) -> str:
-    stream.seek(0)
-    return stream.read().decode("utf-8", errors="replace")
-
-
-def kill_process_group(process: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> None:
-    """SIGTERM the process's group, give it ``grace`` seconds, then SIGKILL; reap it."""
-    group = process.pid  # start_new_session: the group id is the leader's pid
-    if _group_alive(group, process):
-        _signal_group(group, signal.SIGTERM)
-        _signal_group(group, signal.SIGCONT)  # a stopped process acts on SIGTERM only then
-        if not _wait_for_group(group, process, grace):
-            _signal_group(group, signal.SIGKILL)
-            _wait_for_group(group, process, grace)
-    process.wait()
-
-
-def _signal_group(group: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(group, signum)
-
-
-def _wait_for_group(group: int, process: subprocess.Popen[bytes], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while _group_alive(group, process):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
-def _group_alive(group: int, process: subprocess.Popen[bytes]) -> bool:
-    process.poll()  # reap the leader, so it does not linger as our zombie
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _has_running_member(group)
-
-
-def _has_running_member(group: int) -> bool:
-    """Whether a non-zombie process is in the group (zombies of an init that does not
-    reap count as gone). Without /proc, assume yes."""
-    if not os.path.isdir("/proc"):
-        return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(os.path.join(entry.path, "stat"), encoding="utf-8") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == group and fields[0] != "Z":  # fields: state, ppid, pgrp, ...
-            return True
-    return False
+def _read_tail(stream: IO[bytes]) -> str:
+    """The last TAIL_BYTES of a stream, from the first whole line within them."""
+    size = stream.seek(0, os.SEEK_END)
+    stream.seek(max(size - TAIL_BYTES, 0))
+    data = stream.read()
+    if size > TAIL_BYTES:
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else data
+    return data.decode("utf-8", errors="replace")
 
 
 # --- reporting -----------------------------------------------------------------------------
@@ -389,15 +340,18 @@ def bounded_output(stdout: str, stderr: str) -> str:
 
 
 def _tail(text: str, lines: int, chars: int) -> str:
-    kept = text.rstrip("\n").splitlines()
-    cut = max(len(kept) - lines, 0)
-    tail = "\n".join(kept[cut:])
-    if len(tail) > chars:
-        tail = tail[-chars:]
-        cut_note = "[… earlier output cut]\n"
-    else:
-        cut_note = f"[… {cut} earlier lines cut]\n" if cut else ""
-    return cut_note + tail
+    """The last ``lines`` lines when they fit in ``chars`` characters, else the last
+    ``chars`` characters. Only the end is split: splitting megabytes of short lines
+    would cost far more memory than the output itself."""
+    body = text.rstrip("\n")
+    window = body[-(chars + 1) :]
+    if lines > 0 and window.count("\n") >= lines:  # the last lines fit in the window
+        kept = window.splitlines()[-lines:]
+        cut = body.count("\n") + 1 - len(kept)
+        return f"[… {cut} earlier lines cut]\n" + "\n".join(kept)
+    if len(body) <= chars:
+        return body
+    return "[… earlier output cut]\n" + body[-chars:]
 
 
 _BANNER = re.compile(r"^[=\-_*#~ ]*$|^[=\-_]{3,}.*[=\-_]{3,}$")
@@ -414,7 +368,7 @@ def _with_last_line(actual: str, attempt: Attempt) -> str:
 
 def _last_line(text: str) -> str | None:
     """The last line that says something (pytest's ``=== 1 failed in 0.1s ===`` does not)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in text[-TAIL_BYTES:].splitlines() if line.strip()]
     meaningful = [line for line in lines if not _BANNER.match(line)]
     if meaningful:
         return meaningful[-1]

@@ -24,8 +24,11 @@ _PARSER_SOURCES = ("parse.py", "yamlload.py", "extract.py", "model.py")
 _LIBRARIES = ("markdown_it", "yaml")
 
 
-def parse_spec_cached(path: Path, cache_dir: Path) -> Spec:
-    """``parse.parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path."""
+def parse_spec_cached(path: Path, cache_dir: Path | None) -> Spec:
+    """``parse.parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path.
+    Without a cache directory (a read-only project), it only parses."""
+    if cache_dir is None:
+        return _parse(path)
     try:
         data = Path(path).read_bytes()
         identity = _parser_identity()

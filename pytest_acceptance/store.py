@@ -7,22 +7,65 @@ changes what ``git status`` shows — or the tree fingerprint the verdict record
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 OUTPUT_DIR = ".acceptance"
 
 
 def output_dir(rootdir: Path) -> Path:
+    """``<rootdir>/.acceptance``, created with its ``.gitignore``; OSError when it cannot be
+    (``describe_os_error`` says why in words)."""
     directory = rootdir / OUTPUT_DIR
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a directory", str(directory))
     directory.mkdir(exist_ok=True)
     ignore = directory / ".gitignore"
     if not ignore.exists():
         ignore.write_text("# Created by pytest-acceptance automatically.\n*\n")
     return directory
+
+
+def optional_dir(rootdir: Path, name: str) -> Path | None:
+    """``.acceptance/<name>`` for something the run can do without (a cache): None when it
+    cannot be created (a read-only project, ``.acceptance`` not a directory)."""
+    try:
+        return output_dir(rootdir) / name
+    except OSError:
+        return None
+
+
+def forget_verdict(rootdir: Path) -> None:
+    """Remove the last run's verdict.json as a run starts: if this run is killed before it
+    decides, no verdict is better than an old one that looks current."""
+    with contextlib.suppress(OSError):
+        (rootdir / OUTPUT_DIR / "verdict.json").unlink()
+
+
+def describe_os_error(error: BaseException) -> str:
+    """An OSError in words a user acts on: the cause first, the path last."""
+    if isinstance(error, OSError):
+        causes = {
+            errno.ENOSPC: "the disk is full",
+            errno.EDQUOT: "the disk quota is exceeded",
+            errno.EROFS: "the file system is read-only",
+            errno.EACCES: "permission denied",
+            errno.EPERM: "operation not permitted",
+            errno.ENOTDIR: "a path component is not a directory",
+            errno.ENOENT: "the directory no longer exists",
+            errno.ENAMETOOLONG: "the file name is too long",
+            errno.EEXIST: "a file is in the way",
+        }
+        cause = causes.get(error.errno or 0, error.strerror or str(error))
+        where = f" ({error.filename})" if error.filename else ""
+        return f"{cause}{where}"
+    if isinstance(error, RecursionError):
+        return "the data is nested too deeply"
+    return str(error)
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -50,3 +93,40 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """Compact JSON (json's C encoder only runs without indent), written atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+class RunLocked(Exception):
+    """Another run holds the lock; ``str()`` names it."""
+
+
+def lock_run(directory: Path, what: str) -> IO[str] | None:
+    """Hold ``directory/run.lock`` for this run (released when the process ends, however
+    it ends). None when there is nowhere to lock (the run then fails on writing anyway);
+    RunLocked when another live run holds it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = open(directory / "run.lock", "a+", encoding="utf-8")  # noqa: SIM115
+    except OSError:
+        return None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read(100).strip() or "another process"
+        handle.close()
+        raise RunLocked(
+            f"another pytest-acceptance run ({holder}) is verifying {what} right now; "
+            "wait for it to finish (its verdict goes to .acceptance/verdict.json), or stop "
+            "it, then run again"
+        ) from None
+    except OSError:
+        handle.close()
+        return None
+    with contextlib.suppress(OSError):  # unbuffered: closing must never fail on a full disk
+        os.ftruncate(handle.fileno(), 0)
+        os.write(handle.fileno(), f"pid {os.getpid()}".encode())
+    return handle

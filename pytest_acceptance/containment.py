@@ -1,0 +1,476 @@
+"""Containment: every process a criterion or a judge starts dies when its command ends.
+
+Two ways, the best one available is used:
+
+- **cgroup** (Linux cgroup v2 with a writable hierarchy, e.g. as root): each process that
+  runs commands moves itself, once, into a cgroup of its own below the run's::
+
+      <our cgroup>/pytest-acceptance-<controller pid>/<worker id, or "main">
+
+  and its commands are born there. No process can leave a cgroup on its own (``setsid``,
+  double forks, ``set -m`` jobs all stay), and a worker runs one command at a time, so
+  when a command ends, every process in the cgroup but the worker itself is the command's:
+  stopped (SIGSTOP, so none can fork any more), then killed. (A cgroup per command would
+  be simpler to kill, but moving a process between cgroups waits for an RCU grace period:
+  ~1 ms a command.) The controller kills a worker's cgroup when the worker goes down (even
+  a worker killed by its own criterion), and the whole run's at the end; the cgroup of a
+  run that died (SIGKILL) is removed by the next run.
+- **tracking** (elsewhere on Linux): the process running commands is a child subreaper
+  (orphans of its commands reparent to it, not to init), and a command's processes are
+  its process group and session, every process whose parent chain leads to it, and the
+  orphans reparented to us since it started. Out of reach: what another service starts on
+  the command's behalf (``systemd-run``, ``at``, a daemon's RPC), and, when the worker
+  itself dies, the orphans of its commands (they go to init).
+- **group** (no /proc): the command's process group and session only; a ``setsid`` +
+  double fork escapes.
+
+``PYTEST_ACCEPTANCE_CONTAINMENT=tracking`` (or ``group``) forces a weaker way, for
+machines where writing cgroups is not wanted, and for the tests that prove each way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import math
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+MODE_VARIABLE = "PYTEST_ACCEPTANCE_CONTAINMENT"
+RUN_PREFIX = "pytest-acceptance-"
+_PR_SET_CHILD_SUBREAPER = 36
+_POLL = 0.02
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+# --- where this process puts its commands ---------------------------------------------------
+
+
+@dataclass
+class _Place:
+    mode: str  # "cgroup", "tracking" or "group"
+    cgroup: Path | None = None  # ours, where our commands are born
+    home: Path | None = None  # where we were before, to return to at the end
+    residents: frozenset[int] = frozenset()  # in our cgroup before any command: not theirs
+
+
+_place: _Place | None = None
+
+
+def wanted_mode() -> str:
+    value = os.environ.get(MODE_VARIABLE, "").strip().lower()
+    return value if value in ("tracking", "group") else "cgroup"
+
+
+def own_cgroup() -> Path | None:
+    """This process's cgroup v2 directory, when the hierarchy is mounted and writable."""
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as lines:
+            relative = next((line[3:].strip() for line in lines if line.startswith("0::")), None)
+        mount = _cgroup2_mount()
+    except OSError:
+        return None
+    if relative is None or mount is None:
+        return None
+    directory = mount / relative.lstrip("/")
+    if not (directory / "cgroup.procs").is_file() or not os.access(directory, os.W_OK):
+        return None
+    return directory
+
+
+def _cgroup2_mount() -> Path | None:
+    with open("/proc/self/mountinfo", encoding="utf-8") as lines:
+        for line in lines:
+            before, _, after = line.partition(" - ")
+            if after.split(" ", 1)[0] == "cgroup2":
+                return Path(before.split()[4])
+    return None
+
+
+def start_run() -> Path | None:
+    """Controller: create the run's cgroup (None when cgroups cannot be used), after
+    killing and removing what runs that died left behind."""
+    home = own_cgroup() if wanted_mode() == "cgroup" else None
+    if home is None:
+        return None
+    _sweep_dead_runs(home)
+    run = home / f"{RUN_PREFIX}{os.getpid()}"
+    try:
+        run.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return run
+
+
+def _sweep_dead_runs(home: Path) -> None:
+    for entry in _listdir(home):
+        if not entry.name.startswith(RUN_PREFIX):
+            continue
+        owner = entry.name[len(RUN_PREFIX) :]
+        if owner.isdigit() and not _alive(int(owner)):
+            remove_cgroup(entry)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def use(run: Path | None, label: str = "main") -> str:
+    """Make this process run its commands inside ``run``/``label`` (``run`` made by
+    ``start_run``), or track them when that is unavailable. Returns the mode in use."""
+    global _place
+    home = own_cgroup() if run is not None else None
+    if run is not None and home is not None:
+        directory = run / label
+        with contextlib.suppress(OSError):
+            directory.mkdir(exist_ok=True)
+            if _move(os.getpid(), directory):
+                residents = frozenset(_cgroup_pids(directory))
+                _place = _Place("cgroup", directory, home, residents)
+                return "cgroup"
+    mode = _default_mode()
+    if mode == "tracking":
+        become_subreaper()
+    _place = _Place(mode)
+    return mode
+
+
+def stop_using() -> None:
+    """Back to where this process was (so removing the run's cgroup never kills it)."""
+    global _place
+    if _place is not None and _place.home is not None:
+        _move(os.getpid(), _place.home)
+    _place = None
+
+
+def become_subreaper() -> bool:
+    """Make orphans of our descendants reparent to us instead of init (Linux >= 3.4)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _current() -> _Place:
+    return _place if _place is not None else _Place(_default_mode())
+
+
+def _default_mode() -> str:
+    return "group" if wanted_mode() == "group" or not os.path.isdir("/proc") else "tracking"
+
+
+# --- one command's processes ---------------------------------------------------------------
+
+
+class Contained:
+    """The processes of one command: started with ``popen``, all killed by ``kill``."""
+
+    def __init__(self) -> None:
+        place = _current()
+        self.mode = place.mode
+        self.cgroup = place.cgroup
+        self.residents = place.residents | {os.getpid()}
+        self.leader = 0
+        self.leader_start = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        # Our children before the command: as a subreaper, every orphan of the command
+        # becomes our child, so once it has exited, "no new child" means nothing is left.
+        self.children_before = _children() if self.mode == "tracking" else None
+
+    def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
+        """``subprocess.Popen`` in a session of its own (and in our cgroup, by birth)."""
+        options["start_new_session"] = True
+        # In /proc's unit (clock ticks since boot), taken before the fork: what started
+        # later may be the command's; without reading /proc for each command.
+        self.leader_start = int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS) - 1
+        process = subprocess.Popen(argv, **options)
+        self.leader = process.pid
+        self.process = process
+        return process
+
+    def members(self) -> list[int]:
+        """The live processes of this command (zombies excluded)."""
+        if self.cgroup is not None:
+            return [pid for pid in _cgroup_pids(self.cgroup) if pid not in self.residents]
+        if self.mode == "group" or not self.leader:
+            return _group_members(self.leader)
+        return self._tracked()
+
+    def _tracked(self) -> list[int]:
+        if self._nothing_left():  # the common case, without reading all of /proc
+            return []
+        table = process_table()
+        me = os.getpid()
+        found = {self.leader}
+        changed = True
+        while changed:  # the closure over parent links
+            changed = False
+            for pid, (_, ppid, pgrp, session, start) in table.items():
+                if pid in found:
+                    continue
+                if (
+                    ppid in found
+                    or pgrp == self.leader
+                    or session == self.leader
+                    or (ppid == me and start >= self.leader_start)
+                ):
+                    found.add(pid)
+                    changed = True
+        return [pid for pid in found if pid in table and table[pid][0] != "Z"]
+
+    def _nothing_left(self) -> bool:
+        if self.children_before is None or self.process is None:
+            return False
+        if self.process.poll() is None:
+            return False
+        now = _children()
+        return now is not None and not (now - self.children_before - {self.leader})
+
+    def kill(self, grace: float) -> None:
+        """SIGTERM what is left, give it ``grace`` seconds, then SIGKILL; reap orphans."""
+        members = [pid for pid in self.members() if pid != os.getpid()]
+        if not members and self.mode == "tracking" and self._nothing_left():
+            return  # no orphan either, living or dead
+        if members:
+            _signal_all(members, signal.SIGTERM)
+            _signal_all(members, signal.SIGCONT)  # a stopped process acts on SIGTERM only then
+            if not self._wait_empty(grace):
+                self._kill_now()
+                self._wait_empty(grace)
+        self._reap_orphans()
+
+    def _kill_now(self) -> None:
+        """Stop every member until none runs (a stopped process cannot fork), then kill
+        them all; a few rounds outside a cgroup, where a new process can appear unseen."""
+        for _ in range(50 if self.cgroup is not None else 3):
+            members = self.members()
+            if not members:
+                return
+            _signal_all(members, signal.SIGSTOP)
+            if self.cgroup is not None and set(self.members()) != set(members):
+                continue  # something forked meanwhile: stop it too first
+            _signal_all(members, signal.SIGKILL)
+
+    def _wait_empty(self, seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while True:
+            self._reap_orphans()
+            if not [pid for pid in self.members() if pid != os.getpid()]:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(_POLL)
+
+    def _reap_orphans(self) -> None:
+        """As a subreaper, dead orphans of the command are our zombies: reap them (only
+        our new children, never another Popen's)."""
+        if self.children_before is None:
+            return
+        new = (_children() or set()) - self.children_before - {self.leader}
+        for pid in new:
+            stat = _stat(pid)
+            if stat is not None and stat[0] == "Z" and stat[4] >= self.leader_start:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+
+
+@contextlib.contextmanager
+def contained() -> Iterator[Contained]:
+    yield Contained()
+
+
+# --- waiting and capturing ----------------------------------------------------------------
+
+
+def capture_file(name: str) -> IO[bytes]:
+    """A nameless file for a command's output: memory-backed where Linux offers memfd
+    (creating a temp file costs more than running a short command), else a temp file.
+    Never a pipe: a background child that keeps a pipe open would hang the run."""
+    try:
+        return open(os.memfd_create(name, os.MFD_CLOEXEC), "w+b")
+    except (AttributeError, OSError):
+        return tempfile.TemporaryFile()
+
+
+def wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> int | None:
+    """The exit code, or None on timeout.
+
+    Waits on a pidfd where Linux has one: ``Popen.wait(timeout)`` polls with growing
+    sleeps, which adds milliseconds to every short command.
+    """
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: poll like subprocess does
+        try:
+            return process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if not poller.poll(min(math.ceil(timeout * 1000), 2**31 - 1)):  # poll takes a C int
+            return None
+        return process.wait()
+    finally:
+        os.close(pidfd)
+
+
+# --- cgroups --------------------------------------------------------------------------------
+
+
+def _move(pid: int, cgroup: Path) -> bool:
+    return _write(cgroup / "cgroup.procs", str(pid))
+
+
+def _write(path: Path, text: str) -> bool:
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.write(handle, text.encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(handle)
+
+
+def _cgroup_pids(cgroup: Path) -> list[int]:
+    try:
+        with open(cgroup / "cgroup.procs", encoding="ascii") as procs:
+            return [int(line) for line in procs if line.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+def kill_cgroup(cgroup: Path, spare: frozenset[int] = frozenset()) -> None:
+    """SIGKILL every process in ``cgroup`` and below but those in ``spare`` (pytest's own:
+    the controller and its xdist workers, which end their own way)."""
+    if not spare and _write(cgroup / "cgroup.kill", "1"):  # Linux >= 5.14
+        return
+    for _ in range(50):
+        members = [pid for d in _walk(cgroup) for pid in _cgroup_pids(d) if pid not in spare]
+        if not members:
+            return
+        _signal_all(members, signal.SIGSTOP)  # a stopped process cannot fork any more
+        _signal_all(members, signal.SIGKILL)
+
+
+def pytest_processes() -> frozenset[int]:
+    """This process and its direct children (the xdist workers, on the controller)."""
+    return frozenset({os.getpid(), *(_children() or ())})
+
+
+def remove_cgroup(cgroup: Path, wait: float = 2.0, spare: frozenset[int] = frozenset()) -> None:
+    """Kill everything in ``cgroup`` (but ``spare``) and remove it with its children."""
+    kill_cgroup(cgroup, spare)
+    deadline = time.monotonic() + wait
+    for directory in reversed(list(_walk(cgroup))):  # children before parents
+        while True:
+            try:
+                directory.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:  # busy while the killed exit, or a spared process is inside
+                if time.monotonic() > deadline or (spare and _cgroup_pids(directory)):
+                    break
+                time.sleep(_POLL)
+
+
+def _walk(cgroup: Path) -> Iterator[Path]:
+    yield cgroup
+    for entry in _listdir(cgroup):
+        if entry.is_dir() and not entry.is_symlink():
+            yield from _walk(entry)
+
+
+def _listdir(directory: Path) -> list[Path]:
+    try:
+        with os.scandir(directory) as entries:
+            return [Path(entry.path) for entry in entries]
+    except OSError:
+        return []
+
+
+# --- /proc -----------------------------------------------------------------------------------
+
+_Stat = tuple[str, int, int, int, int]  # state, ppid, process group, session, start time
+
+
+def process_table() -> dict[int, _Stat]:
+    table: dict[int, _Stat] = {}
+    try:
+        with os.scandir("/proc") as entries:
+            pids = [int(entry.name) for entry in entries if entry.name.isdigit()]
+    except OSError:
+        return table
+    for pid in pids:
+        stat = _stat(pid)
+        if stat is not None:
+            table[pid] = stat
+    return table
+
+
+def _stat(pid: int) -> _Stat | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        # after the name: state(0) ppid(1) pgrp(2) session(3) ... starttime(19)
+        return (fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _children() -> set[int] | None:
+    """Our direct children, living or zombie (None when the kernel does not list them)."""
+    found: set[int] = set()
+    try:
+        with os.scandir("/proc/self/task") as tasks:
+            names = [task.name for task in tasks]
+        for name in names:
+            with open(f"/proc/self/task/{name}/children", encoding="ascii") as listed:
+                found.update(int(pid) for pid in listed.read().split())
+    except (OSError, ValueError):
+        return None
+    return found
+
+
+def _group_members(leader: int) -> list[int]:
+    """The live members of the leader's process group or session. Without /proc: the
+    leader itself while the group exists."""
+    if not leader:
+        return []
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(leader, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [leader]
+    return [
+        pid
+        for pid, (state, _, pgrp, session, _) in process_table().items()
+        if (pgrp == leader or session == leader) and state != "Z"
+    ]
+
+
+def _signal_all(pids: Iterable[int], signum: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
