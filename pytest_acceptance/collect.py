@@ -19,17 +19,20 @@ from pytest_acceptance.spec_cache import parse_spec_cached
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.verdict import display_path, spec_location
 
-_parsed: dict[tuple[Path, int, int], Spec] = {}
+_parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
 
 
 def load_spec(path: Path, rootdir: Path) -> Spec:
     """Parse once per process (the controller and the collector may both need it), and
     across runs keep the parsed spec keyed by its bytes, as Python keeps bytecode: a large
     spec is not re-parsed by every run and every xdist worker."""
+    from pytest_acceptance.formats import active
+
+    choice = active()  # the run's formats (plugin.spec_paths activates them)
     stat = path.stat()
-    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size, choice.key())
     if key not in _parsed:
-        _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache")
+        _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache", choice)
     return _parsed[key]
 
 
@@ -41,9 +44,12 @@ class SpecFile(pytest.File):
             yield CriterionItem.from_parent(self, name=criterion.id, criterion=criterion)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
-        if isinstance(excinfo.value, SpecError):
-            error = excinfo.value
-            return f"{display_path(error.path, self.config.rootpath)}:{error.line}: {error.message}"
+        if isinstance(excinfo.value, SpecError):  # every problem of the spec, one a line
+            rootdir = self.config.rootpath
+            return "\n".join(
+                f"{display_path(error.path, rootdir)}:{error.line}: {error.message}"
+                for error in excinfo.value.errors
+            )
         return super().repr_failure(excinfo)
 
 

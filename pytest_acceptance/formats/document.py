@@ -10,18 +10,26 @@ spec keeps. Nothing here knows about criteria.
 from __future__ import annotations
 
 import re
+import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 _INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>&!]")
 
-# One parser for the process (building one compiles its rule chains). Block rules only:
-# inline markup is parsed on demand by ``plain``, for the few texts the spec model keeps.
-MARKDOWN = MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+@functools.cache
+def markdown() -> MarkdownIt:
+    """One parser for the process (building one compiles its rule chains), built on first
+    use so that a cached spec never imports markdown-it. Block rules only: inline markup is
+    parsed on demand by ``plain``, for the few texts the spec model keeps."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
 @dataclass(slots=True)
@@ -48,7 +56,7 @@ class Document:
 
     def __init__(self, text: str) -> None:
         self.env: dict[str, Any] = {}
-        self.blocks: list[Block] = list(_blocks(MARKDOWN.parse(text, self.env), self.env))
+        self.blocks: list[Block] = list(_blocks(markdown().parse(text, self.env), self.env))
 
     def plain(self, markdown: str) -> str:
         return plain(markdown, self.env)
@@ -107,16 +115,17 @@ def children(blocks: Sequence[Block], index: int) -> list[Block]:
     return found
 
 
-def plain(markdown: str, env: dict[str, Any]) -> str:
+def plain(text: str, env: dict[str, Any]) -> str:
     """Inline markdown as plain text: emphasis, code and link marks stripped, spaces collapsed.
 
     Most headings and descriptions contain no inline markup; they skip the inline parser,
     which is most of markdown-it's time on a large spec.
     """
-    if _INLINE_MARKUP.search(markdown) is None:
-        return " ".join(markdown.split())
+    if _INLINE_MARKUP.search(text) is None:
+        return " ".join(text.split())
     parts: list[str] = []
-    for token in MARKDOWN.inline.parse(markdown, MARKDOWN, env, []):
+    parser = markdown()
+    for token in parser.inline.parse(text, parser, env, []):
         if token.type in ("text", "text_special", "code_inline", "html_inline", "image"):
             parts.append(token.content)
         elif token.type in ("softbreak", "hardbreak"):
