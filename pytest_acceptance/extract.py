@@ -109,6 +109,8 @@ def extract_criteria(
     stack: list[_Section] = []
     absorbing: tuple[_Draft, int] | None = None  # a statement ending in ":" and its depth
     for block in blocks:
+        if block.kind == "item":
+            continue  # its paragraph follows
         if absorbing and block.kind == "paragraph" and block.depth > absorbing[1]:
             absorbing[0].statement += "\n- " + plain(block.text)
             continue

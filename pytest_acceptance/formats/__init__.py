@@ -35,8 +35,16 @@ class SpecFormat(Protocol):
 
 
 def builtin_formats() -> list[SpecFormat]:
-    from pytest_acceptance.formats import bmad, kiro, manifest, openspec, prose, reference
-    from pytest_acceptance.formats import speckit, tasks
+    from pytest_acceptance.formats import (
+        bmad,
+        kiro,
+        manifest,
+        openspec,
+        prose,
+        reference,
+        speckit,
+        tasks,
+    )
 
     return [
         reference.FORMAT,

@@ -156,8 +156,13 @@ class Builder:
         return None
 
     def _fields(self, ident: str, fence: Block, priority: Priority) -> dict[str, Any] | None:
-        from pytest_acceptance.yamlload import FieldError, YamlProblem, criterion_fields
-        from pytest_acceptance.yamlload import key_lines, load_block
+        from pytest_acceptance.yamlload import (
+            FieldError,
+            YamlProblem,
+            criterion_fields,
+            key_lines,
+            load_block,
+        )
 
         try:
             data = load_block(fence.text)
@@ -178,15 +183,14 @@ class Builder:
         from pytest_acceptance.parse import is_verification_block
 
         for block in self.document.blocks:
-            if block.kind == "fence" and is_verification_block(block):
-                if block.line not in self.consumed:
-                    self.error(
-                        block.line,
-                        "this verification block belongs to no criterion: put it right under "
-                        f"one ({shape})",
-                    )
+            owned = block.line in self.consumed
+            if block.kind == "fence" and not owned and is_verification_block(block):
+                self.error(
+                    block.line,
+                    "this verification block belongs to no criterion: put it right under "
+                    f"one ({shape})",
+                )
         raise_all(self.errors)
         if not self.criteria:
             raise SpecError(self.path, 1, f"no acceptance criteria found: {shape}")
         return Spec(self.path, tuple(self.criteria), self.document.title)
-

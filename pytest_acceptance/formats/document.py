@@ -9,8 +9,8 @@ spec keeps. Nothing here knows about criteria.
 
 from __future__ import annotations
 
-import re
 import functools
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -105,14 +105,16 @@ def children(blocks: Sequence[Block], index: int) -> list[Block]:
         if owner.kind == "heading":
             if block.kind == "heading" and block.level <= owner.level:
                 break
-        elif block.kind == "heading" or block.depth < owner.depth:
-            break
-        elif block.kind == "item" and block.depth <= owner.depth:
+        elif block.kind == "heading" or block.depth < owner.depth or _sibling(block, owner):
             break
         elif block.item and block.line == owner.line:
             continue  # the item's own first paragraph
         found.append(block)
     return found
+
+
+def _sibling(block: Block, item: Block) -> bool:
+    return block.kind == "item" and block.depth <= item.depth
 
 
 def plain(text: str, env: dict[str, Any]) -> str:

@@ -124,7 +124,9 @@ class KiroDesignFormat:
                 found = _PROPERTY.match(block.text)
                 if found:
                     current = self._close(builder, current)
-                    current = _Property(found["n"], found["rest"], block.line, block.level, category)
+                    current = _Property(
+                        found["n"], found["rest"], block.line, block.level, category
+                    )
                 else:
                     category = block.text
             elif block.kind == "paragraph":

@@ -28,6 +28,7 @@ _CRITERION_KIND = re.compile(r"(?:INV|AC)-", re.IGNORECASE)
 _DESCRIPTION = re.compile(r"Description\s*:\s*", re.IGNORECASE)
 _DETERMINISTIC = re.compile(r"Deterministic gate\b\.?\s*(?P<rest>.*)", re.IGNORECASE | re.S)
 _JUDGMENT = re.compile(r"Judgment gate\b", re.IGNORECASE)
+_GATE = re.compile(r"(?:Deterministic|Judgment) gate\b", re.IGNORECASE)
 _VERIFY_KEY = re.compile(r"^\s*verify\s*:", re.MULTILINE)
 _DETECT_ITEM = re.compile(r"^[ \t]*[-*][ \t]+\[(?:INV|AC)-[\w.-]+\]", re.MULTILINE)
 _DETECT_GATE = re.compile(r"^[ \t]*verify[ \t]*:|(?:Deterministic|Judgment) gate", re.M | re.I)
@@ -60,7 +61,7 @@ class ManifestFormat:
         block = blocks[index]
         owned = children(blocks, index)
         text = _DESCRIPTION.sub("", document.plain(item["rest"]), count=1)
-        title = text.split("| Verify:")[0].strip()
+        title = _GATE.split(text.split("| Verify:")[0])[0].strip()
         fence = next((b for b in owned if b.kind == "fence" and _VERIFY_KEY.search(b.text)), None)
         prose = [item["rest"], *(b.text for b in owned if b.kind == "paragraph")]
         gate = next((g for p in prose if (g := _DETERMINISTIC.search(p))), None)
@@ -97,9 +98,7 @@ class ManifestFormat:
         )
 
 
-def _verify_fields(
-    builder: Builder, fence: Block, ident: str, text: str
-) -> dict[str, Any] | None:
+def _verify_fields(builder: Builder, fence: Block, ident: str, text: str) -> dict[str, Any] | None:
     """Criterion fields of a ``verify:`` block (None after reporting a problem)."""
     from pytest_acceptance.yamlload import YamlProblem, load_block
 
@@ -119,7 +118,9 @@ def _verify_fields(
             builder.error(fence.line, f'{ident}: method bash needs a "command" string')
             return None
         return {"method": Method.BASH, "command": command}
-    checks = tuple(str(v) for v in (prompt, *(verify.get("checks") or ())) if v) or (text,)
+    listed = verify.get("checks")
+    listed = listed if isinstance(listed, list) else [listed] if listed else []
+    checks = tuple(str(v) for v in (prompt, *listed) if v) or (text,)
     if method == "manual":
         return {"method": Method.MANUAL, "checks": checks}
     agent, model = verify.get("agent"), verify.get("model")

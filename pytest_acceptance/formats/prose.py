@@ -9,7 +9,9 @@ from pathlib import Path
 from pytest_acceptance.model import Spec, SpecError
 
 _KEYWORD = re.compile(r"\b(?:MUST|SHALL|SHOULD|COULD|MAY)\b")
-_NUMBERED = re.compile(r"^#{1,6}[ \t]+(?:§[ \t]*\d|\d{1,3}(?:\.\d{1,3})*\.?[) \t])|^#{1,6}.*§", re.M)
+_NUMBERED = re.compile(
+    r"^#{1,6}[ \t]+(?:§[ \t]*\d|\d{1,3}(?:\.\d{1,3})*\.?[) \t])|^#{1,6}.*§", re.M
+)
 _NAMED = re.compile(r"^#{1,6}[ \t].*(?:requirements|acceptance criteria)", re.M | re.I)
 
 

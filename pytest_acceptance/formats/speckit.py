@@ -19,7 +19,9 @@ from pytest_acceptance.formats.common import Builder, keyword_priority, nested_t
 from pytest_acceptance.formats.document import Document, children
 from pytest_acceptance.model import Priority, Spec
 
-_ITEM_ID = re.compile(r"[*_]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*)[*_]*\s*[:\u2014\u2013-]\s*(?P<rest>.*)")
+_ITEM_ID = re.compile(
+    r"[*_]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*)[*_]*\s*[:\u2014\u2013-]\s*(?P<rest>.*)"
+)
 _STORY = re.compile(
     r"User Story\s+(?P<n>\d+)\s*(?:[-\u2014\u2013:]\s*(?P<title>.*?))?\s*"
     r"(?:\(Priority:\s*P(?P<p>\d+)\s*\))?\s*\Z",

@@ -20,7 +20,9 @@ from pytest_acceptance.model import Spec
 
 _TASK = re.compile(r"\[[ xX]\]\s+(?P<rest>.*)", re.S)
 _NUMBERED = re.compile(r"(?P<id>\d+(?:\.\d+)+)\.?\s+(?P<title>.+)", re.S)
-_LABEL = re.compile(r"[*_]*(?P<label>[A-Za-z][A-Za-z ]{1,20}?)[*_]*\s*:\s*[*_]*\s*(?P<rest>.*)", re.S)
+_LABEL = re.compile(
+    r"[*_]*(?P<label>[A-Za-z][A-Za-z ]{1,20}?)[*_]*\s*:\s*[*_]*\s*(?P<rest>.*)", re.S
+)
 _SHELL = ("", "bash", "sh", "shell", "console", "zsh")
 _DETECT_TASK = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+\d+(?:\.\d+)+\.?[ \t]", re.MULTILINE)
 _DETECT_VERIFY = re.compile(r"\*\*Verify\*\*[ \t]*:|\*\*Verify:\*\*")
