@@ -14,7 +14,16 @@ from typing import Any
 import pytest
 
 from pytest_acceptance.conditions import ConditionError, parse_condition
-from pytest_acceptance.model import Criterion, Method, Result, RunContext, Spec, SpecError, Status
+from pytest_acceptance.model import (
+    Criterion,
+    Method,
+    Result,
+    RunContext,
+    Spec,
+    SpecError,
+    Status,
+    raise_all,
+)
 from pytest_acceptance.spec_cache import parse_spec_cached
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.verdict import display_path, spec_location
@@ -39,8 +48,14 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
 class SpecFile(pytest.File):
     def collect(self) -> Iterator[CriterionItem]:
         spec = load_spec(self.path, self.config.rootpath)
+        errors: list[SpecError] = []
         for criterion in spec.criteria:
-            _check_pass_condition(criterion)
+            try:
+                _check_pass_condition(criterion)
+            except SpecError as error:
+                errors.append(error)
+        raise_all(errors)  # every malformed condition of the spec at once
+        for criterion in spec.criteria:
             yield CriterionItem.from_parent(self, name=criterion.id, criterion=criterion)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
