@@ -17,7 +17,8 @@ Also:
 - an unnumbered heading named like "Requirements", "Functional Requirements" or
   "Acceptance Criteria" is a section too; its ids are its initials (``FR-1``, ``AC-2``);
 - a paragraph or list item that starts with the author's id (``**FR-0.3**: ...``,
-  ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences;
+  ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences
+  (under a "Requirements" / "Acceptance Criteria" heading even without a keyword: MUST);
 - a statement that ends with ":" takes the list nested under it ("The scoped permissions
   MUST be:" and its items are one requirement);
 - keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
@@ -53,7 +54,8 @@ _REQUIREMENTS_HEADING = re.compile(
 )
 # "**FR-0.3**: ", "REQ-7 - ", "[INV-2] ", "`AC-1.2`: ", "2.4.1 " (two parts at least).
 _AUTHOR_ID = re.compile(
-    r"[\s*_`\\\[]*(?P<id>[A-Za-z][A-Za-z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
+    r"(?:\[[ xX]\]\s+)?[\s*_`\\\[]*"
+    r"(?P<id>[A-Za-z][A-Za-z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
     r"|\d{1,3}(?:\.\d{1,3})+)\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
 )
 # "SHALL: indicates ...", "MUST NOT — means ...", the RFC 2119 boilerplate: definitions.
@@ -81,6 +83,7 @@ class Block(Protocol):
     level: int
     text: str  # heading: plain text; paragraph: inline markdown; fence: its content
     depth: int  # how many lists enclose it
+    item: bool  # a paragraph that opens a list item
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class _Section:
     ref: str  # "S3.2" for a numbered section, "FR" for "Functional Requirements"
     title: str
     level: int
+    named: bool = False  # "Requirements", "Acceptance Criteria": an id-led item is one
 
 
 @dataclass
@@ -120,7 +124,7 @@ def extract_criteria(
         elif block.kind == "paragraph" and stack:
             found = list(_drafts(block, stack[-1], plain))
             drafts += found
-            if found and block.text.rstrip().endswith(":"):
+            if found and (block.text.rstrip().endswith(":") or (block.item and found[-1].ident)):
                 absorbing = (found[-1], block.depth)
     return _criteria(drafts, path)
 
@@ -142,15 +146,15 @@ def _enter(stack: list[_Section], heading: Block) -> None:
     if named is not None:
         words = re.split(r"[\s-]+", named["name"])
         initials = "".join(w[0] for w in words if w[:1].isascii() and w[:1].isalnum())
-        stack.append(_Section(initials.upper() or "REQ", heading.text, heading.level))
+        stack.append(_Section(initials.upper() or "REQ", heading.text, heading.level, True))
 
 
 def _drafts(block: Block, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
     author = _AUTHOR_ID.match(block.text)
     statements = list(_statements(block, plain))
-    if author is not None and statements:
+    if author is not None and (statements or section.named):
         statement = plain(block.text[author.end() :])
-        priority = min((s[2] for s in statements), key=_STRENGTH.index)
+        priority = min((s[2] for s in statements), key=_STRENGTH.index, default=Priority.MUST)
         yield _Draft(section, statement, priority, block.line, author["id"])
         return
     for line, statement, priority in statements:

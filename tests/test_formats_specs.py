@@ -331,3 +331,23 @@ def test_a_forced_format_that_finds_nothing_says_what_it_looks_for(name: str) ->
     with pytest.raises(SpecError, match="no acceptance criteria found") as excinfo:
         parse_spec_text("# Notes\n\nNothing here.\n", Path("x.md"), forced=name)
     assert excinfo.value.line == 1
+
+
+def test_user_story_headings_with_id_items_are_read_as_those_items_not_errors() -> None:
+    """ "### US-1: ..." headings without verification blocks used to fail as "US-1 has no
+    verification block"; the acceptance criteria under them are what the author meant."""
+    text = (
+        "# Login\n\n### US-1: Sign in with email\n\n#### Acceptance Criteria\n\n"
+        "- AC-1.1: The form accepts an email and a password\n"
+        "- AC-1.2: A wrong password shows an error\n  - without naming the wrong field\n\n"
+        "### US-2: Sign out\n\n#### Acceptance Criteria\n\n- [ ] AC-2.1: The menu has Sign out\n"
+    )
+    spec = parse_spec_text(text, Path("login.md"))
+    assert [(c.id, c.priority, c.location.line) for c in spec.criteria] == [
+        ("AC-1.1", M, 7),
+        ("AC-1.2", M, 8),
+        ("AC-2.1", M, 15),
+    ]
+    assert spec.criteria[1].checks == (
+        "A wrong password shows an error\n- without naming the wrong field",
+    )

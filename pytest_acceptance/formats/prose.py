@@ -13,6 +13,12 @@ _NUMBERED = re.compile(
     r"^#{1,6}[ \t]+(?:§[ \t]*\d|\d{1,3}(?:\.\d{1,3})*\.?[) \t])|^#{1,6}.*§", re.M
 )
 _NAMED = re.compile(r"^#{1,6}[ \t].*(?:requirements|acceptance criteria)", re.M | re.I)
+# "- AC-1.1: ...", "- **REQ-2** ...", "1. [FR-3] ...": requirements written with their ids.
+_ID_ITEM = re.compile(
+    r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?[*_`\[]*"
+    r"[A-Za-z][A-Za-z0-9_]*-[A-Za-z0-9_.-]*\d",
+    re.M,
+)
 
 
 class ProseFormat:
@@ -20,6 +26,9 @@ class ProseFormat:
     summary = "MUST/SHOULD sentences under numbered or Requirements headings"
 
     def detect(self, text: str) -> float:
+        sections = _NUMBERED.search(text) is not None or _NAMED.search(text) is not None
+        if sections and _ID_ITEM.search(text):
+            return 0.6  # beats a reference spec's criterion headings without blocks
         if _KEYWORD.search(text) is None:
             return 0.0
         if _NUMBERED.search(text):
