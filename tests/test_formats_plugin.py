@@ -5,11 +5,13 @@ real run (a criterion written as a bold line with a failing command fails the ru
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
+from test_agent_command import Judge
 
 EXAMPLES = Path(__file__).parent / "format_specs"
 EXAMPLE_COUNTS = {
@@ -188,3 +190,23 @@ def test_task_commands_run_verbatim_and_their_failure_fails_the_run(
     result.stdout.fnmatch_lines(["*1.2: Group entries by type*failed*"])
     assert "1.1: Create the changelog script*failed" not in result.stdout.str()
     result.assert_outcomes(passed=1, failed=1)
+
+
+def test_a_kiro_spec_folder_is_judged_by_the_agent_on_xdist_workers(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Workers find and read the specs as the controller does: ids, prompts, verdict."""
+    judge = Judge(tmp_path_factory.mktemp("judge"))
+    judge.plan({"2.2": ["fail"]})
+    pytester.makeini(f"[pytest]\nacceptance_agent_command = {judge.command}\n")
+    shutil.copytree(EXAMPLES / "kiro", pytester.path / ".kiro" / "specs" / "reset")
+    result = pytester.runpytest_subprocess("--acceptance", ".kiro/specs", "-n", "2")
+    assert result.ret == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["### Failed (1)", "- 2.2: WHEN a link has been used once*"])
+    verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
+    assert sorted(c["id"] for c in verdict["criteria"]) == sorted(
+        ["1.1", "1.2", "1.3", "2.1", "2.2", "2.3", "Property-1", "Property-2"]
+    )
+    prompt = judge.prompt("2.2")
+    assert 'with the message "This link has already been used"' in prompt
+    assert "User story: As a user, I want the link to expire" in prompt
