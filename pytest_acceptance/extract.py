@@ -64,14 +64,14 @@ _DEFINITION = re.compile(
     r"(?::|\u2014|\u2013|-|=|\bmeans\b|\bindicates\b|\bis used\b|\bdenotes\b)"
 )
 _BOILERPLATE = re.compile(r"RFC\s*2119|RFC\s*8174|BCP\s*14|interpreted as described", re.I)
-_PRIORITY = {
+PRIORITY = {
     "MUST": Priority.MUST,
     "SHALL": Priority.MUST,
     "SHOULD": Priority.SHOULD,
     "COULD": Priority.COULD,
     "MAY": Priority.COULD,
 }
-_STRENGTH = (Priority.MUST, Priority.SHOULD, Priority.COULD)
+STRENGTH = (Priority.MUST, Priority.SHOULD, Priority.COULD)
 TITLE_LIMIT = 100
 
 
@@ -154,7 +154,7 @@ def _drafts(block: Block, section: _Section, plain: Callable[[str], str]) -> Ite
     statements = list(_statements(block, plain))
     if author is not None and (statements or section.named):
         statement = plain(block.text[author.end() :])
-        priority = min((s[2] for s in statements), key=_STRENGTH.index, default=Priority.MUST)
+        priority = min((s[2] for s in statements), key=STRENGTH.index, default=Priority.MUST)
         yield _Draft(section, statement, priority, block.line, author["id"])
         return
     for line, statement, priority in statements:
@@ -203,7 +203,7 @@ def _statements(block: Block, plain: Callable[[str], str]) -> Iterator[tuple[int
         statement = plain(sentence)
         if statement and not _DEFINITION.match(statement) and not _BOILERPLATE.search(statement):
             line = block.line + block.text.count("\n", 0, offset)
-            priority = min((_PRIORITY[k] for k in keywords), key=_STRENGTH.index)
+            priority = min((PRIORITY[k] for k in keywords), key=STRENGTH.index)
             yield line, statement, priority
 
 

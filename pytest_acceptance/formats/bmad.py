@@ -48,7 +48,6 @@ class _Criterion:
 
 class BmadFormat:
     name = "bmad"
-    summary = "BMAD story: ## Acceptance Criteria, numbered (v4) or **AC1 — Title:** (v6)"
 
     def detect(self, text: str) -> float:
         return 0.85 if _DETECT_SECTION.search(text) and _DETECT_STORY.search(text) else 0.0

@@ -7,10 +7,11 @@ problem so the author sees them all at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_acceptance.extract import PRIORITY, STRENGTH
 from pytest_acceptance.formats.document import Block, Document
 from pytest_acceptance.model import (
     Criterion,
@@ -25,14 +26,6 @@ from pytest_acceptance.model import (
 TITLE_LIMIT = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEYWORD = re.compile(r"\b(MUST|SHALL|SHOULD|COULD|MAY)\b")
-_PRIORITY = {
-    "MUST": Priority.MUST,
-    "SHALL": Priority.MUST,
-    "SHOULD": Priority.SHOULD,
-    "COULD": Priority.COULD,
-    "MAY": Priority.COULD,
-}
-_STRENGTH = (Priority.MUST, Priority.SHOULD, Priority.COULD)
 _CODE_SPAN = re.compile(r"(`+)(?P<code>(?:(?!\1).)+?)\1", re.DOTALL)
 
 
@@ -48,8 +41,21 @@ def shorten(text: str, limit: int = TITLE_LIMIT) -> str:
 
 def keyword_priority(text: str, default: Priority = Priority.MUST) -> Priority:
     """The strongest RFC 2119 / MoSCoW keyword of ``text`` (MUST/SHALL > SHOULD > COULD/MAY)."""
-    found = [_PRIORITY[k] for k in _KEYWORD.findall(text)]
-    return min(found, key=_STRENGTH.index) if found else default
+    found = [PRIORITY[k] for k in _KEYWORD.findall(text)]
+    return min(found, key=STRENGTH.index) if found else default
+
+
+def matching_items(
+    blocks: Sequence[Block], pattern: re.Pattern[str]
+) -> Iterator[tuple[int, re.Match[str], str]]:
+    """``(index, match, category)`` of each list item whose text matches ``pattern``;
+    category: the text of the last heading above it."""
+    category = ""
+    for index, block in enumerate(blocks):
+        if block.kind == "heading":
+            category = block.text
+        elif block.kind == "item" and (found := pattern.match(block.text)):
+            yield index, found, category
 
 
 def code_spans(markdown: str) -> list[str]:

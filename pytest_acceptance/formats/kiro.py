@@ -44,7 +44,6 @@ class _Requirement:
 
 class KiroRequirementsFormat:
     name = "kiro"
-    summary = "Kiro requirements.md: ### Requirement N, numbered EARS acceptance criteria"
 
     def detect(self, text: str) -> float:
         found = _DETECT_REQUIREMENT.search(text) and _DETECT_CRITERIA.search(text)
@@ -106,7 +105,6 @@ class _Property:
 
 class KiroDesignFormat:
     name = "kiro-design"
-    summary = "Kiro design.md: **Property N: ...** correctness properties"
 
     def detect(self, text: str) -> float:
         found = _DETECT_PROPERTY.search(text) and _DETECT_VALIDATES.search(text)

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.formats.common import Builder, code_spans
+from pytest_acceptance.formats.common import Builder, code_spans, matching_items
 from pytest_acceptance.formats.document import Block, Document, children
 from pytest_acceptance.model import Method, Spec
 
@@ -37,7 +37,6 @@ SHAPE = 'a manifest item like "- [AC-1.1] Title" with a "verify:" yaml block or 
 
 class ManifestFormat:
     name = "manifest"
-    summary = "manifest-dev: - [INV-G1] / - [AC-1.1] items with verify: blocks or gates"
 
     def detect(self, text: str) -> float:
         return 0.95 if _DETECT_ITEM.search(text) and _DETECT_GATE.search(text) else 0.0
@@ -45,13 +44,8 @@ class ManifestFormat:
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
         builder = Builder(path, document)
-        blocks = document.blocks
-        category = ""
-        for index, block in enumerate(blocks):
-            if block.kind == "heading":
-                category = block.text
-            elif block.kind == "item" and (item := _ITEM.match(block.text)):
-                self._item(builder, blocks, index, item, category)
+        for index, item, category in matching_items(document.blocks, _ITEM):
+            self._item(builder, document.blocks, index, item, category)
         return builder.spec(SHAPE)
 
     def _item(

@@ -39,7 +39,6 @@ class _Requirement:
 
 class OpenSpecFormat:
     name = "openspec"
-    summary = "OpenSpec: ### Requirement: Name with #### Scenario: WHEN/THEN"
 
     def detect(self, text: str) -> float:
         if _DETECT_REQUIREMENT.search(text) and _DETECT_SCENARIO.search(text):

@@ -23,7 +23,6 @@ _ID_ITEM = re.compile(
 
 class ProseFormat:
     name = "prose"
-    summary = "MUST/SHOULD sentences under numbered or Requirements headings"
 
     def detect(self, text: str) -> float:
         sections = _NUMBERED.search(text) is not None or _NAMED.search(text) is not None

@@ -14,7 +14,6 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+[`*_]*[A-Za-z][A-Za-z0-9_]*-\S*?\d\S*?[`*_]
 
 class ReferenceFormat:
     name = "acceptance"
-    summary = "#### AC-1: Title headings, each with a yaml verification block"
 
     def detect(self, text: str) -> float:
         blocks = _METHOD.search(text) is not None and _YAML_FENCE.search(text) is not None

@@ -54,7 +54,6 @@ def _priority(level: str | None) -> Priority:
 
 class SpecKitFormat:
     name = "spec-kit"
-    summary = "GitHub spec-kit spec.md: **FR-001** items, User Story scenarios"
 
     def detect(self, text: str) -> float:
         return 0.9 if _DETECT_ITEM.search(text) or _DETECT_STORY.search(text) else 0.0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pytest_acceptance.formats.common import Builder, code_spans
+from pytest_acceptance.formats.common import Builder, code_spans, matching_items
 from pytest_acceptance.formats.document import Block, Document, children
 from pytest_acceptance.model import Spec
 
@@ -31,7 +31,6 @@ SHAPE = 'a task like "- [ ] 1.2 Title" with a nested "**Verify**: `command`" lin
 
 class TasksFormat:
     name = "tasks"
-    summary = "task lists with checks: - [ ] 1.2 Title, **Verify**: `command`"
 
     def detect(self, text: str) -> float:
         return 0.9 if _DETECT_TASK.search(text) and _DETECT_VERIFY.search(text) else 0.0
@@ -39,13 +38,8 @@ class TasksFormat:
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
         builder = Builder(path, document)
-        blocks = document.blocks
-        category = ""
-        for index, block in enumerate(blocks):
-            if block.kind == "heading":
-                category = block.text
-            elif block.kind == "item" and (task := _TASK.match(block.text)):
-                self._task(builder, blocks, index, task["rest"], category)
+        for index, task, category in matching_items(document.blocks, _TASK):
+            self._task(builder, document.blocks, index, task["rest"], category)
         return builder.spec(SHAPE)
 
     def _task(
