@@ -39,7 +39,7 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
 
     choice = active()  # the run's formats (plugin.spec_paths activates them)
     stat = path.stat()
-    key = (path.resolve(), stat.st_mtime_ns, stat.st_size, choice.key())
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size, choice.key)
     if key not in _parsed:
         _parsed[key] = parse_spec_cached(path, output_dir(rootdir) / "parse-cache", choice)
     return _parsed[key]

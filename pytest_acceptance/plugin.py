@@ -107,7 +107,8 @@ def _format_choice(config: pytest.Config) -> Any:
     """The formats of this run: plugins' (the hook) first, then the built-in ones."""
     from pytest_acceptance.formats import FormatChoice, builtin_formats, find
 
-    added = [f for group in config.hook.pytest_acceptance_formats() for f in group or ()]
+    groups = config.hook.pytest_acceptance_formats()
+    added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
     every = (*added, *builtin_formats())
     forced = config.getoption("acceptance_format") or config.getini("acceptance_format") or None
     if forced and find(every, forced) is None:

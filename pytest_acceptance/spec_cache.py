@@ -32,7 +32,7 @@ def parse_spec_cached(path: Path, cache_dir: Path, choice: FormatChoice | None =
     choice = choice if choice is not None else active()
     try:
         data = Path(path).read_bytes()
-        identity = _parser_identity() + choice.key()
+        identity = _parser_identity() + choice.key
     except OSError:  # unreadable (parse says so, with its SpecError), or no sources to key on
         return _parse(path, choice)
     path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]

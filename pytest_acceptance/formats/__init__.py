@@ -11,6 +11,7 @@ names one to use whatever the text looks like.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 from collections.abc import Sequence
@@ -66,6 +67,7 @@ class FormatChoice:
     formats: tuple[SpecFormat, ...]
     forced: str | None = None
 
+    @functools.cached_property
     def key(self) -> bytes:
         """Identifies the choice for the parse cache: names, their code and the forcing."""
         digest = hashlib.sha256(f"forced={self.forced}".encode())
@@ -93,7 +95,12 @@ def activate(choice: FormatChoice) -> None:
 
 
 def active() -> FormatChoice:
-    return _active if _active.formats else FormatChoice(tuple(builtin_formats()))
+    return _active if _active.formats else _builtin_choice()
+
+
+@functools.cache
+def _builtin_choice() -> FormatChoice:
+    return FormatChoice(tuple(builtin_formats()))
 
 
 def find(formats: Sequence[SpecFormat], name: str) -> SpecFormat | None:
