@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,29 +36,42 @@ class SpecFormat(Protocol):
     def parse(self, text: str, path: Path) -> Spec: ...
 
 
-def builtin_formats() -> list[SpecFormat]:
-    from pytest_acceptance.formats import (
-        bmad,
-        kiro,
-        manifest,
-        openspec,
-        prose,
-        reference,
-        speckit,
-        tasks,
-    )
+class _Builtin:
+    """A built-in format, its module imported on first use: a run that finds its specs in
+    the parse cache imports none of them (their code is in the cache key already)."""
 
-    return [
-        reference.FORMAT,
-        manifest.FORMAT,
-        speckit.FORMAT,
-        kiro.REQUIREMENTS,
-        kiro.DESIGN,
-        openspec.FORMAT,
-        bmad.FORMAT,
-        tasks.FORMAT,
-        prose.FORMAT,
-    ]
+    def __init__(self, name: str, module: str, attribute: str = "FORMAT") -> None:
+        self.name = name
+        self._where = (f"pytest_acceptance.formats.{module}", attribute)
+
+    @functools.cached_property
+    def _format(self) -> SpecFormat:
+        module, attribute = self._where
+        return getattr(importlib.import_module(module), attribute)  # type: ignore[no-any-return]
+
+    def detect(self, text: str) -> float:
+        return self._format.detect(text)
+
+    def parse(self, text: str, path: Path) -> Spec:
+        return self._format.parse(text, path)
+
+
+_BUILTIN = (
+    _Builtin("acceptance", "reference"),
+    _Builtin("manifest", "manifest"),
+    _Builtin("spec-kit", "speckit"),
+    _Builtin("kiro", "kiro", "REQUIREMENTS"),
+    _Builtin("kiro-design", "kiro", "DESIGN"),
+    _Builtin("openspec", "openspec"),
+    _Builtin("bmad", "bmad"),
+    _Builtin("tasks", "tasks"),
+    _Builtin("prose", "prose"),
+)
+
+
+def builtin_formats() -> list[SpecFormat]:
+    """The formats this package reads, in the order that breaks ties."""
+    return list(_BUILTIN)
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,8 @@ class FormatChoice:
 
 
 def _code_stamp(spec_format: object) -> str:
+    if isinstance(spec_format, _Builtin):
+        return ""  # its source is part of the parser's identity (spec_cache)
     try:
         source = inspect.getsourcefile(type(spec_format))
         return f"{source}:{Path(source).stat().st_mtime_ns}" if source else ""
