@@ -351,3 +351,16 @@ def test_user_story_headings_with_id_items_are_read_as_those_items_not_errors() 
     assert spec.criteria[1].checks == (
         "A wrong password shows an error\n- without naming the wrong field",
     )
+
+
+def test_a_verify_line_in_the_tasks_own_paragraph_is_still_its_command() -> None:
+    text = (
+        "# Tasks\n\n- [ ] 1.1 Build the thing\n  **Verify**: `make build`\n"
+        "  **Done when**: it builds\n- [ ] 1.2 Test\n  - **Verify**:\n"
+        "    ```bash\n    make test\n    ```\n"
+    )
+    spec = parse_spec_text(text, Path("tasks.md"))
+    assert [(c.id, c.title, c.command) for c in spec.criteria] == [
+        ("1.1", "Build the thing", "make build"),
+        ("1.2", "Test", "make test"),
+    ]

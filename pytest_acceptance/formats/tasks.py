@@ -48,8 +48,11 @@ class TasksFormat:
         document = builder.document
         block = blocks[index]
         owned = children(blocks, index)
-        labels = _labels(document, owned)
-        numbered = _NUMBERED.match(document.plain(rest))
+        # "- [ ] 1.2 Title" may carry "**Verify**: ..." lines in its own paragraph
+        first, _, more = rest.partition("\n")
+        paragraphs = [(more, None), *((b.text, b) for b in owned if _label(b))]
+        labels = _labels(document, paragraphs, owned)
+        numbered = _NUMBERED.match(document.plain(first))
         if numbered is None:
             if "verify" in labels:
                 builder.error(
@@ -80,28 +83,34 @@ class TasksFormat:
         )
 
 
-def _labels(document: Document, owned: list[Block]) -> dict[str, tuple[str, str | None]]:
-    """``label -> (plain text, command)`` of the ``**Label**: text`` items under a task."""
+def _label(block: Block) -> bool:
+    return block.kind == "paragraph" and _LABEL.match(block.text) is not None
+
+
+def _labels(
+    document: Document, paragraphs: list[tuple[str, Block | None]], owned: list[Block]
+) -> dict[str, tuple[str, str | None]]:
+    """``label -> (plain text, command)`` of the ``**Label**: text`` lines under a task."""
     found: dict[str, tuple[str, str | None]] = {}
-    for position, block in enumerate(owned):
-        if block.kind != "paragraph" or not block.item:
-            continue
-        label = _LABEL.match(block.text)
-        if label is None:
-            continue
-        name = label["label"].strip().lower()
-        command = None
-        if name == "verify":
-            spans = code_spans(label["rest"])
-            command = " && ".join(spans) if spans else _fenced(owned[position + 1 :], block)
-        found.setdefault(name, (document.plain(label["rest"]), command))
+    for text, block in paragraphs:
+        for line in text.splitlines():
+            label = _LABEL.match(line.strip())
+            if label is None:
+                continue
+            name = label["label"].strip().lower()
+            command = None
+            if name == "verify":
+                spans = code_spans(label["rest"])
+                command = " && ".join(spans) if spans else _fenced(owned, block)
+            found.setdefault(name, (document.plain(label["rest"]), command))
     return found
 
 
-def _fenced(after: list[Block], label: Block) -> str | None:
-    """A shell block right under the Verify item, before the next item."""
+def _fenced(owned: list[Block], label: Block | None) -> str | None:
+    """The first shell block after the Verify line, before the next item at its depth."""
+    after = owned[owned.index(label) + 1 :] if label in owned else owned
     for block in after:
-        if block.kind == "item" and block.depth <= label.depth:
+        if label is not None and block.kind == "item" and block.depth <= label.depth:
             return None
         if block.kind == "fence" and block.info in _SHELL and block.text.strip():
             return block.text.strip()
