@@ -1,10 +1,12 @@
 """Which files ``--acceptance`` and ini ``acceptance_specs`` name: files, directories, globs.
 
-A file named directly is a spec, whatever it contains (a bad one is a collection error). A
-directory or a glob collects the markdown files (``*.md``, ``*.markdown``) below it that a
-spec format recognises (``formats.RECOGNISED``): a README or a design note is skipped, a
-spec-kit ``spec.md`` or a reference spec with a broken block is collected and reports its
-errors. Hidden directories, ``node_modules`` and pytest's ``norecursedirs`` are not walked.
+A file named directly is a spec, whatever it contains (a bad one is a collection error),
+and so is every file a glob whose last part has no wildcard matches (``specs/**/spec.md``).
+A directory, or a glob like ``docs/*.md``, collects the markdown files (``*.md``,
+``*.markdown``) below it that a spec format recognises (``formats.RECOGNISED``): a README
+or a design note is skipped, a spec-kit ``spec.md`` or a reference spec with a broken
+block is collected and reports its errors; the run's header names the files it skipped.
+Hidden directories, ``node_modules`` and pytest's ``norecursedirs`` are not walked.
 """
 
 from __future__ import annotations
@@ -27,21 +29,35 @@ class DiscoveryError(Exception):
 
 
 def find_specs(
-    given: Iterable[str], base: Path, formats: Sequence[SpecFormat], skip: Sequence[str] = ()
+    given: Iterable[str],
+    base: Path,
+    formats: Sequence[SpecFormat],
+    skip: Sequence[str] = (),
+    skipped: list[Path] | None = None,
 ) -> list[Path]:
-    """The spec files ``given`` names (resolved from ``base``), in order, without repeats."""
+    """The spec files ``given`` names (resolved from ``base``), in order, without repeats;
+    the markdown files a directory or glob held but no format recognised go to ``skipped``."""
     found: dict[Path, None] = {}
     for entry in given:
-        for path in _expand(entry, base, formats, skip):
+        for path in _expand(entry, base, formats, skip, skipped if skipped is not None else []):
             found.setdefault(path, None)
     return list(found)
 
 
-def _expand(entry: str, base: Path, formats: Sequence[SpecFormat], skip: Sequence[str]):
+def _expand(
+    entry: str,
+    base: Path,
+    formats: Sequence[SpecFormat],
+    skip: Sequence[str],
+    skipped: list[Path],
+) -> list[Path]:
     if _GLOB_CHARS & set(entry):
-        matches = sorted(glob.glob(str(base / entry), recursive=True))
-        paths = [p for m in matches for p in _walk(Path(m).resolve(), skip)]
-        specs = [p for p in paths if is_spec(p, formats)]
+        matches = [Path(m).resolve() for m in sorted(glob.glob(str(base / entry), recursive=True))]
+        if not _GLOB_CHARS & set(Path(entry).name):  # "specs/**/spec.md": named files
+            named = [m for m in matches if m.is_file()]
+            if named:
+                return named
+        specs = _recognised([p for m in matches for p in _walk(m, skip)], formats, skipped)
         if not specs:
             raise DiscoveryError(f"{entry}: matches no spec a format recognises")
         return specs
@@ -49,11 +65,19 @@ def _expand(entry: str, base: Path, formats: Sequence[SpecFormat], skip: Sequenc
     if path.is_file():
         return [path]
     if path.is_dir():
-        specs = [p for p in _walk(path, skip) if is_spec(p, formats)]
+        specs = _recognised(list(_walk(path, skip)), formats, skipped)
         if not specs:
             raise DiscoveryError(f"{entry}: no markdown file below it is a spec")
         return specs
     raise DiscoveryError(f"{entry}: no such file or directory")
+
+
+def _recognised(
+    paths: list[Path], formats: Sequence[SpecFormat], skipped: list[Path]
+) -> list[Path]:
+    specs = [p for p in paths if is_spec(p, formats)]
+    skipped += [p for p in paths if p not in specs]
+    return specs
 
 
 def _walk(path: Path, skip: Sequence[str]) -> Iterator[Path]:

@@ -95,12 +95,25 @@ def _find_specs(config: pytest.Config) -> list[Path]:
     choice = _format_choice(config)
     formats.activate(choice)
     skip = config.getini("norecursedirs") or ()
+    skipped: list[Path] = []
+    config._acceptance_skipped = skipped  # type: ignore[attr-defined]
     try:
-        named = discover.find_specs(given, base, choice.formats, skip)
-        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip)
+        named = discover.find_specs(given, base, choice.formats, skip, skipped)
+        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip, skipped)
     except discover.DiscoveryError as error:
         raise pytest.UsageError(f"--acceptance {error}") from None
     return list(dict.fromkeys(named))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Name the markdown files a directory or glob held that no spec format recognised:
+    a spec an agent made unrecognisable must not vanish unseen."""
+    skipped: list[Path] = getattr(config, "_acceptance_skipped", [])
+    if not skipped:
+        return []
+    names = [os.path.relpath(path, config.rootpath) for path in skipped]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return [f"acceptance: skipped {len(names)} markdown file(s) that are no spec: {shown}"]
 
 
 def _format_choice(config: pytest.Config) -> Any:

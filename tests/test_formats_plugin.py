@@ -66,6 +66,26 @@ def test_a_glob_collects_the_specs_it_matches(pytester: pytest.Pytester, example
     }
 
 
+def test_a_glob_naming_files_collects_them_even_when_no_format_recognises_one(
+    pytester: pytest.Pytester, examples: Path
+) -> None:
+    """``specs/**/spec.md`` names files: one made unrecognisable is an error, not skipped."""
+    (examples / "gutted").mkdir()
+    (examples / "gutted" / "spec.md").write_text("# Feature\n\nNothing to check any more.\n")
+    result = pytester.runpytest("--acceptance", "specs/**/spec.md", "--collect-only")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*specs/gutted/spec.md:1: no acceptance criteria found*"])
+
+
+def test_the_header_names_the_markdown_files_a_directory_skipped(
+    pytester: pytest.Pytester, examples: Path
+) -> None:
+    result = pytester.runpytest("--acceptance", "specs/kiro", "--acceptance", "specs", "--co")
+    result.stdout.fnmatch_lines(
+        ["acceptance: skipped 1 markdown file(s) that are no spec: specs/README.md"]
+    )
+
+
 def test_ini_acceptance_specs_is_what_a_bare_acceptance_collects(
     pytester: pytest.Pytester, examples: Path
 ) -> None:
