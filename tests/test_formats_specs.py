@@ -364,3 +364,24 @@ def test_a_verify_line_in_the_tasks_own_paragraph_is_still_its_command() -> None
         ("1.1", "Build the thing", "make build"),
         ("1.2", "Test", "make test"),
     ]
+
+
+def test_speckit_ids_repeated_in_each_story_are_scoped_to_their_story() -> None:
+    """Some spec-kit templates list FR-001... under every user story."""
+    story = (
+        "### User Story {n} - {title} (Priority: P{n})\n\n**Acceptance Scenarios**:\n\n"
+        "1. **Given** a, **When** b, **Then** c\n\n**Functional Requirements**:\n\n"
+        "- **FR-001**: System MUST {title}\n- **FR-00{m}**: System SHOULD log it\n\n"
+    )
+    text = "# Feature Specification: x\n\n" + "".join(
+        story.format(n=n, m=n + 1, title=title) for n, title in ((1, "sign up"), (2, "reset"))
+    )
+    spec = parse_spec_text(text, Path("spec.md"))
+    assert [(c.id, c.priority) for c in spec.criteria] == [
+        ("US1-AC1", M),
+        ("US1-FR-001", M),
+        ("FR-002", S),
+        ("US2-AC1", S),
+        ("US2-FR-001", M),
+        ("FR-003", S),
+    ]

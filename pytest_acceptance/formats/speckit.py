@@ -2,7 +2,8 @@
 
 - ``- **FR-001**: System MUST ...`` and ``- **SC-001**: ...`` (any ``**ID**:`` item) are
   criteria with the author's id; priority from the item's keyword (MUST when it has none);
-  category: the heading above ("Functional Requirements", "Measurable Outcomes").
+  category: the heading above ("Functional Requirements", "Measurable Outcomes"). Where a
+  template repeats the ids in each user story, a repeated id is scoped: ``US2-FR-001``.
 - Each numbered scenario (``1. **Given** ..., **When** ..., **Then** ...``) under
   ``### User Story N - Title (Priority: Pk)`` is a criterion ``USN-ACk`` (spec-kit's
   ``US1/AC2``: ``/`` cannot be in a file name); P1 -> MUST, P2 -> SHOULD, P3+ -> COULD; the
@@ -12,11 +13,12 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_acceptance.formats.common import Builder, keyword_priority, nested_text
-from pytest_acceptance.formats.document import Document, children
+from pytest_acceptance.formats.document import Block, Document, children
 from pytest_acceptance.model import Priority, Spec
 
 _ITEM_ID = re.compile(
@@ -29,6 +31,7 @@ _STORY = re.compile(
 )
 _GIVEN = re.compile(r"\b(?:given|when|then)\b", re.IGNORECASE)
 _INDEPENDENT = re.compile(r"[*_]*Independent Test[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE)
+_DETECT_ID = re.compile(r"^[ \t]*[-*][ \t]+\*\*([A-Z][A-Z0-9]*-\d[\w.-]*)\*\*", re.MULTILINE)
 _DETECT_ITEM = re.compile(r"^\s*[-*]\s+\*\*(?:FR|SC|NFR)-\d+\*\*", re.MULTILINE)
 _DETECT_STORY = re.compile(r"^#{2,4}\s+User Story\s+\d+.*\(Priority:\s*P\d", re.MULTILINE)
 SHAPE = (
@@ -62,6 +65,10 @@ class SpecKitFormat:
         document = Document(text)
         builder = Builder(path, document)
         blocks = document.blocks
+        # Some spec-kit templates list "**FR-001**" under each story: scoped there, an id
+        # used in several stories becomes "US2-FR-001" instead of a duplicate.
+        counts = Counter(_DETECT_ID.findall(text))
+        repeated = {ident for ident, count in counts.items() if count > 1}
         story: _Story | None = None
         category = ""
         for index, block in enumerate(blocks):
@@ -79,11 +86,17 @@ class SpecKitFormat:
                         block.text[_INDEPENDENT.match(block.text).end() :]  # type: ignore[union-attr]
                     )
             elif block.kind == "item" and block.text:
-                self._item(builder, blocks, index, story, category)
+                self._item(builder, blocks, index, story, category, repeated)
         return builder.spec(SHAPE)
 
     def _item(
-        self, builder: Builder, blocks: list, index: int, story: _Story | None, category: str
+        self,
+        builder: Builder,
+        blocks: list[Block],
+        index: int,
+        story: _Story | None,
+        category: str,
+        repeated: set[str],
     ) -> None:
         block = blocks[index]
         document = builder.document
@@ -93,8 +106,9 @@ class SpecKitFormat:
         found = _ITEM_ID.match(text)
         if found:
             rest = found["rest"]
+            scoped = story is not None and found["id"] in repeated
             builder.add(
-                found["id"],
+                f"US{story.number}-{found['id']}" if scoped else found["id"],  # type: ignore[union-attr]
                 block.line,
                 title=rest,
                 text=rest,
