@@ -385,3 +385,32 @@ def test_speckit_ids_repeated_in_each_story_are_scoped_to_their_story() -> None:
         ("US2-FR-001", M),
         ("FR-003", S),
     ]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # ticked bold criteria with a nested list
+            "- [x] **AC1 — Old tools deleted.** All are removed:\n  1. `a/`\n  2. `b/`\n"
+            "- [ ] **AC2 — Tests green.** The suite passes.\n",
+            [("AC1", "Old tools deleted.", ("All are removed:", "a/", "b/")),
+             ("AC2", "Tests green.", ("The suite passes.",))],
+        ),
+        (  # plain bullets, numbered in order
+            "- Users can log in\n- Users can log out\n  - from every page\n",
+            [("AC1", "Users can log in", ("Users can log in",)),
+             ("AC2", "Users can log out", ("Users can log out", "from every page"))],
+        ),
+        (  # numbered items carrying a bold AC title
+            "1. **AC1 — `StatusBar` widget** : shows the score\n2. **AC2 — Layout** : on top\n",
+            [("AC1", "StatusBar widget", ("shows the score",)), ("AC2", "Layout", ("on top",))],
+        ),
+    ],
+)  # fmt: skip
+def test_bmad_acceptance_criteria_as_stories_write_them(
+    body: str, expected: list[tuple[str, str, tuple[str, ...]]]
+) -> None:
+    head = "# Story 3.1: Cleanup\n\n## Story\n\nAs a dev, I want x, so that y.\n\n"
+    text = f"{head}## Acceptance Criteria\n\n{body}\n## Dev Notes\n\nNothing.\n"
+    spec = parse_spec_text(text, Path("3.1.cleanup.md"))
+    assert [(c.id, c.title, c.checks) for c in spec.criteria] == expected

@@ -32,6 +32,17 @@ _DETECT_STORY = re.compile(
     r"\b)",
     re.MULTILINE | re.IGNORECASE,
 )
+_CHECKBOX = re.compile(r"\s*\[[ xX]\]\s*")
+
+
+def _item_criterion(block: Block, current: _Criterion | None) -> bool:
+    """A top-level list item is a criterion of its own (v4), unless it is a step of an
+    open bold criterion (v6) or nested under the previous item."""
+    if not block.item or block.depth != 1:
+        return False
+    return current is None or not current.bold
+
+
 SHAPE = 'BMAD numbered items or "**AC1 — Title:**" blocks under "## Acceptance Criteria"'
 
 
@@ -44,6 +55,7 @@ class _Criterion:
     steps: list[str] = field(default_factory=list)
     owned: list[Block] = field(default_factory=list)
     depth: int = 0
+    bold: bool = False  # opened by "**AC1 — Title:**": its bullets are its steps
 
 
 class BmadFormat:
@@ -83,19 +95,25 @@ class BmadFormat:
             if current is not None and block.kind == "fence":
                 current.owned.append(block)
             return current
-        bold = _BOLD_AC.match(block.text)
-        numbered = block.item and block.number and (current is None or block.depth <= current.depth)
-        if bold or numbered:
+        text = _CHECKBOX.sub("", block.text, count=1) if block.item else block.text
+        bold = _BOLD_AC.match(text)
+        if bold:
             self._close(builder, current, title, story)
-            if bold:
-                rest = document.plain(bold["rest"])
-                name = document.plain(bold["title"] or "") or rest
-                return _Criterion(bold["n"], block.line, name, rest, depth=block.depth)
-            statement = document.plain(block.text)
-            return _Criterion(block.number, block.line, statement, statement, depth=block.depth)
+            rest = document.plain(bold["rest"])
+            name = document.plain(bold["title"] or "") or rest
+            return _Criterion(bold["n"], block.line, name, rest, depth=block.depth, bold=True)
+        if _item_criterion(block, current):
+            number = block.number or str(self._count(builder, current) + 1)
+            self._close(builder, current, title, story)
+            statement = document.plain(text)
+            return _Criterion(number, block.line, statement, statement, depth=block.depth)
         if current is not None:
-            current.steps.append(document.plain(block.text))
+            current.steps.append(document.plain(text))
         return current
+
+    @staticmethod
+    def _count(builder: Builder, current: _Criterion | None) -> int:
+        return len(builder.criteria) + (current is not None)
 
     @staticmethod
     def _close(builder: Builder, current: _Criterion | None, title: str, story: str) -> None:
