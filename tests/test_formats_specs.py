@@ -414,3 +414,15 @@ def test_bmad_acceptance_criteria_as_stories_write_them(
     text = f"{head}## Acceptance Criteria\n\n{body}\n## Dev Notes\n\nNothing.\n"
     spec = parse_spec_text(text, Path("3.1.cleanup.md"))
     assert [(c.id, c.title, c.checks) for c in spec.criteria] == expected
+
+
+def test_kiro_acceptance_criteria_under_a_bold_label_instead_of_a_heading() -> None:
+    text = (
+        "# Requirements Document\n\n### Requirement 1: Login\n\n"
+        "**User Story:** As a user, I want to log in, so that I see my data.\n\n"
+        "**Acceptance Criteria:**\n\n"
+        "1. WHEN valid credentials are submitted THE System SHALL start a session\n"
+        "2. IF the password is wrong THEN THE System SHALL show an error\n"
+    )
+    spec = parse_spec_text(text, Path("requirements.md"))
+    assert [(c.id, c.location.line) for c in spec.criteria] == [("1.1", 9), ("1.2", 10)]

@@ -24,7 +24,8 @@ _USER_STORY = re.compile(r"[*_]*User Story[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECAS
 _PROPERTY = re.compile(r"[*_]*Property\s+(?P<n>\d+)\s*[:.\u2014\u2013-]\s*(?P<rest>.*)", re.S)
 _VALIDATES = re.compile(r"[*_]*Validates\s*:", re.IGNORECASE)
 _DETECT_REQUIREMENT = re.compile(r"^#{2,4}[ \t]+Requirement[ \t]+\d+", re.MULTILINE)
-_DETECT_CRITERIA = re.compile(r"^#{3,5}[ \t]+Acceptance Criteria", re.MULTILINE | re.I)
+_DETECT_CRITERIA = re.compile(r"^(?:#{3,5}[ \t]+|[*_]{2})Acceptance Criteria", re.M | re.I)
+_CRITERIA_LABEL = re.compile(r"[*_]{1,3}Acceptance Criteria\b", re.IGNORECASE)
 _DETECT_PROPERTY = re.compile(r"^(?:#{2,5}[ \t]+|[ \t]*\*\*)Property[ \t]+\d+[ \t]*:", re.M)
 _DETECT_VALIDATES = re.compile(r"Validates:?\**[ \t]*:?[ \t]*Requirements?", re.IGNORECASE)
 REQUIREMENTS_SHAPE = (
@@ -59,6 +60,8 @@ class KiroRequirementsFormat:
                 requirement = self._heading(block, requirement)
             elif requirement is None:
                 continue
+            elif block.kind == "paragraph" and not block.item and _CRITERIA_LABEL.match(block.text):
+                requirement.in_criteria = True  # "**Acceptance Criteria:**" instead of a heading
             elif block.kind == "paragraph" and not block.item and _USER_STORY.match(block.text):
                 requirement.context = "User story: " + document.plain(
                     block.text[_USER_STORY.match(block.text).end() :]  # type: ignore[union-attr]
