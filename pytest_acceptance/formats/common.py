@@ -130,7 +130,8 @@ class Builder:
         steps = tuple(s for s in steps if s.strip())
         description = "\n".join(part for part in (text, *steps, context) if part.strip())
         if fields is None:
-            fields = {"method": Method.SUBAGENT, "checks": (text, *steps)}
+            checks = tuple(c for c in (text, *steps) if c.strip()) or (title or ident,)
+            fields = {"method": Method.SUBAGENT, "checks": checks}
         if command is not None:
             fields = {"method": Method.BASH, "command": command}
         fence = self._verification_block(owned)
