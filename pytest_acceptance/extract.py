@@ -52,10 +52,11 @@ _REQUIREMENTS_HEADING = re.compile(
     r"(?P<name>(?:[\w-]+\s+){0,3}?(?:requirements|acceptance criteria))\b[^\w]*(?:\(.*\))?\s*\Z",
     re.IGNORECASE,
 )
-# "**FR-0.3**: ", "REQ-7 - ", "[INV-2] ", "`AC-1.2`: ", "2.4.1 " (two parts at least).
+# "**FR-0.3**: ", "REQ-7 - ", "[INV-2] ", "`AC-1.2`: ", "2.4.1 " (two parts at least); an
+# upper-case prefix, so that "Python-3.10 or newer" in a README is not an id.
 _AUTHOR_ID = re.compile(
     r"(?:\[[ xX]\]\s+)?[\s*_`\\\[]*"
-    r"(?P<id>[A-Za-z][A-Za-z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
+    r"(?P<id>[A-Z][A-Z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
     r"|\d{1,3}(?:\.\d{1,3})+)\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
 )
 # "SHALL: indicates ...", "MUST NOT — means ...", the RFC 2119 boilerplate: definitions.

@@ -426,3 +426,8 @@ def test_kiro_acceptance_criteria_under_a_bold_label_instead_of_a_heading() -> N
     )
     spec = parse_spec_text(text, Path("requirements.md"))
     assert [(c.id, c.location.line) for c in spec.criteria] == [("1.1", 9), ("1.2", 10)]
+
+
+def test_a_readme_listing_requirements_is_not_a_spec_of_ids() -> None:
+    text = "# Tool\n\n## Requirements\n\n- Python-3.10 or newer\n- git\n"
+    assert detect(text, builtin_formats()) == (None, 0.0)

@@ -16,7 +16,7 @@ _NAMED = re.compile(r"^#{1,6}[ \t].*(?:requirements|acceptance criteria)", re.M 
 # "- AC-1.1: ...", "- **REQ-2** ...", "1. [FR-3] ...": requirements written with their ids.
 _ID_ITEM = re.compile(
     r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?[*_`\[]*"
-    r"[A-Za-z][A-Za-z0-9_]*-[A-Za-z0-9_.-]*\d",
+    r"[A-Z][A-Z0-9_]*-[A-Za-z0-9_.-]*\d",
     re.M,
 )
 
