@@ -430,8 +430,12 @@ def _default_to_waves(config: pytest.Config) -> None:
         return
     if getattr(option, "dist", "no") != "no" or getattr(option, "tx", None):
         return  # the user configured distribution their own way
-    base = config.invocation_params.dir
-    paths = [base / p for p in config.getoption("acceptance")]
+    from pytest_acceptance.plugin import spec_paths  # directories, globs, ini specs
+
+    try:
+        paths = spec_paths(config)
+    except pytest.UsageError:
+        return  # pytest_configure reports it
     agents, automated = _count_criteria(paths, config.rootpath)
     if agents == 0:
         return

@@ -15,42 +15,61 @@ from typing import Any
 import pytest
 
 from pytest_acceptance.conditions import ConditionError, parse_condition
-from pytest_acceptance.model import Criterion, Method, Result, RunContext, Spec, SpecError, Status
+from pytest_acceptance.model import (
+    Criterion,
+    Method,
+    Result,
+    RunContext,
+    Spec,
+    SpecError,
+    Status,
+    raise_all,
+)
 from pytest_acceptance.spec_cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
 from pytest_acceptance.verdict import display_path, spec_location
 
-_parsed: dict[tuple[Path, int, int], Spec] = {}
+_parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
 
 
 def load_spec(path: Path, rootdir: Path) -> Spec:
     """Parse once per process (the controller and the collector may both need it), and
     across runs keep the parsed spec keyed by its bytes, as Python keeps bytecode: a large
     spec is not re-parsed by every run and every xdist worker."""
-    stat = path.stat()
-    key = (path.resolve(), stat.st_mtime_ns, stat.st_size)
-    if key not in _parsed:
-        if os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0":
-            # The Claude Code gate's own run: no pickle from the agent-writable .acceptance/.
-            from pytest_acceptance.parse import parse_spec
+    from pytest_acceptance.formats import active
 
-            _parsed[key] = parse_spec(path)
-        else:
-            _parsed[key] = parse_spec_cached(path, optional_dir(rootdir, "parse-cache"))
+    choice = active()  # the run's formats (plugin.spec_paths activates them)
+    stat = path.stat()
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size, choice.key)
+    if key not in _parsed:
+        # The Claude Code gate's own run sets ACCEPTANCE_PARSE_CACHE=0: no pickle is loaded
+        # from the agent-writable .acceptance/.
+        gate_run = os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0"
+        cache = None if gate_run else optional_dir(rootdir, "parse-cache")
+        _parsed[key] = parse_spec_cached(path, cache, choice)
     return _parsed[key]
 
 
 class SpecFile(pytest.File):
     def collect(self) -> Iterator[CriterionItem]:
         spec = load_spec(self.path, self.config.rootpath)
+        errors: list[SpecError] = []
         for criterion in spec.criteria:
-            _check_pass_condition(criterion)
+            try:
+                _check_pass_condition(criterion)
+            except SpecError as error:
+                errors.append(error)
+        raise_all(errors)  # every malformed condition of the spec at once
+        for criterion in spec.criteria:
             yield CriterionItem.from_parent(self, name=criterion.id, criterion=criterion)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
-        if isinstance(excinfo.value, SpecError):
-            error = excinfo.value
-            return f"{display_path(error.path, self.config.rootpath)}:{error.line}: {error.message}"
+        if isinstance(excinfo.value, SpecError):  # every problem of the spec, one a line
+            rootdir = self.config.rootpath
+            return "\n".join(
+                f"{display_path(error.path, rootdir)}:{error.line}: {error.message}"
+                for error in excinfo.value.errors
+            )
         return super().repr_failure(excinfo)
 
 

@@ -12,9 +12,20 @@ keyword in a list like "MUST/SHOULD" or a formula like "= MUST +" is only mentio
   statement, shortened; priority: the strongest keyword (MUST/SHALL > SHOULD > COULD/MAY);
 - location: the line the statement starts on.
 
-Text outside numbered sections, headings and code are never requirements. A spec whose
-yaml blocks declare ``method:`` is an AC-style spec with broken headings: nothing is
-extracted, so the parser's "no acceptance criteria" error tells the author what to fix.
+Also:
+
+- an unnumbered heading named like "Requirements", "Functional Requirements" or
+  "Acceptance Criteria" is a section too; its ids are its initials (``FR-1``, ``AC-2``);
+- a paragraph or list item that starts with the author's id (``**FR-0.3**: ...``,
+  ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences
+  (under a "Requirements" / "Acceptance Criteria" heading even without a keyword: MUST);
+- a statement that ends with ":" takes the list nested under it ("The scoped permissions
+  MUST be:" and its items are one requirement);
+- keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
+  boilerplate) are not requirements.
+
+Text outside such sections, headings and code are never requirements. Ids are unique:
+generated numbers skip an id the author wrote, and an author's id used twice is an error.
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pytest_acceptance.model import Criterion, Location, Method, Priority
+from pytest_acceptance.model import Criterion, Location, Method, Priority, SpecError, raise_all
 
 # "3.2 Title", "3.2. Title", "3) Title", "§3 Title"; at most 3 digits a part (not "2024 plan").
 _LEADING_NUMBER = re.compile(r"§?\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?(?:[)\s]|\Z)")
@@ -36,54 +47,87 @@ _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
 # A sentence ends at . ! or ? (and closing marks) before white space and a capital/number.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[\"'(\[*_`]*[A-Z0-9§])")
 _ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "cf.", "approx.", "incl.")
-_METHOD_KEY = re.compile(r"^\s*method\s*:", re.MULTILINE)
-_PRIORITY = {
+# An unnumbered section whose heading names requirements: "Functional Requirements (v2)".
+_REQUIREMENTS_HEADING = re.compile(
+    r"(?P<name>(?:[\w-]+\s+){0,3}?(?:requirements|acceptance criteria))\b[^\w]*(?:\(.*\))?\s*\Z",
+    re.IGNORECASE,
+)
+# "**FR-0.3**: ", "REQ-7 - ", "[INV-2] ", "`AC-1.2`: ", "2.4.1 " (two parts at least); an
+# upper-case prefix, so that "Python-3.10 or newer" in a README is not an id.
+_AUTHOR_ID = re.compile(
+    r"(?:\[[ xX]\]\s+)?[\s*_`\\\[]*"
+    r"(?P<id>[A-Z][A-Z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
+    r"|\d{1,3}(?:\.\d{1,3})+)\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
+)
+# "SHALL: indicates ...", "MUST NOT — means ...", the RFC 2119 boilerplate: definitions.
+_DEFINITION = re.compile(
+    r"\W*(?:MUST|SHALL|SHOULD|COULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL)(?:\s+NOT)?[\W_]*"
+    r"(?::|\u2014|\u2013|-|=|\bmeans\b|\bindicates\b|\bis used\b|\bdenotes\b)"
+)
+_BOILERPLATE = re.compile(r"RFC\s*2119|RFC\s*8174|BCP\s*14|interpreted as described", re.I)
+PRIORITY = {
     "MUST": Priority.MUST,
     "SHALL": Priority.MUST,
     "SHOULD": Priority.SHOULD,
     "COULD": Priority.COULD,
     "MAY": Priority.COULD,
 }
-_STRENGTH = (Priority.MUST, Priority.SHOULD, Priority.COULD)
+STRENGTH = (Priority.MUST, Priority.SHOULD, Priority.COULD)
 TITLE_LIMIT = 100
 
 
 class Block(Protocol):
-    """What the parser knows about a block (parse._Block): kind heading|paragraph|fence."""
+    """What the parser knows about a block (formats.document.Block)."""
 
-    kind: str
+    kind: str  # heading | paragraph | fence | item
     line: int
     level: int
     text: str  # heading: plain text; paragraph: inline markdown; fence: its content
+    depth: int  # how many lists enclose it
+    item: bool  # a paragraph that opens a list item
 
 
 @dataclass(frozen=True)
 class _Section:
-    ref: str
+    ref: str  # "S3.2" for a numbered section, "FR" for "Functional Requirements"
     title: str
     level: int
+    named: bool = False  # "Requirements", "Acceptance Criteria": an id-led item is one
+
+
+@dataclass
+class _Draft:
+    """A requirement before its id is final: ``ident`` is the author's or None."""
+
+    section: _Section
+    statement: str
+    priority: Priority
+    line: int
+    ident: str | None = None
 
 
 def extract_criteria(
     blocks: Iterable[Block], path: Path, plain: Callable[[str], str]
 ) -> list[Criterion]:
-    """Criteria from the numbered sections of ``blocks``; ``plain`` strips inline markup."""
-    blocks = list(blocks)
-    if any(b.kind == "fence" and _METHOD_KEY.search(b.text) for b in blocks):
-        return []
-    criteria: list[Criterion] = []
-    counters: dict[str, int] = {}
+    """Criteria from the requirement sections of ``blocks``; ``plain`` strips inline markup."""
+    drafts: list[_Draft] = []
     stack: list[_Section] = []
+    absorbing: tuple[_Draft, int] | None = None  # a statement ending in ":" and its depth
     for block in blocks:
+        if block.kind == "item":
+            continue  # its paragraph follows
+        if absorbing and block.kind == "paragraph" and block.depth > absorbing[1]:
+            absorbing[0].statement += "\n- " + plain(block.text)
+            continue
+        absorbing = None
         if block.kind == "heading":
             _enter(stack, block)
         elif block.kind == "paragraph" and stack:
-            for line, statement, priority in _statements(block, plain):
-                section = stack[-1]
-                counters[section.ref] = counters.get(section.ref, 0) + 1
-                ident = f"S{section.ref}-{counters[section.ref]}"
-                criteria.append(_criterion(ident, section, statement, priority, path, line))
-    return criteria
+            found = list(_drafts(block, stack[-1], plain))
+            drafts += found
+            if found and (block.text.rstrip().endswith(":") or (block.item and found[-1].ident)):
+                absorbing = (found[-1], block.depth)
+    return _criteria(drafts, path)
 
 
 def section_ref(heading: str) -> str | None:
@@ -97,7 +141,59 @@ def _enter(stack: list[_Section], heading: Block) -> None:
         stack.pop()
     ref = section_ref(heading.text)
     if ref is not None:
-        stack.append(_Section(ref, heading.text, heading.level))
+        stack.append(_Section(f"S{ref}", heading.text, heading.level))
+        return
+    named = _REQUIREMENTS_HEADING.match(heading.text)
+    if named is not None:
+        words = re.split(r"[\s-]+", named["name"])
+        initials = "".join(w[0] for w in words if w[:1].isascii() and w[:1].isalnum())
+        stack.append(_Section(initials.upper() or "REQ", heading.text, heading.level, True))
+
+
+def _drafts(block: Block, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
+    author = _AUTHOR_ID.match(block.text)
+    statements = list(_statements(block, plain))
+    if author is not None and (statements or section.named):
+        statement = plain(block.text[author.end() :])
+        priority = min((s[2] for s in statements), key=STRENGTH.index, default=Priority.MUST)
+        yield _Draft(section, statement, priority, block.line, author["id"])
+        return
+    for line, statement, priority in statements:
+        yield _Draft(section, statement, priority, line)
+
+
+def _criteria(drafts: list[_Draft], path: Path) -> list[Criterion]:
+    """Final ids: the author's, else ``<ref>-<n>`` numbered within the section, skipping
+    numbers whose id the author used; an author's id used twice is an error."""
+    taken: dict[str, int] = {}
+    errors: list[SpecError] = []
+    for draft in drafts:
+        if draft.ident is None:
+            continue
+        first = taken.get(draft.ident.casefold())
+        if first is not None:
+            errors.append(
+                SpecError(
+                    path,
+                    draft.line,
+                    f"duplicate criterion id {draft.ident}: already used at line {first}; "
+                    "give each requirement its own id",
+                )
+            )
+        taken.setdefault(draft.ident.casefold(), draft.line)
+    raise_all(errors)
+    counters: dict[str, int] = {}
+    criteria: list[Criterion] = []
+    for draft in drafts:
+        ident = draft.ident
+        while ident is None or (draft.ident is None and ident.casefold() in taken):
+            ref = draft.section.ref
+            counters[ref] = counters.get(ref, 0) + 1
+            ident = f"{ref}-{counters[ref]}"
+        criteria.append(
+            _criterion(ident, draft.section, draft.statement, draft.priority, path, draft.line)
+        )
+    return criteria
 
 
 def _statements(block: Block, plain: Callable[[str], str]) -> Iterator[tuple[int, str, Priority]]:
@@ -106,9 +202,9 @@ def _statements(block: Block, plain: Callable[[str], str]) -> Iterator[tuple[int
         if not keywords:
             continue
         statement = plain(sentence)
-        if statement:
+        if statement and not _DEFINITION.match(statement) and not _BOILERPLATE.search(statement):
             line = block.line + block.text.count("\n", 0, offset)
-            priority = min((_PRIORITY[k] for k in keywords), key=_STRENGTH.index)
+            priority = min((PRIORITY[k] for k in keywords), key=STRENGTH.index)
             yield line, statement, priority
 
 
@@ -127,7 +223,8 @@ def _sentences(text: str) -> Iterator[tuple[int, str]]:
 def _criterion(
     ident: str, section: _Section, statement: str, priority: Priority, path: Path, line: int
 ) -> Criterion:
-    title = statement if len(statement) <= TITLE_LIMIT else statement[: TITLE_LIMIT - 1] + "…"
+    flat = " ".join(statement.split())
+    title = flat if len(flat) <= TITLE_LIMIT else flat[: TITLE_LIMIT - 1] + "…"
     return Criterion(
         id=ident,
         title=title,

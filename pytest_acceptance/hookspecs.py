@@ -1,7 +1,7 @@
 """Extension hooks of pytest-acceptance (registered through ``pytest_addhooks``).
 
-A plugin adds a verification method, or a judge for natural-language pass conditions,
-by implementing these instead of by a pile of settings.
+A plugin adds a verification method, a judge for natural-language pass conditions, or a
+spec format, by implementing these instead of by a pile of settings.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_acceptance.formats import SpecFormat
     from pytest_acceptance.model import Criterion, Result, RunContext
     from pytest_acceptance.verdict import RunFacts, Verdict
 
@@ -44,3 +45,12 @@ def pytest_acceptance_verdict(
 
     Return problems that forbid a pass (e.g. evidence that could not be assembled): the
     verdict is decided again with them. ``facts.extra`` entries land in verdict.json."""
+
+
+@pytest.hookspec
+def pytest_acceptance_formats() -> list[SpecFormat] | None:
+    """Return spec formats to read (``pytest_acceptance.formats.SpecFormat``): objects with
+    ``name``, ``detect(text) -> float`` (0: not this format; up to 1: unmistakable) and
+    ``parse(text, path) -> Spec`` (raising only ``SpecError``). Called once per process;
+    the format that detects a spec best parses it, a plugin's formats winning ties over the
+    built-in ones, and ``--acceptance-format NAME`` forces one."""

@@ -56,10 +56,42 @@ class SpecError(Exception):
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
 
+    @property
+    def errors(self) -> tuple[SpecError, ...]:
+        return (self,)
+
+
+class SpecErrors(SpecError):
+    """Every problem found in one spec, reported together (the first one's line leads)."""
+
+    def __init__(self, errors: list[SpecError]) -> None:
+        first = min(errors, key=lambda error: error.line)
+        super().__init__(first.path, first.line, first.message)
+        self.all = tuple(sorted(errors, key=lambda error: error.line))
+
+    def __str__(self) -> str:
+        return "\n".join(str(error) for error in self.all)
+
+    def __reduce__(self) -> tuple[type[SpecErrors], tuple[list[SpecError]]]:
+        return SpecErrors, (list(self.all),)
+
+    @property
+    def errors(self) -> tuple[SpecError, ...]:
+        return self.all
+
+
+def raise_all(errors: list[SpecError]) -> None:
+    """Raise nothing, the one error, or all of them as ``SpecErrors``."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise SpecErrors(errors)
+
 
 @dataclass(frozen=True)
 class Criterion:
-    """One acceptance criterion: a ``#### AC-N: Title`` heading and its yaml block."""
+    """One acceptance criterion: in the reference format a ``#### AC-N: Title`` heading and
+    its yaml block; other formats (``pytest_acceptance.formats``) build the same data."""
 
     id: str
     title: str

@@ -1,24 +1,27 @@
-"""Markdown spec -> ``Spec``: criteria headings, descriptions and yaml verification blocks.
+"""Markdown spec -> ``Spec``: reading a file, and the reference format.
 
-Structure comes from markdown-it-py block tokens and their line maps (so a heading inside a
-code fence is never a criterion); values come from ``yamlload`` (YAML 1.2 core typing).
-Every problem is a ``SpecError`` naming ``file:line``, what is wrong and what to write
-instead. Nothing here knows about pytest.
+``parse_spec_text`` rejects what is no text at all, then hands the text to the format that
+recognises it (``pytest_acceptance.formats``). The reference format lives here: criteria
+headings, descriptions and yaml verification blocks. Structure comes from markdown-it-py
+block tokens and their line maps (``formats.document``: a heading inside a code fence is
+never a criterion); values come from ``yamlload`` (YAML 1.2 core typing).
+
+Nothing is dropped in silence: a heading, bold line or list item that starts with an id
+and is followed by a verification block is a criterion, and a verification block that
+belongs to no criterion is an error. Every problem is a ``SpecError`` naming ``file:line``,
+what is wrong and what to write instead; all problems of a spec are reported together.
+Nothing here knows about pytest.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-
-from pytest_acceptance.extract import extract_criteria
-from pytest_acceptance.model import Criterion, Location, Spec, SpecError
+from pytest_acceptance.model import Criterion, Location, Spec, SpecError, raise_all
 from pytest_acceptance.yamlload import (
     FieldError,
     YamlProblem,
@@ -27,12 +30,24 @@ from pytest_acceptance.yamlload import (
     load_block,
 )
 
-# "AC-1: Title", "REQ-12 — Title", "US-3a - Title". An id alone ("### UTF-8") is not one.
-_CRITERION_HEADING = re.compile(
-    r"(?P<id>[A-Za-z][A-Za-z0-9_]*-\d[^\s:]*)(?:\s*:\s*|\s+[\u2014\u2013-]\s+)(?P<title>.*)\Z"
-)
+if TYPE_CHECKING:
+    from pytest_acceptance.formats import SpecFormat
+    from pytest_acceptance.formats.document import Block, Document
+
+# An id: letters, a dash, then letters/digits/"."/"_"/"-" with a digit somewhere ("AC-1",
+# "FR-001", "INV-G1", "AC-US1-01", "US-3.2"); "UTF-8" is one, "Follow-up" is not. The tail
+# takes anything up to a space or colon, so an unsafe id ("AC-1/2") is reported, not cut.
+_ID = r"(?P<id>[A-Za-z][A-Za-z0-9_]*-(?=[^\s:]*\d)[^\s:]+)"
+# "AC-1: Title", "REQ-12 — Title", "US-3a - Title": a criterion heading, block or not.
+_CRITERION_HEADING = re.compile(_ID + r"(?:\s*:\s*|\s+[\u2014\u2013-]\s+)(?P<title>.*)\Z")
+# "AC-2 Title", "**AC-4: Title**", "- AC-5 — Title": a criterion when a verification block
+# follows it (an id alone, "### UTF-8", is not one).
+_ID_LEAD = re.compile(_ID + r"(?:\s*[:\u2014\u2013]\s*|\s+-\s+|\s+)(?P<title>\S.*)\Z")
+_MAYBE_ID_LEAD = re.compile(r"[\s*_`\[]*[A-Za-z][A-Za-z0-9_]*-")  # cheap test before ``plain``
 _CATEGORY_HEADING = re.compile(r"category\s*:\s*(?P<name>.*)\Z", re.IGNORECASE)
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_METHOD_KEY = re.compile(r"^method\s*:", re.MULTILINE)
+_VERIFICATION_KEY = re.compile(r"^(?:method|command|pass_condition|checks|agent)\s*:", re.M)
 # "**Description:**", "**Description**:", "_Description:_", "Description:" (inline markdown).
 _LABEL = re.compile(
     r"[*_]{0,3}\s*(?P<name>description|verification)\s*[*_]{0,3}\s*:\s*[*_]{0,3}", re.I
@@ -42,42 +57,53 @@ _CRITERION_SHAPE = (
     '"method: bash | subagent | manual"'
 )
 
-_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<>&!]")
 
-# One parser for the process (building one compiles its rule chains). Block rules only:
-# inline markup is parsed on demand by ``_plain``, for the few texts the spec model keeps.
-_MARKDOWN = MarkdownIt("commonmark").disable(["inline", "text_join"])
-
-
-def parse_spec(path: Path) -> Spec:
+def parse_spec(
+    path: Path, formats: Sequence[SpecFormat] | None = None, forced: str | None = None
+) -> Spec:
     """Read ``path`` (any extension) as UTF-8 markdown and parse it."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise SpecError(path, 1, f"cannot read the spec: {reason}; check the path") from None
-    return parse_spec_text(decode(data, path), path)
+    return parse_spec_text(decode(data, path), path, formats, forced)
 
 
-def parse_spec_text(text: str, path: Path) -> Spec:
-    """Parse spec ``text``; ``path`` is only used in locations and messages."""
+def parse_spec_text(
+    text: str, path: Path, formats: Sequence[SpecFormat] | None = None, forced: str | None = None
+) -> Spec:
+    """Parse spec ``text`` in the format that recognises it (or ``forced``, a format name);
+    ``formats`` defaults to the built-in ones. ``path`` is only used in locations and
+    messages."""
+    from pytest_acceptance.formats import parse_text
+
     text = text.removeprefix("\ufeff")
     _reject_unusable(text, path)
-    env: dict[str, Any] = {}  # link reference definitions, for ``_plain``
-    blocks = list(_blocks(_MARKDOWN.parse(text, env), env))
-    title = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
-    criteria = _Walker(path, env).walk(blocks)
-    if not criteria:  # no AC blocks: the MUST/SHOULD/COULD statements of numbered sections
-        criteria = extract_criteria(blocks, path, lambda markdown: _plain(markdown, env))
+    return parse_text(text, path, formats, forced)
+
+
+def parse_reference(text: str, path: Path) -> Spec:
+    """The reference format: ``#### AC-1: Title`` criteria with yaml verification blocks."""
+    from pytest_acceptance.formats.document import Document
+
+    document = Document(text)
+    criteria = _Walker(path, document).walk(document.blocks)
     if not criteria:
         raise SpecError(
             path,
             1,
-            f"no acceptance criteria found: a criterion is {_CRITERION_SHAPE} (without such "
-            "blocks, each sentence saying MUST/SHOULD/COULD under a numbered heading like "
-            '"## 3.2 Title" becomes one)',
+            f"no acceptance criteria found: a criterion is {_CRITERION_SHAPE}; other formats "
+            "(spec-kit, Kiro, OpenSpec, BMAD, task lists with Verify commands, MUST/SHOULD "
+            'sentences under a numbered heading like "## 3.2 Title") are read when '
+            "recognised (see --acceptance-format)",
         )
-    return Spec(path=path, criteria=tuple(criteria), title=title)
+    return Spec(path=path, criteria=tuple(criteria), title=document.title)
+
+
+def is_verification_block(block: Block) -> bool:
+    """A yaml fence with a top-level ``method:``: a criterion's verification block."""
+    return block.info in ("yaml", "yml") and _METHOD_KEY.search(block.text) is not None
 
 
 def decode(data: bytes, path: Path) -> str:
@@ -107,131 +133,159 @@ def _reject_unusable(text: str, path: Path) -> None:
         raise SpecError(path, line, "not a text file (NUL character): a spec is UTF-8 markdown")
 
 
-@dataclass(slots=True)
-class _Block:
-    """The few block-level facts the parser needs, with a 1-based line."""
-
-    kind: str  # heading | paragraph | fence
-    line: int
-    level: int = 0  # heading level 1-6
-    text: str = ""  # heading: plain text; paragraph: inline markdown; fence: content
-    info: str = ""  # fence language: the first word of its info string, lower case
-    hidden: bool = False  # paragraph of a tight list item
-
-
-def _blocks(tokens: list[Token], env: dict[str, Any]) -> Iterator[_Block]:
-    for index, token in enumerate(tokens):
-        if token.map is None:
-            continue
-        line = token.map[0] + 1
-        if token.type == "heading_open":
-            text = _plain(tokens[index + 1].content, env)
-            yield _Block("heading", line, int(token.tag[1]), text)
-        elif token.type == "paragraph_open":
-            yield _Block("paragraph", line, text=tokens[index + 1].content, hidden=token.hidden)
-        elif token.type == "fence":
-            language = token.info.split(maxsplit=1)[0].lower() if token.info.strip() else ""
-            yield _Block("fence", line, text=token.content, info=language)
-
-
-def _plain(markdown: str, env: dict[str, Any]) -> str:
-    """Inline markdown as plain text: emphasis, code and link marks stripped, spaces collapsed.
-
-    Most headings and descriptions contain no inline markup; they skip the inline parser,
-    which is most of markdown-it's time on a large spec.
-    """
-    if _INLINE_MARKUP.search(markdown) is None:
-        return " ".join(markdown.split())
-    parts: list[str] = []
-    for token in _MARKDOWN.inline.parse(markdown, _MARKDOWN, env, []):
-        if token.type in ("text", "text_special", "code_inline", "html_inline", "image"):
-            parts.append(token.content)
-        elif token.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-    return " ".join("".join(parts).split())
-
-
 @dataclass
 class _Section:
-    """A criterion heading and what of its section matters, before validation."""
+    """A criterion (or a block that becomes one if a verification block follows it) and
+    what of its section matters, before validation."""
 
-    heading: _Block
+    heading: Block
     id: str
     title: str
     level: int
     category: str
     description: str | None = None
     first_paragraph: str | None = None
-    fence: _Block | None = None
+    fence: Block | None = None
+    rejected: bool = False  # its id is unusable (reported): checked, never a criterion
 
 
 class _Walker:
-    """Walks the blocks once, tracking the current category and criterion section."""
+    """Walks the blocks once, tracking the current category and criterion section.
 
-    def __init__(self, path: Path, env: dict[str, Any]) -> None:
+    ``section`` is a criterion heading ("AC-1: Title"); ``pending`` is a heading, bold line
+    or list item that starts with an id and becomes a criterion when a verification block
+    follows it before the next heading. Problems are collected, not raised one by one.
+    """
+
+    def __init__(self, path: Path, document: Document) -> None:
         self.path = path
-        self.env = env
+        self.document = document
         self.category = ""
         self.category_level = 0
         self.section: _Section | None = None
+        self.pending: _Section | None = None
         self.criteria: list[Criterion] = []
+        self.errors: list[SpecError] = []
         self.seen: dict[str, tuple[str, int]] = {}  # casefolded id -> (id, heading line)
 
-    def walk(self, blocks: list[_Block]) -> list[Criterion]:
+    def walk(self, blocks: list[Block]) -> list[Criterion]:
         for block in blocks:
             if block.kind == "heading":
                 self._heading(block)
-            elif self.section is not None:
-                self._content(self.section, block)
+            elif block.kind == "fence":
+                self._fence(block)
+            elif block.kind == "paragraph":
+                self._paragraph(block)
         self._close()
+        raise_all(self.errors)
         return self.criteria
 
-    def _heading(self, block: _Block) -> None:
+    def _heading(self, block: Block) -> None:
         category = _CATEGORY_HEADING.match(block.text)
         criterion = None if category else _CRITERION_HEADING.match(block.text)
         if self.section and (category or criterion or block.level <= self.section.level):
             self._close()
+        self.pending = None
         if category:
             self.category, self.category_level = category["name"].strip(), block.level
         elif criterion:
             self._open(block, criterion["id"], criterion["title"].strip())
-        elif self.category and block.level <= self.category_level:
-            self.category = ""
+        else:
+            if self.category and block.level <= self.category_level:
+                self.category = ""
+            lead = _ID_LEAD.match(block.text)
+            if lead:
+                self.pending = self._section(block, lead, block.level)
 
-    def _content(self, section: _Section, block: _Block) -> None:
-        if block.kind == "fence":
-            if section.fence is None and block.info in ("yaml", "yml"):
-                section.fence = block
-        elif block.kind == "paragraph":
-            label = _LABEL.match(block.text)
-            if label is None:
-                if section.first_paragraph is None and not block.hidden:
-                    section.first_paragraph = _plain(block.text, self.env)
-            elif label["name"].lower() == "description" and section.description is None:
-                section.description = _plain(block.text[label.end() :], self.env)
+    def _paragraph(self, block: Block) -> None:
+        if _MAYBE_ID_LEAD.match(block.text):
+            lead = _ID_LEAD.match(self.document.plain(block.text))
+            if lead and not (self.section and self.section.fence is None):
+                # A bold line or list item ends at the next heading of any level.
+                self.pending = self._section(block, lead, 7)
+                return
+        target = self.pending or self.section
+        if target is not None:
+            self._content(target, block)
 
-    def _open(self, block: _Block, criterion_id: str, title: str) -> None:
-        if not _SAFE_ID.match(criterion_id):
-            raise SpecError(
-                self.path,
-                block.line,
-                f"criterion id {criterion_id!r} cannot name a file: use only letters, digits, "
-                '".", "_" and "-", starting with a letter or digit (no "/", "\\" or spaces)',
+    def _fence(self, block: Block) -> None:
+        section = self.section
+        if section is not None and section.fence is None and block.info in ("yaml", "yml"):
+            section.fence = block
+        elif self.pending is not None and _VERIFICATION_KEY.search(block.text):
+            self._close()
+            self._promote(self.pending, block)
+        elif is_verification_block(block):
+            self._stray(block)
+
+    def _stray(self, block: Block) -> None:
+        if self.section is not None:
+            message = (
+                f"a second verification block in {self.section.id} (its block is at line "
+                f"{self.section.fence.line if self.section.fence else '?'}): a criterion has "
+                'one; give this one its own heading like "#### AC-2: Title"'
             )
+        else:
+            message = (
+                "this verification block belongs to no criterion: put it under a heading like "
+                '"#### AC-1: Title" (a heading, bold line or list item that starts with an id)'
+            )
+        self.errors.append(SpecError(self.path, block.line, message))
+
+    def _section(self, block: Block, lead: re.Match[str], level: int) -> _Section:
+        return _Section(block, lead["id"], lead["title"].strip(), level, self.category)
+
+    def _content(self, section: _Section, block: Block) -> None:
+        label = _LABEL.match(block.text)
+        if label is None:
+            if section.first_paragraph is None and not block.hidden:
+                section.first_paragraph = self.document.plain(block.text)
+        elif label["name"].lower() == "description" and section.description is None:
+            section.description = self.document.plain(block.text[label.end() :])
+
+    def _open(self, block: Block, criterion_id: str, title: str) -> None:
+        self._promote(_Section(block, criterion_id, title, block.level, self.category), None)
+
+    def _promote(self, section: _Section, fence: Block | None) -> None:
+        self.pending = None
+        section.fence = fence
+        self.section = section
+        criterion_id, line = section.id, section.heading.line
+        if not _SAFE_ID.match(criterion_id):
+            self.errors.append(
+                SpecError(
+                    self.path,
+                    line,
+                    f"criterion id {criterion_id!r} cannot name a file: use only letters, "
+                    'digits, ".", "_" and "-", starting with a letter or digit (no "/", "\\" '
+                    "or spaces)",
+                )
+            )
+            section.rejected = True
+            return
         first = self.seen.get(criterion_id.casefold())
         if first is not None:
-            raise SpecError(
-                self.path,
-                block.line,
-                f"duplicate criterion id {criterion_id}: {first[0]} is already defined at line "
-                f"{first[1]} (ids are compared ignoring case); give each criterion its own id",
+            self.errors.append(
+                SpecError(
+                    self.path,
+                    line,
+                    f"duplicate criterion id {criterion_id}: {first[0]} is already defined at "
+                    f"line {first[1]} (ids are compared ignoring case); give each criterion "
+                    "its own id",
+                )
             )
-        self.seen[criterion_id.casefold()] = (criterion_id, block.line)
-        self.section = _Section(block, criterion_id, title, block.level, self.category)
+            section.rejected = True
+            return
+        self.seen[criterion_id.casefold()] = (criterion_id, line)
 
     def _close(self) -> None:
         if self.section is not None:
-            self.criteria.append(_criterion(self.section, self.path))
+            try:
+                criterion = _criterion(self.section, self.path)
+                if not self.section.rejected:
+                    self.criteria.append(criterion)
+            except SpecError as error:
+                self.errors.append(error)
             self.section = None
 
 
@@ -268,7 +322,7 @@ def _criterion(section: _Section, path: Path) -> Criterion:
     )
 
 
-def _validated(section: _Section, fence: _Block, data: Any, path: Path) -> dict[str, Any]:
+def _validated(section: _Section, fence: Block, data: Any, path: Path) -> dict[str, Any]:
     try:
         return criterion_fields(data)
     except FieldError as exc:

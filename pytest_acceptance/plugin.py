@@ -37,9 +37,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--acceptance",
         action="append",
+        nargs="?",
+        const="",  # --acceptance alone: the specs of ini acceptance_specs
         default=[],
         metavar="SPEC",
-        help="collect the acceptance criteria of this markdown spec (repeatable)",
+        help="collect the acceptance criteria of this markdown spec, of the specs below a "
+        "directory, or of the specs a glob matches (repeatable)",
+    )
+    group.addoption(
+        "--acceptance-format",
+        default=None,
+        metavar="NAME",
+        help="read every spec in this format instead of detecting it (see the README)",
+    )
+    parser.addini("acceptance_format", "the spec format to force (default: detect)", default="")
+    parser.addini(
+        "acceptance_specs",
+        "specs, directories or globs that --acceptance without a value collects",
+        type="args",
+        default=[],
     )
     group.addoption(
         "--acceptance-verdict-fd",
@@ -62,17 +78,63 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
 
 
 def spec_paths(config: pytest.Config) -> list[Path]:
-    """The --acceptance specs, resolved against the invocation directory, deduplicated."""
+    """The specs named by --acceptance (from the invocation directory) and, for
+    ``--acceptance`` without a value, by ini ``acceptance_specs`` (from the rootdir):
+    files, directories, globs (``discover``); deduplicated, in order."""
+    cached: list[Path] | None = getattr(config, "_acceptance_spec_list", None)
+    if cached is None:
+        cached = _find_specs(config)
+        config._acceptance_spec_list = cached  # type: ignore[attr-defined]
+    return list(cached)
+
+
+def _find_specs(config: pytest.Config) -> list[Path]:
+    from pytest_acceptance import discover, formats
+
+    options: list[str] = list(config.getoption("acceptance") or ())
+    if not options:
+        return []  # the plugin does nothing unless asked
     base = config.invocation_params.dir
-    paths: dict[Path, None] = {}
-    for given in config.getoption("acceptance") or ():
-        path = (base / given).resolve()
-        if not path.is_file():
-            raise pytest.UsageError(
-                f"--acceptance {given}: {'not a file' if path.exists() else 'no such file'}"
-            )
-        paths[path] = None
-    return list(paths)
+    given = [entry for entry in options if entry]
+    from_ini = list(config.getini("acceptance_specs") or ()) if "" in options else []
+    if "" in options and not from_ini:
+        raise pytest.UsageError("--acceptance without a spec needs ini acceptance_specs")
+    choice = _format_choice(config)
+    formats.activate(choice)
+    skip = config.getini("norecursedirs") or ()
+    skipped: list[Path] = []
+    config._acceptance_skipped = skipped  # type: ignore[attr-defined]
+    try:
+        named = discover.find_specs(given, base, choice.formats, skip, skipped)
+        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip, skipped)
+    except discover.DiscoveryError as error:
+        raise pytest.UsageError(f"--acceptance {error}") from None
+    return list(dict.fromkeys(named))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Name the markdown files a directory or glob held that no spec format recognised:
+    a spec an agent made unrecognisable must not vanish unseen."""
+    skipped: list[Path] = getattr(config, "_acceptance_skipped", [])
+    if not skipped:
+        return []
+    names = [os.path.relpath(path, config.rootpath) for path in skipped]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return [f"acceptance: skipped {len(names)} markdown file(s) that are no spec: {shown}"]
+
+
+def _format_choice(config: pytest.Config) -> Any:
+    """The formats of this run: plugins' (the hook) first, then the built-in ones."""
+    from pytest_acceptance.formats import FormatChoice, builtin_formats, find
+
+    groups = config.hook.pytest_acceptance_formats()
+    added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
+    every = (*added, *builtin_formats())
+    forced = config.getoption("acceptance_format") or config.getini("acceptance_format") or None
+    if forced and find(every, forced) is None:
+        names = ", ".join(f.name for f in every)
+        raise pytest.UsageError(f"--acceptance-format {forced}: unknown format; use {names}")
+    return FormatChoice(every, forced)
 
 
 def pytest_configure(config: pytest.Config) -> None:

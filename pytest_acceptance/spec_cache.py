@@ -1,8 +1,9 @@
 """Parsed specs kept across runs, keyed by their bytes — as Python keeps bytecode.
 
 Parsing 5,000 criteria costs ~0.6 s of CPU; loading them back ~0.03 s. The key covers the
-file's bytes, its path, the parser's own code and the installed markdown-it-py and PyYAML,
-so a stale entry can never be read. Errors are never stored. A hit does not even import
+file's bytes, its path, the parser's own code (the built-in formats included), the formats
+of the run and the forced one, and the installed markdown-it-py and PyYAML, so a stale entry
+can never be read. Errors are never stored. A hit does not even import
 the parser (and its libraries). Entries are written atomically, so xdist workers may race.
 """
 
@@ -17,41 +18,46 @@ import pickle
 import sys
 from pathlib import Path
 
+from pytest_acceptance.formats import FormatChoice, active
 from pytest_acceptance.model import Spec
 from pytest_acceptance.store import write_atomic
 
-_PARSER_SOURCES = ("parse.py", "yamlload.py", "extract.py", "model.py")
+_PARSER_SOURCES = ("parse.py", "yamlload.py", "extract.py", "model.py", "formats/*.py")
 _LIBRARIES = ("markdown_it", "yaml")
 
 
-def parse_spec_cached(path: Path, cache_dir: Path | None) -> Spec:
-    """``parse.parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path.
-    Without a cache directory (a read-only project), it only parses."""
+def parse_spec_cached(
+    path: Path, cache_dir: Path | None, choice: FormatChoice | None = None
+) -> Spec:
+    """``parse.parse_spec``, reusing the ``Spec`` stored for the same bytes at the same path
+    read with the same formats (``choice``: the run's, by default the active ones). Without a
+    cache directory (a read-only project, the gate's run), it only parses."""
+    choice = choice if choice is not None else active()
     if cache_dir is None:
-        return _parse(path)
+        return _parse(path, choice)
     try:
         data = Path(path).read_bytes()
-        identity = _parser_identity()
+        identity = _parser_identity() + choice.key
     except OSError:  # unreadable (parse says so, with its SpecError), or no sources to key on
-        return _parse(path)
+        return _parse(path, choice)
     path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
     content_key = hashlib.sha256(identity + data).hexdigest()[:32]
     entry = Path(cache_dir) / f"{path_key}-{content_key}.pickle"
     stored = _load(entry)
     if stored is not None and stored.path == path:
         return stored
-    spec = _parse(path, data)
+    spec = _parse(path, choice, data)
     with contextlib.suppress(OSError):
         _store(entry, pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL))
     return spec
 
 
-def _parse(path: Path, data: bytes | None = None) -> Spec:
+def _parse(path: Path, choice: FormatChoice, data: bytes | None = None) -> Spec:
     from pytest_acceptance import parse  # imported on a miss only: markdown-it, PyYAML
 
     if data is None:
-        return parse.parse_spec(path)
-    return parse.parse_spec_text(parse.decode(data, path), path)
+        return parse.parse_spec(path, choice.formats, choice.forced)
+    return parse.parse_spec_text(parse.decode(data, path), path, choice.formats, choice.forced)
 
 
 @functools.cache
@@ -59,8 +65,9 @@ def _parser_identity() -> bytes:
     """Changes whenever the code or the libraries that shape a parsed ``Spec`` change."""
     here = Path(__file__).parent
     digest = hashlib.sha256(sys.version.encode())
-    for name in _PARSER_SOURCES:
-        digest.update((here / name).read_bytes())
+    for pattern in _PARSER_SOURCES:
+        for source in sorted(here.glob(pattern)):
+            digest.update(source.read_bytes())
     for library in _LIBRARIES:  # where it is installed and when: no import needed
         spec = importlib.util.find_spec(library)
         origin = Path(spec.origin) if spec and spec.origin else None

@@ -157,12 +157,13 @@ def test_a_spec_with_neither_criteria_nor_requirements_is_still_an_error() -> No
     assert 'numbered heading like "## 3.2 Title"' in excinfo.value.message
 
 
-def test_verification_blocks_without_criterion_headings_are_not_extracted_around() -> None:
+def test_a_verification_block_under_no_criterion_is_an_error_not_extracted_around() -> None:
     text = (
         "## 1 Rules\n\nIt MUST work.\n\n#### AC one\n```yaml\nmethod: bash\ncommand: 'true'\n```\n"
     )
-    with pytest.raises(SpecError, match="no acceptance criteria found"):
+    with pytest.raises(SpecError, match="belongs to no criterion") as excinfo:
         extract(text)
+    assert excinfo.value.line == 6
 
 
 def test_ac_blocks_take_precedence_over_extraction() -> None:

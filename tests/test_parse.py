@@ -242,10 +242,17 @@ def test_description_label_wins_over_an_earlier_plain_paragraph() -> None:
 def test_first_yaml_fence_is_the_verification_block_other_fences_are_skipped() -> None:
     text = (
         "# Spec\n\n#### AC-1: x\n```bash\nmake test\n```\n```\nplain\n```\n"
-        "```YAML\nmethod: bash\ncommand: first\n```\n```yaml\nmethod: manual\n```\n"
+        "```YAML\nmethod: bash\ncommand: first\n```\n```yaml\nexample: config\n```\n"
     )
     criterion = parse(text).criteria[0]
     assert (criterion.command, criterion.verification_line) == ("first", 10)
+
+
+def test_a_second_verification_block_in_one_criterion_is_an_error_not_ignored() -> None:
+    text = one_criterion("method: bash\ncommand: 'true'") + "```yaml\nmethod: manual\n```\n"
+    error = error_of(text)
+    assert error.line == 9
+    assert error.message.startswith("a second verification block in AC-1 ")
 
 
 def test_heading_markup_is_stripped_from_id_and_title() -> None:
