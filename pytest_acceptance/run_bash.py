@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -54,6 +55,8 @@ _HIDDEN_VARIABLES = (
     "PYTEST_XDIST_TESTRUNUID",
     "PYTEST_CURRENT_TEST",
 )
+# Set by progress.py under -s: a context manager around each attempt, given its output files.
+live_output: Callable[[IO[bytes], IO[bytes]], AbstractContextManager[object]] | None = None
 
 
 class BashRunner:
@@ -259,6 +262,7 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) ->
     """Run ``bash -c command``; kill its whole process group on timeout and afterwards."""
     started = time.monotonic()
     with _capture_file("stdout") as out, _capture_file("stderr") as err:
+        watching = live_output(out, err) if live_output else contextlib.nullcontext()
         process = subprocess.Popen(
             ["bash", "-c", command],
             cwd=cwd,
@@ -269,7 +273,8 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) ->
             start_new_session=True,
         )
         try:
-            exit_code = wait_for_exit(process, timeout)
+            with watching:
+                exit_code = wait_for_exit(process, timeout)
         finally:  # also on KeyboardInterrupt: leave no process behind
             kill_process_group(process)
         return Attempt(exit_code, _read(out), _read(err), timeout, time.monotonic() - started)
@@ -424,6 +429,7 @@ _LINE_NUMBER = re.compile(r":(\d+)")
 _PATH_PUNCTUATION = frozenset("_.+@~/-")
 _MAX_PATH = 500
 _MAX_CANDIDATES = 200
+_INSTALLED = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 
 def _failure_location(criterion: Criterion, context: RunContext, attempt: Attempt) -> str:
@@ -462,6 +468,8 @@ def _path_colon_lines(output: str) -> Iterator[tuple[int, str, str]]:
 
 def _under(rootdir: Path, path: str) -> str | None:
     candidate = Path(path)
+    if _INSTALLED.intersection(candidate.parts):  # a crash inside a package is not the place
+        return None
     if not candidate.is_absolute():
         return None if ".." in candidate.parts else path
     for root in (rootdir, rootdir.resolve()):
