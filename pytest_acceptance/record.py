@@ -175,7 +175,9 @@ class Recorder:
             # Seed 000: manual criteria are surfaced only once every automated one passes.
             terminalreporter.stats.pop("manual", None)
         terminalreporter.section("acceptance verdict")
-        terminalreporter.write(render(self.verdict, self.rootdir))
+        terminalreporter.write(
+            render(self.verdict, self.rootdir, quiet=terminalreporter.verbosity < 0)
+        )
         where = output_dir(self.rootdir) / "verdict.json"
         terminalreporter.write_line(
             f"verdict: {self.verdict.status.value.upper()} "
