@@ -40,14 +40,15 @@ SAVE, RESTORE = "\x1b7", "\x1b8"
 def register_progress(config: pytest.Config) -> None:
     """Register what the run needs: titles and progress on the controller, and the live
     output of bash criteria under ``-s`` in the process that runs them."""
+    if hasattr(config, "workerinput"):
+        return  # a worker's starts reach the controller as logstart; its -s output does not
     streaming = config.getoption("capture", "fd") == "no"
-    if streaming and not hasattr(config, "workerinput"):
+    if streaming:
         from pytest_acceptance import run_bash
 
         run_bash.live_output = _stream_output
         config.add_cleanup(lambda: setattr(run_bash, "live_output", None))
-    if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(_ProgressSetup(streaming), "acceptance-progress-setup")
+    config.pluginmanager.register(_ProgressSetup(streaming), "acceptance-progress-setup")
 
 
 class _ProgressSetup:
@@ -116,7 +117,7 @@ class LiveProgress:
         self._reporter = reporter
         self._tty = status_line
         self._interval = interval
-        self._out = _terminal_stream(reporter)
+        self._out, self._owns_out = _terminal_stream(reporter)
         self._lock = threading.RLock()
         self._running: dict[str, tuple[str, float]] = {}  # nodeid → (label, started)
         self._shown = ""  # the status text now on screen (TTY)
@@ -166,6 +167,8 @@ class LiveProgress:
         with self._lock:
             self._erase()
             self._running.clear()
+            if self._owns_out:
+                self._out.close()  # our duplicate of the terminal's descriptor
 
     def _loop(self) -> None:
         while not self._stop.wait(TICK):
@@ -210,7 +213,7 @@ class LiveProgress:
                 self._reporter.currentfspath = -2
 
     def _emit(self, text: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # ValueError: closed at the end
             self._out.write(text)
             self._out.flush()
 
@@ -233,15 +236,15 @@ def _label(nodeid: str, location: tuple[str, Any, str]) -> str:
     return f"{name} {title}" if title else name
 
 
-def _terminal_stream(reporter: Any) -> IO[str]:
+def _terminal_stream(reporter: Any) -> tuple[IO[str], bool]:
     """A duplicate of the terminal's descriptor, taken while pytest's capture is off (at
-    configure): writes through it never land in a test's captured output."""
+    session start): writes through it never land in a test's captured output."""
     writer_file = getattr(reporter._tw, "_file", sys.stdout)
     try:
         descriptor = os.dup(writer_file.fileno())
     except (AttributeError, OSError, ValueError):  # no descriptor (an in-process pytester)
-        return writer_file  # type: ignore[no-any-return]
-    return os.fdopen(descriptor, "w", encoding="utf-8", errors="replace", closefd=True)
+        return writer_file, False
+    return os.fdopen(descriptor, "w", encoding="utf-8", errors="replace"), True
 
 
 # --- -s: a bash criterion's output, live ------------------------------------------------
