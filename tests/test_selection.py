@@ -32,22 +32,25 @@ def collected(result: pytest.RunResult) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("expression", "ids"),
+    ("option", "expression", "ids"),
     [
-        ("must", ["AC-1"]),
-        ("should", ["AC-2"]),
-        ("could", ["AC-3"]),
-        ("wont", ["AC-4"]),
-        ("must or should", ["AC-1", "AC-2"]),
-        ("not wont", ["AC-1", "AC-2", "AC-3"]),
-        ("delivery and could", ["AC-3"]),
+        ("-m", "must", ["AC-1"]),
+        ("-m", "should", ["AC-2"]),
+        ("-m", "could", ["AC-3"]),
+        ("-m", "wont", ["AC-4"]),
+        ("-m", "must or should", ["AC-1", "AC-2"]),
+        ("-m", "not wont", ["AC-1", "AC-2", "AC-3"]),
+        ("-m", "delivery and could", ["AC-3"]),  # the category marker
+        ("-k", "notifications", ["AC-1"]),  # a title word
+        ("-k", "badge or sms", ["AC-3", "AC-4"]),  # case-insensitive, as -k is
+        ("-k", "delivery and not badge", ["AC-1", "AC-2", "AC-4"]),  # a category word
     ],
 )
-def test_priority_and_category_markers_select_criteria(
-    pytester: pytest.Pytester, expression: str, ids: list[str]
+def test_markers_and_keywords_select_by_priority_category_and_title(
+    pytester: pytest.Pytester, option: str, expression: str, ids: list[str]
 ) -> None:
     pytester.makefile(".md", spec=PRIORITIES)
-    result = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", "-m", expression)
+    result = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", option, expression)
     assert collected(result) == [f"spec.md::{ident}" for ident in ids]
 
 
@@ -65,22 +68,6 @@ def test_category_markers_are_slugs_and_registered_for_strict_markers(
     assert collected(result) == ["spec.md::AC-2"]
     markers = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", "--strict-markers")
     assert markers.ret == 0
-
-
-@pytest.mark.parametrize(
-    ("keyword", "ids"),
-    [
-        ("notifications", ["AC-1"]),  # a title word
-        ("badge or sms", ["AC-3", "AC-4"]),  # case-insensitive, as -k is
-        ("delivery and not badge", ["AC-1", "AC-2", "AC-4"]),  # a category word
-    ],
-)
-def test_k_matches_title_and_category_words(
-    pytester: pytest.Pytester, keyword: str, ids: list[str]
-) -> None:
-    pytester.makefile(".md", spec=PRIORITIES)
-    result = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", "-k", keyword)
-    assert collected(result) == [f"spec.md::{ident}" for ident in ids]
 
 
 def test_a_category_named_like_a_pytest_marker_does_not_skip_its_criteria(
