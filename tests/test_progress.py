@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -135,11 +136,10 @@ def test_a_terminal_gets_a_status_line_rewritten_in_place(pytester: pytest.Pytes
     pytester.makefile(".md", spec=spec(bash("AC-1", SLOW, "Slow criterion")))
     output = run_in_pty(pytest_command("--acceptance", "spec.md"), pytester.path)
     # Shown after the current output (cursor saved and restored), erased before pytest writes.
-    assert "\x1b[K\x1b7 ⏳ AC-1 Slow criterion · 2 s\x1b8" in output
-    assert "· 3 s" in output or "· 2 s" in output
+    assert re.search(r"\x1b\[K\x1b7 ⏳ AC-1 Slow criterion · \d+ s\x1b8", output), output
     status_at = output.rindex("⏳")
     assert "\x1b[K" in output[status_at:], "the status line is erased before the result"
-    assert "All 1 criterion passes" in output or "1 criterion passes" in output
+    assert "1 criterion passes: verified." in output
     verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
     assert "⏳" not in verdict["criteria"][0]["output"]  # never in captured output
 
