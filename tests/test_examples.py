@@ -81,3 +81,16 @@ def test_no_file_reads_or_cites_a_path_outside_the_repository() -> None:
         if outside.search(line)
     ]
     assert offenders == []
+
+
+def test_the_tests_never_download_the_claude_cli_mid_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `tests/claude_cli.py install` (the README's set-up) the CLI fixtures fail
+    with that next step; nothing is fetched during a test run."""
+    from claude_cli import INSTALL_DIR_VARIABLE, ClaudeInstallError, installed_claude
+
+    monkeypatch.setenv(INSTALL_DIR_VARIABLE, str(tmp_path / "cli"))
+    with pytest.raises(ClaudeInstallError, match=r"tests/claude_cli\.py install"):
+        installed_claude()
+    assert not (tmp_path / "cli").exists()
