@@ -71,7 +71,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"at most N agent checks at once (default {DEFAULT_WAVE}); without -n, "
         "xdist starts that many workers. ini: acceptance_wave",
     )
-    parser.addini("acceptance_wave", "at most N agent checks at once", default=str(DEFAULT_WAVE))
+    parser.addini(
+        "acceptance_wave", "at most N agent checks at once", type="int", default=DEFAULT_WAVE
+    )
     group.addoption(
         "--acceptance-log",
         metavar="PATH",
@@ -122,17 +124,16 @@ def resolve_settings(config: pytest.Config) -> AgentSettings:
 
 
 def wave_size(config: pytest.Config) -> int:
+    from pytest_acceptance.plugin import ini_number
+
+    wanted = "a whole number of at least 1"
     value = config.getoption("acceptance_wave", None)
     source = "--acceptance-wave"
-    if value is None:
-        value, source = str(config.getini("acceptance_wave")).strip(), "ini acceptance_wave"
-    try:
-        size = int(value)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise pytest.UsageError(f"{source} = {value!r}: give a whole number of at least 1")
-    return size
+    if value is None:  # a TOML number or a string, read as pytest's ini type allows
+        value, source = ini_number(config, "acceptance_wave", int, wanted), "ini acceptance_wave"
+    if value < 1:
+        raise pytest.UsageError(f"{source} = {value!r}: give {wanted}")
+    return int(value)
 
 
 def _resolve_backend(config: pytest.Config) -> tuple[Backend | None, str]:

@@ -8,6 +8,7 @@ Shaped like pytest's "non-python tests" example: ``SpecFile.collect`` parses and
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from pytest_acceptance.model import (
     Status,
     raise_all,
 )
+from pytest_acceptance.plugin import read_ini
 from pytest_acceptance.spec_cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
 from pytest_acceptance.verdict import display_path, spec_location
@@ -98,6 +100,11 @@ class CriterionItem(pytest.Item):
         self.criterion = criterion
         self.result: Result | None = None
         self.add_marker(criterion.method.value)
+        self.add_marker(criterion.priority.value.lower())  # -m must, -m "not wont"
+        if criterion.category:
+            self.add_marker(category_marker(self.config, criterion.category))
+        # -k matches words of the title and the category (substrings, as pytest does).
+        self.extra_keyword_matches.update(w for w in (criterion.title, criterion.category) if w)
         # junitxml writes these as <properties>: the CI gate sees id, method and priority.
         self.user_properties += [
             ("criterion", criterion.id),
@@ -131,7 +138,44 @@ class CriterionItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
+        # progress.py reads the title back from this domain, also on an xdist controller.
         return self.path, self.criterion.location.line - 1, f"{self.name}: {self.criterion.title}"
+
+    def __repr__(self) -> str:  # the --collect-only tree
+        return f"<{type(self).__name__} {self.name} {self.criterion.title}>"
+
+
+def category_marker(config: pytest.Config, category: str) -> str:
+    """The marker of a category: its slug (``Stop Hook`` → ``stop_hook``), registered so
+    ``--strict-markers`` projects work. A slug that is already a marker of pytest or of
+    another plugin (``skip``, ``timeout``, ...) would change how the item runs, so it
+    becomes ``category_<slug>``."""
+    known: dict[str, str] | None = getattr(config, "_acceptance_categories", None)
+    if known is None:
+        known = config._acceptance_categories = {}  # type: ignore[attr-defined]
+        taken = {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}
+        config._acceptance_taken_markers = taken | _BUILTIN_MARKERS  # type: ignore[attr-defined]
+    if category not in known:
+        slug = "_".join(re.findall(r"[a-z0-9]+", category.lower())) or "uncategorized"
+        name = f"category_{slug}" if slug in config._acceptance_taken_markers else slug  # type: ignore[attr-defined]
+        config.addinivalue_line("markers", f"{name}: acceptance criteria of category {category!r}")
+        known[category] = name
+    return known[category]
+
+
+# Markers pytest reads itself, registered or not.
+_BUILTIN_MARKERS = frozenset(
+    {
+        "skip",
+        "skipif",
+        "xfail",
+        "parametrize",
+        "usefixtures",
+        "filterwarnings",
+        "tryfirst",
+        "trylast",
+    }
+)
 
 
 def describe_failure(criterion: Criterion, result: Result, rootdir: Path) -> str:
@@ -154,10 +198,11 @@ def run_context(config: pytest.Config) -> RunContext:
     cached: RunContext | None = getattr(config, "_acceptance_context", None)
     if cached is None:
         log = config.getoption("acceptance_log", default=None)
+        timeout, retries = read_ini(config)
         cached = RunContext(
             rootdir=config.rootpath,
-            default_timeout=float(config.getini("acceptance_timeout")),
-            default_retries=int(config.getini("acceptance_retries")),
+            default_timeout=timeout,
+            default_retries=retries,
             log_path=Path(log).resolve() if log else None,
             hook=config.hook,
         )

@@ -6,6 +6,7 @@ parse (parse.py) → collect (collect.py) → run (run_bash.py, agent.py; manual
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Generator
 from pathlib import Path
@@ -23,6 +24,12 @@ _METHOD_MARKERS = {
     "bash": "acceptance criterion verified by a bash command",
     "subagent": "acceptance criterion judged by an agent",
     "manual": "acceptance criterion that needs a human (never run)",
+}
+_PRIORITY_MARKERS = {
+    "must": "acceptance criterion of priority MUST",
+    "should": "acceptance criterion of priority SHOULD",
+    "could": "acceptance criterion of priority COULD",
+    "wont": "acceptance criterion of priority WONT",
 }
 
 
@@ -64,9 +71,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also write the verdict JSON to this inherited file descriptor (the Claude Code "
         "gate reads its own run's verdict there, not from the agent-writable .acceptance/)",
     )
-    parser.addini("acceptance_timeout", "default timeout of a criterion, in seconds", default="300")
+    # Typed (pytest >= 8.4): pytest 9's native [tool.pytest] table gives TOML numbers,
+    # [tool.pytest.ini_options] and pytest.ini give strings; both are converted here.
     parser.addini(
-        "acceptance_retries", "default retries of a failed automated criterion", default="1"
+        "acceptance_timeout",
+        "default timeout of a criterion, in seconds",
+        type="float",
+        default=300.0,
+    )
+    parser.addini(
+        "acceptance_retries",
+        "default retries of a failed automated criterion",
+        type="int",
+        default=1,
+    )
+    parser.addini(
+        "acceptance_progress_interval",
+        "seconds between 'still running' lines when output is not a terminal (0: none)",
+        type="float",
+        default=20.0,
     )
 
 
@@ -142,10 +165,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config._acceptance_specs = set(specs)  # type: ignore[attr-defined]
     if not specs:
         return
-    for name, description in _METHOD_MARKERS.items():
+    config._acceptance_ini = read_ini(config)  # type: ignore[attr-defined]
+    for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)
     from pytest_acceptance.guard import RunGuard
+    from pytest_acceptance.progress import register_progress
+
+    register_progress(config)
     from pytest_acceptance.run_bash import BashRunner
 
     config.pluginmanager.register(RunGuard(config), "acceptance-guard")
@@ -155,6 +182,49 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_acceptance.record import Recorder
 
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
+
+
+def read_ini(config: pytest.Config) -> tuple[float, int]:
+    """(default timeout, default retries), checked before anything runs: a bad value is a
+    one-line usage error (exit 4), never an error in every criterion."""
+    timeout = ini_number(
+        config, "acceptance_timeout", float, "a number of seconds above 0", positive=True
+    )
+    retries = ini_number(config, "acceptance_retries", int, "a whole number of at least 0")
+    return timeout, retries
+
+
+def ini_number(
+    config: pytest.Config,
+    name: str,
+    kind: type[int] | type[float],
+    wanted: str,
+    positive: bool = False,
+) -> Any:
+    """An ini value as a finite ``kind`` (at least 0, or above 0 when ``positive``), from a
+    TOML number or a string; otherwise a pytest.UsageError naming the key (pytest's own
+    conversion errors differ between versions and config formats)."""
+    try:
+        value = config.getini(name)
+    except (pytest.UsageError, TypeError, ValueError) as error:
+        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        number = None
+    if (
+        isinstance(value, bool)
+        or number is None
+        or not math.isfinite(number)
+        or number < 0
+        or (positive and number == 0)
+    ):
+        raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
+    return number
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:
@@ -204,8 +274,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     if data is None or report.when != "call":
         return None
     status = data["status"]
-    if status == "manual":  # silent in progress output; the verdict lists them when due
-        return "manual", "", ""
+    if status == "manual":  # counted in progress; the verdict lists them when due
+        return "manual", "M", ("MANUAL", {"yellow": True})
     if status == "flaky":
         return "flaky", "R", ("FLAKY", {"yellow": True})
     if status == "error":

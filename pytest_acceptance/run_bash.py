@@ -21,7 +21,8 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
@@ -61,6 +62,8 @@ _HIDDEN_VARIABLES = (
     "PYTEST_XDIST_TESTRUNUID",
     "PYTEST_CURRENT_TEST",
 )
+# Set by progress.py under -s: a context manager around each attempt, given its output files.
+live_output: Callable[[IO[bytes], IO[bytes]], AbstractContextManager[object]] | None = None
 
 
 class BashRunner:
@@ -282,6 +285,7 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) ->
     """Run ``bash -c command``; kill everything it started on timeout and afterwards."""
     started = time.monotonic()
     with capture_file("stdout") as out, capture_file("stderr") as err, contained() as scope:
+        watching = live_output(out, err) if live_output else nullcontext()
         process = scope.popen(
             ["bash", "-c", command],
             cwd=cwd,
@@ -291,7 +295,8 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) ->
             stderr=err,
         )
         try:
-            exit_code = wait_for_exit(process, timeout)
+            with watching:
+                exit_code = wait_for_exit(process, timeout)
         finally:  # also on KeyboardInterrupt (SIGINT, SIGTERM, SIGHUP): leave nothing behind
             scope.kill(KILL_GRACE)
             process.wait()
@@ -380,6 +385,7 @@ _LINE_NUMBER = re.compile(r":(\d+)")
 _PATH_PUNCTUATION = frozenset("_.+@~/-")
 _MAX_PATH = 500
 _MAX_CANDIDATES = 200
+_INSTALLED = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 
 def _failure_location(criterion: Criterion, context: RunContext, attempt: Attempt) -> str:
@@ -418,6 +424,8 @@ def _path_colon_lines(output: str) -> Iterator[tuple[int, str, str]]:
 
 def _under(rootdir: Path, path: str) -> str | None:
     candidate = Path(path)
+    if _INSTALLED.intersection(candidate.parts):  # a crash inside a package is not the place
+        return None
     if not candidate.is_absolute():
         return None if ".." in candidate.parts else path
     for root in (rootdir, rootdir.resolve()):

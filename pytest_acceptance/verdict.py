@@ -14,7 +14,7 @@ import functools
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,29 +85,66 @@ def decide(outcomes: Iterable[Outcome], problems: Iterable[str] = ()) -> Verdict
 # --- the human-readable verdict (seed 000's "## Verification Results") ---------------------
 
 
-def render(verdict: Verdict, rootdir: Path) -> str:
+def render(
+    verdict: Verdict, rootdir: Path, *, quiet: bool = False, for_agent: bool | None = None
+) -> str:
+    """The verdict block. ``quiet`` (``-q``): passes are counted, not listed. ``for_agent``
+    (default: inside a Claude Code session) picks the seed's instructions for the agent
+    over advice for a person."""
+    if for_agent is None:
+        for_agent = in_agent_session()
+    several = len({o.criterion.location.path for o in verdict.outcomes}) > 1
     lines = ["## Verification Results", ""]
     failed, errors = verdict.of(Status.FAILED), verdict.of(Status.ERROR)
     passed = verdict.of(Status.PASSED, Status.FLAKY)
     manual = verdict.of(Status.MANUAL)
     if failed:
-        lines += _section("Failed", failed, rootdir)
+        lines += _section("Failed", failed, rootdir, several)
     if errors or verdict.problems:
-        lines += _section("Errors", errors, rootdir, verdict.problems)
+        lines += _section("Errors", errors, rootdir, several, verdict.problems)
     if passed:
-        lines += [f"### Passed ({len(passed)})"] + [_passed_line(o) for o in passed] + [""]
+        lines.append(f"### Passed ({len(passed)})")
+        if not quiet:
+            lines += _by_spec(passed, rootdir, several, lambda o: [_passed_line(o)])
+        lines.append("")
     if verdict.status is VerdictStatus.MANUAL:
-        lines += _manual_section(manual, rootdir)
-    lines.append(_next_step(verdict, len(passed), len(manual)))
+        lines += _manual_section(manual, rootdir, several)
+    lines.append(next_step(verdict, for_agent))
     return "\n".join(lines) + "\n"
 
 
+def in_agent_session() -> bool:
+    """Whether the run is a tool call of a Claude Code session (the CLI sets CLAUDECODE=1
+    in its tools' environment): the reader of the verdict is then the agent."""
+    return os.environ.get("CLAUDECODE") == "1"
+
+
+def _by_spec(
+    outcomes: list[Outcome],
+    rootdir: Path,
+    several: bool,
+    entry: Callable[[Outcome], list[str]],
+) -> list[str]:
+    """The entries, under a line naming their spec when the run has several specs."""
+    lines: list[str] = []
+    spec: Path | None = None
+    for outcome in outcomes:
+        if several and outcome.criterion.location.path != spec:
+            spec = outcome.criterion.location.path
+            lines.append(f"{display_path(spec, rootdir)}:")
+        lines += entry(outcome)
+    return lines
+
+
 def _section(
-    name: str, outcomes: list[Outcome], rootdir: Path, problems: tuple[str, ...] = ()
+    name: str,
+    outcomes: list[Outcome],
+    rootdir: Path,
+    several: bool,
+    problems: tuple[str, ...] = (),
 ) -> list[str]:
     lines = [f"### {name} ({len(outcomes) + len(problems)})"]
-    for outcome in outcomes:
-        lines += _failure_entry(outcome, rootdir)
+    lines += _by_spec(outcomes, rootdir, several, lambda o: _failure_entry(o, rootdir))
     lines += [f"- {problem}" for problem in problems]
     return [*lines, ""]
 
@@ -133,36 +170,75 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
 def _passed_line(outcome: Outcome) -> str:
     line = f"- {outcome.criterion.id}: {outcome.criterion.title} ✓"
     if outcome.result.status is Status.FLAKY:
-        line += f" (flaky: passed after {outcome.result.attempts - 1} failed attempt(s))"
+        failures = outcome.result.attempts - 1
+        line += f" (flaky: passed after {_plural(failures, 'failed attempt')})"
     return line
 
 
-def _manual_section(manual: list[Outcome], rootdir: Path) -> list[str]:
+def _manual_section(manual: list[Outcome], rootdir: Path, several: bool) -> list[str]:
     lines = [f"### Manual verification required ({len(manual)})"]
-    for outcome in manual:
-        criterion = outcome.criterion
-        lines.append(f"- {criterion.id}: {criterion.title}")
-        lines.append(f"  Location: {spec_location(criterion, rootdir)}")
-        if criterion.description:
-            lines.append(f"  Description: {_indent(criterion.description)}")
-        lines += [f"  Check: {check}" for check in criterion.checks]
+    lines += _by_spec(manual, rootdir, several, lambda o: _manual_entry(o, rootdir))
     return [*lines, ""]
 
 
-def _next_step(verdict: Verdict, passed: int, manual: int) -> str:
+def _manual_entry(outcome: Outcome, rootdir: Path) -> list[str]:
+    criterion = outcome.criterion
+    lines = [f"- {criterion.id}: {criterion.title}"]
+    lines.append(f"  Location: {spec_location(criterion, rootdir)}")
+    if criterion.description:
+        lines.append(f"  Description: {_indent(criterion.description)}")
+    return lines + [f"  Check: {check}" for check in criterion.checks]
+
+
+def next_step(verdict: Verdict, for_agent: bool) -> str:
+    """What the reader does next: seed 000's instructions for the agent, else advice for a
+    person (who has no /verify or /escalate to call)."""
+    passed = len(verdict.of(Status.PASSED, Status.FLAKY))
+    manual = len(verdict.of(Status.MANUAL))
     if verdict.status is VerdictStatus.FAIL:
-        return "Continue working on failed criteria, then call /verify again."
+        if for_agent:
+            return "Continue working on failed criteria, then call /verify again."
+        failed = len(verdict.of(Status.FAILED))
+        return (
+            f"Not verified: {failed} of {_plural(len(verdict.outcomes), 'criterion')} "
+            "failed. Fix what is listed above, then run the same pytest command again."
+        )
     if verdict.status is VerdictStatus.ERROR:
+        again = "call /verify again" if for_agent else "run the same pytest command again"
         return (
             "Verdict: ERROR. The criteria above could not be verified (this is not a pass): "
-            "fix the cause named for each, then call /verify again."
+            f"fix the cause named for each, then {again}."
         )
     if verdict.status is VerdictStatus.MANUAL:
-        return (
-            f"All {passed} automated criteria pass; {manual} need a human. "
-            "Call /escalate with the manual criteria above as the evidence."
+        automated = (
+            f"{_all(passed, 'automated criterion')} {_verb(passed, 'passes', 'pass')}"
+            if passed
+            else "No automated criteria were selected"
         )
-    return f"All {passed} criteria pass: verified. /done may follow."
+        if for_agent:
+            waiting = f"{manual} {_verb(manual, 'needs', 'need')} a human"
+            evidence = "Call /escalate with the manual criteria above as the evidence."
+            return f"{automated}; {waiting}. {evidence}"
+        return (
+            f"{automated}; {_plural(manual, 'criterion')} {_verb(manual, 'needs', 'need')} a "
+            "person: check the list above by hand before you call the spec done."
+        )
+    verified = f"{_all(passed, 'criterion')} {_verb(passed, 'passes', 'pass')}: verified."
+    return f"{verified} /done may follow." if for_agent else verified
+
+
+def _plural(count: int, noun: str) -> str:
+    plurals = {"criterion": "criteria", "automated criterion": "automated criteria"}
+    return f"{count} {noun if count == 1 else plurals.get(noun, noun + 's')}"
+
+
+def _all(count: int, noun: str) -> str:
+    """ "All 3 criteria", but "1 criterion"."""
+    return _plural(count, noun) if count == 1 else f"All {_plural(count, noun)}"
+
+
+def _verb(count: int, singular: str, plural: str) -> str:
+    return singular if count == 1 else plural
 
 
 def spec_location(criterion: Criterion, rootdir: Path) -> str:

@@ -126,6 +126,19 @@ def _check_version(binary: Path) -> Path:
     return binary
 
 
+def installed_claude() -> Path:
+    """The pinned `claude` binary when `install` put it there; never downloads (the tests
+    must not fetch 357 MB of npm packages silently in the middle of a run)."""
+    binary = binary_path()
+    if installed_version(binary) != CLAUDE_CODE_VERSION:
+        raise ClaudeInstallError(
+            f"Claude Code {CLAUDE_CODE_VERSION} is not installed in {install_dir()}: run "
+            "`.venv/bin/python tests/claude_cli.py install` first (README, set-up; it needs "
+            "Node.js with npm and downloads about 360 MB)"
+        )
+    return binary
+
+
 def ensure_claude() -> Path:
     """The real pinned `claude` binary, installed with npm first when it is missing."""
     root = install_dir()

@@ -2,7 +2,8 @@
 
 The CLI is pointed at it with ANTHROPIC_BASE_URL (see `claude_env`); it then runs its tools
 for real and sends their results back, so scripting the model's turns is enough to drive any
-flow. Facts about the wire format: /work/shared/notes/claude-code-offline.md.
+flow. The wire format is the one the pinned CLI (tests/claude_cli.py) speaks;
+tests/test_claude_harness.py drives the real CLI against this stand-in, so a drift fails there.
 
     with MessagesStandIn([tool_use("Bash", {"command": "echo hi"}), text("done")]) as api:
         result = run_claude(["-p", "go", "--output-format", "json"], cwd, claude_env(home, api.url))
@@ -369,9 +370,9 @@ def claude_env(home: Path, url: str, claude_binary: Path | None = None) -> dict[
     must not leak in); PATH starts with a directory whose `claude` is the real pinned binary.
     """
     if claude_binary is None:
-        from claude_cli import ensure_claude
+        from claude_cli import installed_claude
 
-        claude_binary = ensure_claude()
+        claude_binary = installed_claude()
     home.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(_INHERITED_PREFIXES)}
     bin_dir = claude_path_dir(home / ".claude-standin-bin", claude_binary)

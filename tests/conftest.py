@@ -7,16 +7,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from claude_cli import ClaudeInstallError, ensure_claude
+from claude_cli import ClaudeInstallError, installed_claude
 from claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
 from claude_harness import claude_path_dir as make_claude_path_dir
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    """The real pinned `claude` binary (installed on first use). Never skips: fails instead."""
+    """The real pinned `claude` binary, installed by `tests/claude_cli.py install` (the
+    README's set-up). Never skips and never downloads it mid-run: fails with the next step."""
     try:
-        return ensure_claude()
+        return installed_claude()
     except ClaudeInstallError as error:
         pytest.fail(f"the real Claude Code CLI is needed and missing: {error}", pytrace=False)
 

@@ -1,12 +1,13 @@
 """Test helpers for the Claude Code hooks: transcripts in the exact shape CLI 2.1.328 writes,
 real verdict files, real git repositories, and running a hook the way Claude Code does.
 
-The line shapes were copied from transcripts the real CLI wrote (see
-/work/shared/notes/claude-code-offline.md): a user slash command is a string-content user line
-followed by an isMeta line with the skill's text; a Skill tool call is an assistant line with
-one tool_use block, its result a user line with a tool_result block (an error when a hook
-denied it) and, when it ran, an isMeta line with sourceToolUseID; a Stop block comes back as
-an isMeta user line "Stop hook feedback:\\n<reason>". Unknown line types are sprinkled in.
+The line shapes were copied from transcripts the real CLI wrote (and
+tests/hooks/test_plugin_cli.py runs the hooks on transcripts the real CLI writes): a user slash
+command is a string-content user line followed by an isMeta line with the skill's text; a Skill
+tool call is an assistant line with one tool_use block, its result a user line with a
+tool_result block (an error when a hook denied it) and, when it ran, an isMeta line with
+sourceToolUseID; a Stop block comes back as an isMeta user line "Stop hook
+feedback:\\n<reason>". Unknown line types are sprinkled in.
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""The README's first run works from a fresh clone: examples/spec.md passes, examples/
+failing.md shows a failure's location, expected and actual; and nothing in the repository
+reads or cites a path outside it (a user's clone has nothing beside it)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    """A copy of examples/, so runs never write into the checkout or race each other."""
+    copy = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, copy, ignore=shutil.ignore_patterns(".acceptance", "__pycache__"))
+    return copy
+
+
+def run_example(directory: Path, spec: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--acceptance", spec, "-v", "-p", "no:cacheprovider"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(directory)},
+    )
+
+
+def readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+
+
+def test_the_example_spec_passes_with_titles_in_its_progress(example: Path) -> None:
+    result = run_example(example, "spec.md")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "spec.md::AC-1 Titles become lowercase words joined by dashes PASSED" in result.stdout
+    assert "All 5 criteria pass: verified." in result.stdout
+
+
+def test_the_failing_example_shows_location_expected_and_actual(example: Path) -> None:
+    result = run_example(example, "failing.md")
+    assert result.returncode == 1, result.stdout + result.stderr
+    verdict = result.stdout.split("## Verification Results", 1)[1]
+    assert "  Location: checks/test_accents.py:7\n" in verdict
+    assert "  Expected: exit code 0\n" in verdict
+    assert "AssertionError: assert 'cr-me-br-l-e' == 'creme-brulee'" in verdict
+
+
+def test_the_readme_first_commands_are_the_ones_tested_here() -> None:
+    first, failing, *rest = readme_commands()
+    assert "pip install -e ." in first and "pytest --acceptance spec.md" in first
+    assert "cd examples" in first and "pytest --acceptance failing.md" in failing
+    assert any(".venv/bin/pytest -n 2" in command for command in rest)
+
+
+def test_no_file_reads_or_cites_a_path_outside_the_repository() -> None:
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.fail("the repository must be a git checkout to list its files")
+    outside = re.compile(r"\.\./shared/|/work/(shared|wt|main)/")
+    offenders = [
+        f"{name}:{number}"
+        for name in listed
+        if (REPO / name).is_file() and name != "tests/test_examples.py"
+        for number, line in enumerate(
+            (REPO / name).read_text(encoding="utf-8", errors="replace").splitlines(), 1
+        )
+        if outside.search(line)
+    ]
+    assert offenders == []
+
+
+def test_the_tests_never_download_the_claude_cli_mid_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without `tests/claude_cli.py install` (the README's set-up) the CLI fixtures fail
+    with that next step; nothing is fetched during a test run."""
+    from claude_cli import INSTALL_DIR_VARIABLE, ClaudeInstallError, installed_claude
+
+    monkeypatch.setenv(INSTALL_DIR_VARIABLE, str(tmp_path / "cli"))
+    with pytest.raises(ClaudeInstallError, match=r"tests/claude_cli\.py install"):
+        installed_claude()
+    assert not (tmp_path / "cli").exists()
