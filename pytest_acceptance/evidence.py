@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the stage modules load only with --acceptance
 
 LIST_LIMIT = 10  # ids per line in the terminal
 _PYTEST_OWN = (2, 3, 4, 5)  # pytest's exit codes for a run that went wrong as a whole
+BASELINE = "baseline.json"  # the last complete report of a spec: what deltas compare with
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -208,6 +209,8 @@ class EvidenceReporter:
         self.problems += [f"{spec_path.name}: {problem}" for problem in report["problems"]]
         write_atomic(directory / "report.json", report_json(report))
         write_atomic(directory / "report.md", render_markdown(report))
+        if report["complete"]:  # a partial run (-k, -m, --lf, node ids, -x) never is one
+            write_atomic(directory / BASELINE, report_json(report))
         self.reports.append((directory / "report.md", report))
 
     def _previous(self, spec: Spec, directory: Path) -> Previous | None:
@@ -225,7 +228,7 @@ class EvidenceReporter:
                 return named[0]
             sources = ", ".join(p.source for p in named)
             return Previous(sources, None, f"none of them is a report of {wanted}")
-        last = directory / "report.json"
+        last = directory / BASELINE  # the last complete report
         if not last.is_file():
             return None
         kept = directory / "report.previous.json"  # the baseline, kept beside the new report
