@@ -209,9 +209,7 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
     return specs
 
 
-def _decide(
-    outcomes: list[Outcome], problems: list[str], exitstatus: int, scope: Scope
-) -> Verdict:
+def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int, scope: Scope) -> Verdict:
     verdict = decide(outcomes, problems, scope)
     if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
         return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))

@@ -77,9 +77,10 @@ def test_only_a_complete_run_becomes_the_baseline_of_the_deltas(
     report = load(spec_dir(pytester) / "report.json")
     assert report["complete"] is False  # the partial run's own report, marked as such
     assert (spec_dir(pytester) / "baseline.json").read_text() == baseline
-    assert "This run was partial: the baseline stays as it was." in (
-        spec_dir(pytester) / "report.md"
-    ).read_text()
+    assert (
+        "This run was partial: the baseline stays as it was."
+        in (spec_dir(pytester) / "report.md").read_text()
+    )
     again = pytester.runpytest("--acceptance", "spec.md")
     again.stdout.fnmatch_lines(["  since the previous report: still failing 1 (AC-2)"])
     resolutions = load(spec_dir(pytester) / "report.json")["resolutions"]
@@ -120,9 +121,10 @@ def test_x_stops_the_same_way_with_and_without_workers_and_never_verifies_what_i
     report = load(spec_dir(pytester) / "report.json")
     assert report["complete"] is False and report["not_run"] == len(not_run)
     ran = 8 - len(not_run)
-    assert f"8 of 8 criteria selected, {ran} ran, {len(not_run)} not run: a partial run" in (
-        spec_dir(pytester) / "report.md"
-    ).read_text()
+    assert (
+        f"8 of 8 criteria selected, {ran} ran, {len(not_run)} not run: a partial run"
+        in (spec_dir(pytester) / "report.md").read_text()
+    )
     assert not (spec_dir(pytester) / "baseline.json").exists()
     assert {c["id"] for c in report["criteria"] if c["gap"]} == {"AC-2"}
 
