@@ -72,9 +72,10 @@ class CriterionItem(pytest.Item):
         self.criterion = criterion
         self.result: Result | None = None
         self.add_marker(criterion.method.value)
-        # junitxml writes these as <properties>: the CI gate sees id, method and priority.
+        # junitxml writes these as <properties>: the CI gate sees id, title, method, priority.
         self.user_properties += [
             ("criterion", criterion.id),
+            ("title", criterion.title),
             ("method", criterion.method.value),
             ("priority", criterion.priority.value),
         ]

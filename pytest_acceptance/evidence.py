@@ -323,10 +323,11 @@ def _outcomes_by_spec(verdict: Verdict) -> dict[Path, dict[str, Result]]:
 
 
 def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> list[str]:
-    """One ``::error`` workflow command per failed or unverifiable criterion, at its spec
-    line, then one per run-level problem (no file)."""
-    from pytest_acceptance.model import Status
-    from pytest_acceptance.verdict import display_path
+    """One workflow command per failed or unverifiable criterion, at its spec line
+    (``::error`` for a MUST, ``::warning`` for SHOULD, COULD and WONT), one ``::error`` per
+    run-level problem (no file), and a ``::notice`` when the run was partial."""
+    from pytest_acceptance.model import Priority, Status
+    from pytest_acceptance.verdict import display_path, scope_lines
 
     lines = []
     for outcome in verdict.of(Status.FAILED, Status.ERROR):
@@ -337,9 +338,13 @@ def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> 
             "title": criterion.id,
         }
         properties = ",".join(f"{key}={escape_property(value)}" for key, value in where.items())
-        lines.append(f"::error {properties}::{escape_data(_annotation_text(criterion, result))}")
+        level = "error" if criterion.priority is Priority.MUST else "warning"
+        text = escape_data(_annotation_text(criterion, result))
+        lines.append(f"::{level} {properties}::{text}")
     for problem in (*verdict.problems, *problems):
         lines.append(f"::error title=pytest-acceptance::{escape_data(problem)}")
+    for line in filter(None, scope_lines(verdict)):
+        lines.append(f"::notice title=pytest-acceptance::{escape_data(line)}")
     return lines
 
 
