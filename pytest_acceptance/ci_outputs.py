@@ -144,7 +144,7 @@ def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path)
 
     status = verdict.status.value
     lines = [f"### {_ICONS[status]} Acceptance: {status.upper()} (exit code {verdict.exit_code})"]
-    lines += ["", *[f"> {md(line)}" for line in scope_lines(verdict) if line], ""]
+    lines += ["", *[f"> {md(line)}\n" for line in scope_lines(verdict) if line]]
     lines += _counts_table(verdict, rootdir)
     lines += _open_table(verdict, rootdir)
     lines += _id_list("Not run", verdict.of(_status("not_run")))
