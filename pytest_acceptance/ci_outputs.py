@@ -64,6 +64,9 @@ class _Crash:
     def __init__(self, message: str) -> None:
         self.message = message
 
+    def __str__(self) -> str:  # --tb=line prints it
+        return self.message
+
 
 class CiOutputs:
     def __init__(self, config: pytest.Config) -> None:
