@@ -115,13 +115,14 @@ class Recorder:
         stopped = self._stopped_early()
         if stopped and exitstatus == pytest.ExitCode.INTERRUPTED:
             exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x: a stop, as without -n
-        not_run = _not_run(stopped)
+        why = stopped or _stop_reason(session)
+        not_run = _not_run(why)
         outcomes = [
             Outcome(self.criteria[nodeid], self.results.get(nodeid) or not_run)
             for nodeid in self.selected
         ]
         problems = self._problems(exitstatus)
-        scope = Scope(sum(len(spec.criteria) for spec in self.specs), stopped)
+        scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
         verdict = _decide(outcomes, problems, exitstatus, scope)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
@@ -224,6 +225,12 @@ def _unverified(report: pytest.TestReport) -> Result:
         message=f"the criterion did not produce a result ({report.when}: {detail})",
         output=report.longreprtext[-4000:],
     )
+
+
+def _stop_reason(session: pytest.Session) -> str:
+    """What else stopped the session early (e.g. --stepwise), as pytest words it."""
+    reason = session.shouldstop or session.shouldfail
+    return f"the run stopped early: {reason}" if isinstance(reason, str) else ""
 
 
 def _not_run(stopped: str) -> Result:
