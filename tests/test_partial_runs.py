@@ -93,7 +93,7 @@ def stop_at_first(pytester: pytest.Pytester, *workers: str) -> pytest.RunResult:
         pytester,
         bash("AC-1", "true"),
         bash("AC-2", "echo broken; exit 1", retries=0),
-        *[bash(f"AC-{n}", "sleep 0.3") for n in range(3, 9)],
+        *[bash(f"AC-{n}", "sleep 1") for n in range(3, 9)],  # still running at the stop
     )
     return pytester.runpytest_subprocess("--acceptance", "spec.md", "-x", *workers)
 
