@@ -105,9 +105,8 @@ class CiOutputs:
         reports = [report for _, report in getattr(evidence, "reports", ())]
         rootdir = self.config.rootpath
         if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
-            self._write(
-                "GitHub step summary", Path(summary), step_summary(verdict, reports, rootdir)
-            )
+            markdown = step_summary(verdict, reports, rootdir)
+            self._write("GitHub step summary", Path(summary), markdown, append=True)
         if self.html_path is not None:
             from pytest_acceptance.html_report import render_html
 
@@ -115,16 +114,16 @@ class CiOutputs:
             page = render_html(verdict, reports, rootdir, finished)
             self._write("HTML report", self.html_path, page)
 
-    def _write(self, what: str, path: Path, content: str) -> None:
+    def _write(self, what: str, path: Path, content: str, append: bool = False) -> None:
         from pytest_acceptance.store import write_atomic
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            if what == "HTML report":
-                write_atomic(path, content)
-            else:  # GitHub collects what each step appends
+            if append:  # GitHub collects what each step appends to its summary file
                 with path.open("a", encoding="utf-8") as handle:
                     handle.write(content)
+            else:
+                write_atomic(path, content)
         except OSError as error:
             self.notes.append((f"{what} NOT written to {path}: {error}", True))
         else:
@@ -143,6 +142,7 @@ class CiOutputs:
 
 def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path) -> str:
     """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict, scope, counts, what failed, deltas."""
+    from pytest_acceptance.model import Status
     from pytest_acceptance.verdict import scope_lines
 
     status = verdict.status.value
@@ -150,9 +150,9 @@ def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path)
     lines += ["", *[f"> {md(line)}\n" for line in scope_lines(verdict) if line]]
     lines += _counts_table(verdict, rootdir)
     lines += _open_table(verdict, rootdir)
-    lines += _id_list("Not run", verdict.of(_status("not_run")))
+    lines += _id_list("Not run", verdict.of(Status.NOT_RUN))
     if status == "manual":
-        lines += _id_list("Waiting for a human", verdict.of(_status("manual")))
+        lines += _id_list("Waiting for a human", verdict.of(Status.MANUAL))
     lines += _report_lines(reports)
     if verdict.problems:
         lines += ["#### Problems", "", *[f"- {md(p)}" for p in verdict.problems], ""]
@@ -170,17 +170,11 @@ def md(value: object) -> str:
     return _BLOCK_START.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", inline)
 
 
-def _status(name: str) -> Any:
-    from pytest_acceptance.model import Status
-
-    return Status(name)
-
-
 def _counts_table(verdict: Verdict, rootdir: Path) -> list[str]:
     from pytest_acceptance.html_report import group_by_spec
     from pytest_acceptance.model import Status
 
-    names = [s for s in Status]
+    names = list(Status)
     lines = ["| Spec | " + " | ".join(s.value.replace("_", " ") for s in names) + " |"]
     lines.append("|---" * (len(names) + 1) + "|")
     for spec, outcomes in group_by_spec(verdict.outcomes, rootdir).items():
