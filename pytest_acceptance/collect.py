@@ -105,9 +105,10 @@ class CriterionItem(pytest.Item):
             self.add_marker(category_marker(self.config, criterion.category))
         # -k matches words of the title and the category (substrings, as pytest does).
         self.extra_keyword_matches.update(w for w in (criterion.title, criterion.category) if w)
-        # junitxml writes these as <properties>: the CI gate sees id, method and priority.
+        # junitxml writes these as <properties>: the CI gate sees id, title, method, priority.
         self.user_properties += [
             ("criterion", criterion.id),
+            ("title", criterion.title),
             ("method", criterion.method.value),
             ("priority", criterion.priority.value),
         ]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the stage modules load only with --acceptance
 LIST_LIMIT = 10  # ids per line in the terminal
 WRITE_ERRORS = "acceptance_fragment_errors"  # workeroutput key
 _PYTEST_OWN = (2, 3, 4, 5)  # pytest's exit codes for a run that went wrong as a whole
+BASELINE = "baseline.json"  # the last complete report of a spec: what deltas compare with
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -242,6 +243,8 @@ class EvidenceReporter:
         self.problems += [f"{spec_path.name}: {problem}" for problem in report["problems"]]
         write_atomic(directory / "report.json", report_json(report))
         write_atomic(directory / "report.md", render_markdown(report))
+        if report["complete"]:  # a partial run (-k, -m, --lf, node ids, -x) never is one
+            write_atomic(directory / BASELINE, report_json(report))
         self.reports.append((directory / "report.md", report))
 
     def _previous(self, spec: Spec, directory: Path) -> Previous | None:
@@ -259,7 +262,7 @@ class EvidenceReporter:
                 return named[0]
             sources = ", ".join(p.source for p in named)
             return Previous(sources, None, f"none of them is a report of {wanted}")
-        last = directory / "report.json"
+        last = directory / BASELINE  # the last complete report
         if not last.is_file():
             return None
         kept = directory / "report.previous.json"  # the baseline, kept beside the new report
@@ -392,10 +395,11 @@ def _outcomes_by_spec(verdict: Verdict) -> dict[Path, dict[str, Result]]:
 
 
 def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> list[str]:
-    """One ``::error`` workflow command per failed or unverifiable criterion, at its spec
-    line, then one per run-level problem (no file)."""
-    from pytest_acceptance.model import Status
-    from pytest_acceptance.verdict import display_path
+    """One workflow command per failed or unverifiable criterion, at its spec line
+    (``::error`` for a MUST, ``::warning`` for SHOULD, COULD and WONT), one ``::error`` per
+    run-level problem (no file), and a ``::notice`` when the run was partial."""
+    from pytest_acceptance.model import Priority, Status
+    from pytest_acceptance.verdict import display_path, scope_lines
 
     lines = []
     for outcome in verdict.of(Status.FAILED, Status.ERROR):
@@ -406,9 +410,13 @@ def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> 
             "title": criterion.id,
         }
         properties = ",".join(f"{key}={escape_property(value)}" for key, value in where.items())
-        lines.append(f"::error {properties}::{escape_data(_annotation_text(criterion, result))}")
+        level = "error" if criterion.priority is Priority.MUST else "warning"
+        text = escape_data(_annotation_text(criterion, result))
+        lines.append(f"::{level} {properties}::{text}")
     for problem in (*verdict.problems, *problems):
         lines.append(f"::error title=pytest-acceptance::{escape_data(problem)}")
+    for line in filter(None, scope_lines(verdict)):
+        lines.append(f"::notice title=pytest-acceptance::{escape_data(line)}")
     return lines
 
 

@@ -138,6 +138,7 @@ class Status(str, enum.Enum):
     FAILED = "failed"
     ERROR = "error"  # could not be verified: no agent, did not report, ...
     MANUAL = "manual"  # needs a human; never run
+    NOT_RUN = "not_run"  # selected, but the run stopped before it (-x, a crash): unknown
 
     @property
     def passed(self) -> bool:

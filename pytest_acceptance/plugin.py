@@ -18,7 +18,11 @@ import pytest
 # a plain `pytest` run in any project pays nothing for having it installed.
 
 # Stage modules that are pytest plugins of their own (options + hookimpls).
-pytest_plugins: list[str] = ["pytest_acceptance.agent", "pytest_acceptance.evidence"]
+pytest_plugins: list[str] = [
+    "pytest_acceptance.agent",
+    "pytest_acceptance.evidence",
+    "pytest_acceptance.ci_outputs",
+]
 
 _METHOD_MARKERS = {
     "bash": "acceptance criterion verified by a bash command",

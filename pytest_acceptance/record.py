@@ -30,6 +30,7 @@ from pytest_acceptance.store import (
 from pytest_acceptance.verdict import (
     Outcome,
     RunFacts,
+    Scope,
     Verdict,
     VerdictStatus,
     decide,
@@ -60,6 +61,7 @@ class Recorder:
         self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
         self.verdict: Verdict | None = None
         self.write_error: str | None = None
+        self.failures = 0  # failed reports, as -x/--maxfail count them
         self.started_at = time.time()
         self.fingerprint = tree_fingerprint(self.rootdir)
         if not config.option.collectonly:  # a verdict left by an earlier run must not
@@ -104,6 +106,7 @@ class Recorder:
             self.collection_errors.append(report.longreprtext.strip())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.failures += report.failed
         data = getattr(report, "acceptance", None)
         if data is not None:
             self.results[report.nodeid] = Result.from_dict(data)
@@ -119,22 +122,28 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.option.collectonly:
             return
+        stopped = self._stopped_early()
+        if stopped and exitstatus == pytest.ExitCode.INTERRUPTED:
+            exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x: a stop, as without -n
+        why = stopped or _stop_reason(session)
+        not_run = _not_run(why)
         outcomes = [
-            Outcome(self.criteria[nodeid], self.results.get(nodeid) or _did_not_report())
+            Outcome(self.criteria[nodeid], self.results.get(nodeid) or not_run)
             for nodeid in self.selected
         ]
         problems = self._problems(exitstatus)
-        verdict = _decide(outcomes, problems, exitstatus)
+        scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
+        verdict = _decide(outcomes, problems, exitstatus, scope)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
         found = self.config.hook.pytest_acceptance_verdict(
             config=self.config, verdict=verdict, facts=facts
         )
         if more := [problem for problems_of in found for problem in problems_of or ()]:
-            verdict = _decide(outcomes, problems + more, exitstatus)
+            verdict = _decide(outcomes, problems + more, exitstatus, scope)
         written = self._write(verdict, facts)
         if written is not None:  # nowhere to record it: the verdict cannot stand as it is
-            verdict = _decide(outcomes, [*problems, *more, written], exitstatus)
+            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope)
             if verdict.exit_code in (0, 10):
                 verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
@@ -151,6 +160,13 @@ class Recorder:
             self.write_error = f"could not write {target}: {describe_os_error(error)}"
             return self.write_error
         return None
+
+    def _stopped_early(self) -> str:
+        """Why -x/--maxfail ended the run ("" when it did not)."""
+        maxfail = self.config.getoption("maxfail", 0) or 0
+        if not maxfail or self.failures < maxfail or self.collection_errors:
+            return ""
+        return f"the run stopped after {self.failures} failure(s): -x/--maxfail"
 
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]
@@ -231,8 +247,8 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
     return specs
 
 
-def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int) -> Verdict:
-    verdict = decide(outcomes, problems)
+def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int, scope: Scope) -> Verdict:
+    verdict = decide(outcomes, problems, scope)
     if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
         return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
     return verdict
@@ -248,12 +264,13 @@ def _unverified(report: pytest.TestReport) -> Result:
     )
 
 
-def _did_not_report() -> Result:
-    return Result(
-        Status.ERROR,
-        attempts=0,
-        message=(
-            "the criterion never reported a result (its worker crashed, or the run stopped "
-            "early: -x/--maxfail or an interruption); run /verify again"
-        ),
-    )
+def _stop_reason(session: pytest.Session) -> str:
+    """What else stopped the session early (e.g. --stepwise), as pytest words it."""
+    reason = session.shouldstop or session.shouldfail
+    return f"the run stopped early: {reason}" if isinstance(reason, str) else ""
+
+
+def _not_run(stopped: str) -> Result:
+    """A selected criterion that never reported: unknown, never a pass."""
+    why = stopped or "the run ended before it (a crashed worker, or an interruption)"
+    return Result(Status.NOT_RUN, attempts=0, message=f"not run: {why}")

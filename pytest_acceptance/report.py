@@ -18,8 +18,12 @@ so seed's "partial with/without tests" collapse into one "partial"):
 
 Resolutions against a previous report, per criterion id (manual criteria take no part):
 fixed, regressed, still_failing, partially_fixed (fewer issues than before), new (no
-automated result in the previous report), unchanged (passed then and now); ids in the
-previous report that the spec no longer has are listed as removed.
+automated result in the previous report), unchanged (passed then and now), not_run
+(selected but never run: -x stopped the run first; nothing is known, so no delta); ids in
+the previous report that the spec no longer has are listed as removed.
+
+A report is ``complete`` when every criterion of the spec was selected and ran: only such a
+report becomes the baseline of later runs (evidence.py keeps it as ``baseline.json``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ RESOLUTIONS = (
     "partially_fixed",
     "new",
     "unchanged",
+    "not_run",
 )
 _RANK = {Priority.MUST.value: 0, Priority.SHOULD.value: 1}  # COULD, WONT: 2
 _MET = {Status.PASSED.value, Status.FLAKY.value}
@@ -99,7 +104,9 @@ def assemble(
         "fingerprint": fingerprint,
         "criteria_total": len(spec.criteria),
         "selected": len(entries),
-        "complete": len(entries) == len(spec.criteria),
+        "not_run": sum(e["status"] == Status.NOT_RUN.value for e in entries),
+        "complete": len(entries) == len(spec.criteria)
+        and all(e["status"] != Status.NOT_RUN.value for e in entries),
         "counts": {s.value: sum(e["status"] == s.value for e in entries) for s in Status},
         "gaps": {c: [e["id"] for e in entries if e["gap"] == c] for c in GAP_CLASSES},
         "previous": _previous_summary(previous),
@@ -141,6 +148,8 @@ def _entry(
 
 def _missing(item: Expected, path: Path, rootdir: Path, problems: list[str]) -> dict[str, Any]:
     recorded = item.recorded
+    if recorded.status is Status.NOT_RUN:  # never ran, so it never left a fragment
+        return _strip(build_fragment(item.criterion, item.index, recorded, rootdir))
     where = display_path(path, rootdir)
     if recorded.status is not Status.ERROR:
         problems.append(
@@ -191,6 +200,8 @@ def resolution(status: str, issues: int, before: dict[str, Any] | None) -> str |
     """How a criterion moved since the previous report (``before``: its entry there)."""
     if status == Status.MANUAL.value:
         return None
+    if status == Status.NOT_RUN.value:
+        return "not_run"
     if before is None or before["status"] == Status.MANUAL.value:
         return "new"
     was_met = before["status"] in _MET
@@ -284,14 +295,22 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def _header(report: dict[str, Any]) -> list[str]:
-    counts = ", ".join(f"{n} {status}" for status, n in report["counts"].items())
-    scope = f"{report['selected']} of {report['criteria_total']} criteria verified"
-    if not report["complete"]:
-        scope += " (a partial run)"
-    lines = [f"- Spec: `{report['spec']}`: {scope}", f"- Results: {counts}"]
+    counts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in report["counts"].items())
+    lines = [f"- Spec: `{report['spec']}`: {report_scope(report)}", f"- Results: {counts}"]
     if report["fingerprint"]:
         lines.append(f"- Tree: `{report['fingerprint']}`")
     return [*lines, ""]
+
+
+def report_scope(report: dict[str, Any]) -> str:
+    """``22 criteria, all ran`` or ``1 of 22 criteria selected, …: a partial run …``."""
+    total, selected = report["criteria_total"], report["selected"]
+    if report["complete"]:
+        return f"{total} criteria, all ran"
+    scope = f"{selected} of {total} criteria selected"
+    if not_run := report.get("not_run", 0):
+        scope += f", {selected - not_run} ran, {not_run} not run"
+    return scope + ": a partial run, not a verification of the spec"
 
 
 def _gap_lines(report: dict[str, Any]) -> list[str]:
@@ -320,14 +339,14 @@ def _delta_lines(report: dict[str, Any]) -> list[str]:
     lines = ["## Changes since the previous report", ""]
     previous = report["previous"]
     if previous is None:
-        return [*lines, "No previous report: this is the baseline for the next run.", ""]
+        return [*lines, f"No previous complete report. {_baseline_note(report)}", ""]
     if not previous["usable"]:
         return [
             *lines,
             f"Previous report `{previous['source']}` unusable: {previous['reason']}",
             "",
         ]
-    lines.append(f"Compared with `{previous['source']}`.")
+    lines.append(f"Compared with `{previous['source']}`. {_baseline_note(report)}")
     lines.append("")
     for kind, ids in report["resolutions"].items():
         if ids:
@@ -335,6 +354,12 @@ def _delta_lines(report: dict[str, Any]) -> list[str]:
     for removed in report["removed"]:
         lines.append(f"- removed: {removed['id']} (was {removed['previous_status']})")
     return [*lines, ""]
+
+
+def _baseline_note(report: dict[str, Any]) -> str:
+    if report["complete"]:
+        return "This complete run is the baseline for the next run."
+    return "This run was partial: the baseline stays as it was."
 
 
 def _table(entries: list[dict[str, Any]]) -> list[str]:

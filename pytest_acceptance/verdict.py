@@ -9,6 +9,7 @@ be verified (error) can never let the verdict pass.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import json
@@ -49,14 +50,33 @@ class Outcome:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """How much of its specs a run covered: a partial run is never a verification."""
+
+    total: int | None = None  # criteria in the specs (None: what was selected is all)
+    stopped: str = ""  # why the run stopped before every selected criterion ran
+
+
+@dataclass(frozen=True)
 class Verdict:
     status: VerdictStatus
     exit_code: int
     outcomes: tuple[Outcome, ...]
     problems: tuple[str, ...] = ()  # run-level errors: collection errors, interruptions, ...
+    scope: Scope = Scope()
 
     def with_status(self, status: VerdictStatus, exit_code: int) -> Verdict:
-        return Verdict(status, exit_code, self.outcomes, self.problems)
+        return dataclasses.replace(self, status=status, exit_code=exit_code)
+
+    @property
+    def partial_selection(self) -> bool:
+        """``-k``, ``-m``, ``--lf`` or node ids selected only some criteria of the specs."""
+        return self.scope.total is not None and len(self.outcomes) < self.scope.total
+
+    @property
+    def complete(self) -> bool:
+        """Every criterion of the specs was selected, and every selected one ran."""
+        return not self.partial_selection and not self.of(Status.NOT_RUN)
 
     def of(self, *statuses: Status) -> list[Outcome]:
         return [o for o in self.outcomes if o.result.status in statuses]
@@ -67,19 +87,22 @@ class Verdict:
         return {status.value: found.get(status.value, 0) for status in Status}
 
 
-def decide(outcomes: Iterable[Outcome], problems: Iterable[str] = ()) -> Verdict:
-    """The one verdict. ``problems`` are run-level errors that forbid a pass."""
+def decide(
+    outcomes: Iterable[Outcome], problems: Iterable[str] = (), scope: Scope = Scope()
+) -> Verdict:
+    """The one verdict. ``problems`` are run-level errors that forbid a pass; a criterion
+    that was not run is unknown, so it forbids a pass too (it is never counted as verified)."""
     outcomes, problems = tuple(outcomes), tuple(problems)
     statuses = {o.result.status for o in outcomes}
     if Status.FAILED in statuses:
-        return Verdict(VerdictStatus.FAIL, ExitCode.FAIL, outcomes, problems)
-    if Status.ERROR in statuses or problems or not outcomes:
+        return Verdict(VerdictStatus.FAIL, ExitCode.FAIL, outcomes, problems, scope)
+    if statuses & {Status.ERROR, Status.NOT_RUN} or problems or not outcomes:
         if not outcomes and not problems:
             problems = ("no acceptance criteria were selected: nothing was verified",)
-        return Verdict(VerdictStatus.ERROR, ExitCode.ERROR, outcomes, problems)
+        return Verdict(VerdictStatus.ERROR, ExitCode.ERROR, outcomes, problems, scope)
     if Status.MANUAL in statuses:
-        return Verdict(VerdictStatus.MANUAL, ExitCode.MANUAL, outcomes, problems)
-    return Verdict(VerdictStatus.PASS, ExitCode.PASS, outcomes, problems)
+        return Verdict(VerdictStatus.MANUAL, ExitCode.MANUAL, outcomes, problems, scope)
+    return Verdict(VerdictStatus.PASS, ExitCode.PASS, outcomes, problems, scope)
 
 
 # --- the human-readable verdict (seed 000's "## Verification Results") ---------------------
@@ -94,7 +117,7 @@ def render(
     if for_agent is None:
         for_agent = in_agent_session()
     several = len({o.criterion.location.path for o in verdict.outcomes}) > 1
-    lines = ["## Verification Results", ""]
+    lines = ["## Verification Results", "", *scope_lines(verdict)]
     failed, errors = verdict.of(Status.FAILED), verdict.of(Status.ERROR)
     passed = verdict.of(Status.PASSED, Status.FLAKY)
     manual = verdict.of(Status.MANUAL)
@@ -102,6 +125,7 @@ def render(
         lines += _section("Failed", failed, rootdir, several)
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
+    lines += _not_run_section(verdict.of(Status.NOT_RUN))
     if passed:
         lines.append(f"### Passed ({len(passed)})")
         if not quiet:
@@ -195,6 +219,8 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
     person (who has no /verify or /escalate to call)."""
     passed = len(verdict.of(Status.PASSED, Status.FLAKY))
     manual = len(verdict.of(Status.MANUAL))
+    if verdict.partial_selection and verdict.status in (VerdictStatus.PASS, VerdictStatus.MANUAL):
+        return _partial_next_step(verdict, passed, manual)
     if verdict.status is VerdictStatus.FAIL:
         if for_agent:
             return "Continue working on failed criteria, then call /verify again."
@@ -239,6 +265,47 @@ def _all(count: int, noun: str) -> str:
 
 def _verb(count: int, singular: str, plural: str) -> str:
     return singular if count == 1 else plural
+
+
+# --- partial runs: a subset of the criteria is never a verification of the spec --------------
+
+
+def scope_lines(verdict: Verdict) -> list[str]:
+    """Say so when a run was partial: some criteria not selected, or selected but not run."""
+    lines = []
+    if verdict.partial_selection:
+        lines.append(
+            f"{len(verdict.outcomes)} of {verdict.scope.total} criteria selected: "
+            "not a verification of the spec."
+        )
+    if not_run := verdict.of(Status.NOT_RUN):
+        why = f" ({verdict.scope.stopped})" if verdict.scope.stopped else ""
+        lines.append(
+            f"{len(not_run)} of {len(verdict.outcomes)} selected criteria not run{why}: "
+            "nothing is known about them."
+        )
+    return [*lines, ""] if lines else []
+
+
+def _not_run_section(not_run: list[Outcome]) -> list[str]:
+    if not not_run:
+        return []
+    lines = [f"### Not run ({len(not_run)})"]
+    lines += [f"- {o.criterion.id}: {o.criterion.title}" for o in not_run]
+    return [*lines, ""]
+
+
+def _partial_next_step(verdict: Verdict, passed: int, manual: int) -> str:
+    """A partial pass: the selection passes, the spec is not verified."""
+    found = []
+    if passed:
+        found.append(f"{passed} selected {'criterion passes' if passed == 1 else 'criteria pass'}")
+    if manual:
+        found.append(f"{manual} {'needs' if manual == 1 else 'need'} a human")
+    return (
+        f"{' and '.join(found)}, but this run was partial: the spec is not verified. "
+        "Run every criterion (no -k, -m, --lf or node ids) to verify it."
+    )
 
 
 def spec_location(criterion: Criterion, rootdir: Path) -> str:
@@ -292,7 +359,8 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
         "rootdir": str(facts.rootdir),
         "fingerprint": facts.fingerprint,
         "fingerprint_after": facts.fingerprint_after,
-        "complete": bool(facts.specs)
+        "complete": verdict.complete
+        and bool(facts.specs)
         and all(s["selected"] == s["criteria_total"] for s in facts.specs),
         "specs": list(facts.specs),
         "counts": verdict.counts,

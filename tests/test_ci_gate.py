@@ -160,7 +160,7 @@ def test_an_evidence_problem_keeps_a_failing_verdict_at_exit_code_1(
     assert any("AC-1: the run recorded passed" in p for p in verdict(pytester)["problems"])
 
 
-def test_junit_xml_carries_criterion_method_and_priority_from_workers(
+def test_junit_xml_carries_criterion_title_method_and_priority_from_workers(
     pytester: pytest.Pytester,
 ) -> None:
     write_spec(
@@ -176,9 +176,9 @@ def test_junit_xml_carries_criterion_method_and_priority_from_workers(
         for case in cases
     }
     assert properties == {
-        "AC-1": {"criterion": "AC-1", "method": "bash", "priority": "COULD"},
-        "AC-2": {"criterion": "AC-2", "method": "bash", "priority": "SHOULD"},
-        "AC-3": {"criterion": "AC-3", "method": "manual", "priority": "MUST"},
+        "AC-1": {"criterion": "AC-1", "title": "ac-1", "method": "bash", "priority": "COULD"},
+        "AC-2": {"criterion": "AC-2", "title": "ac-2", "method": "bash", "priority": "SHOULD"},
+        "AC-3": {"criterion": "AC-3", "title": "ac-3", "method": "manual", "priority": "MUST"},
     }
 
 

@@ -93,7 +93,7 @@ def test_junitxml_names_criteria_and_carries_their_properties(
     assert set(cases) == {"AC-1", "AC-2", "AC-3"}
     assert cases["AC-2"].find("failure") is not None
     props = {p.get("name"): p.get("value") for p in cases["AC-1"].iter("property")}
-    assert props == {"criterion": "AC-1", "method": "bash", "priority": "MUST"}
+    assert props == {"criterion": "AC-1", "title": "passes", "method": "bash", "priority": "MUST"}
 
 
 def test_reportinfo_points_at_the_criterion_heading_line(

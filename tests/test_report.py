@@ -116,7 +116,14 @@ def test_criteria_are_in_spec_order_with_counts_and_scope(project: Project) -> N
     report = project.assemble(project.run({"AC-3": result("passed"), "AC-1": result("failed")}))
     assert [entry["id"] for entry in report["criteria"]] == ["AC-1", "AC-3"]
     assert (report["selected"], report["criteria_total"], report["complete"]) == (2, 3, False)
-    assert report["counts"] == {"passed": 1, "flaky": 0, "failed": 1, "error": 0, "manual": 0}
+    assert report["counts"] == {
+        "passed": 1,
+        "flaky": 0,
+        "failed": 1,
+        "error": 0,
+        "manual": 0,
+        "not_run": 0,
+    }
     assert report["spec"] == "spec.md" and report["fingerprint"] == "git:abc"
 
 
@@ -217,7 +224,9 @@ def test_without_a_previous_report_there_are_no_resolutions(project: Project) ->
     report = project.assemble(project.run({"AC-1": result("failed", 1)}))
     assert report["previous"] is None and report["resolutions"] is None
     assert by_id(report)["AC-1"]["resolution"] is None
-    assert "No previous report: this is the baseline" in render_markdown(report)
+    assert "No previous complete report. This run was partial: the baseline stays" in (
+        render_markdown(report)
+    )
 
 
 def test_an_unusable_previous_report_says_why_and_gives_no_deltas(project: Project) -> None:
@@ -322,10 +331,24 @@ def test_report_json_is_valid_json_in_the_documented_shape(project: Project) -> 
     assert report["schema"] == "pytest-acceptance/report" and report["version"] == 1
     assert set(report) == {
         "schema", "version", "spec", "title", "fingerprint", "criteria_total", "selected",
-        "complete", "counts", "gaps", "previous", "resolutions", "removed", "problems",
+        "not_run", "complete", "counts", "gaps", "previous", "resolutions", "removed", "problems",
         "criteria",
     }  # fmt: skip
     assert set(report["criteria"][0]) >= {
         "id", "title", "priority", "status", "issues", "gap", "partial", "resolution",
         "previous_status", "previous_issues", "line", "index", "output", "message",
     }  # fmt: skip
+
+
+def test_a_criterion_that_was_not_run_is_no_problem_no_gap_and_no_delta(project: Project) -> None:
+    previous = project.baseline({"AC-1": result("passed"), "AC-2": result("failed", 1)})
+    for fragment in fragment_path(project.root, project.path, 0, "AC-1").parent.iterdir():
+        fragment.unlink()  # a run starts from no fragments
+    expected = project.run({"AC-1": result("failed", 1)})
+    expected += project.run({"AC-2": result("not_run")}, write=False)  # it left no fragment
+    report = project.assemble(expected, previous)
+    entry = by_id(report)["AC-2"]
+    assert (entry["status"], entry["gap"], entry["resolution"]) == ("not_run", None, "not_run")
+    assert report["problems"] == [] and report["not_run"] == 1 and report["complete"] is False
+    assert report["resolutions"]["still_failing"] == []  # unknown is not still failing
+    assert "2 of 3 criteria selected, 1 ran, 1 not run: a partial run" in render_markdown(report)
