@@ -158,13 +158,6 @@ PYTHON_WEAKENINGS = {
 }
 
 
-@pytest.mark.parametrize("after, expected", PYTHON_WEAKENINGS.values(), ids=PYTHON_WEAKENINGS)
-def test_each_python_weakening_is_reported(tmp_path: Path, after: str, expected) -> None:
-    found = findings_after(tmp_path, "tests/test_x.py", PYTHON_BEFORE, after, "pytest tests/")
-    test, how = expected
-    assert any(t == test and h.startswith(how) for t, h in found), found
-
-
 PYTHON_HONEST = {
     "unchanged": PYTHON_BEFORE,
     "whitespace only": PYTHON_BEFORE.replace("\n\n", "\n\n\n"),
@@ -390,13 +383,6 @@ JS_CASES = {
 }
 
 
-@pytest.mark.parametrize("after, expected", JS_CASES.values(), ids=JS_CASES)
-def test_each_javascript_weakening_is_reported(tmp_path: Path, after: str, expected) -> None:
-    found = findings_after(tmp_path, "web/cart.test.ts", JS_BEFORE, after, "npx jest web/")
-    test, how = expected
-    assert any(t == test and h.startswith(how) for t, h in found), found
-
-
 def test_javascript_additions_are_not_reported(tmp_path: Path) -> None:
     after = (
         JS_BEFORE.replace(
@@ -449,9 +435,25 @@ GO_CASES = {
 }
 
 
-@pytest.mark.parametrize("after, expected", GO_CASES.values(), ids=GO_CASES)
-def test_each_go_weakening_is_reported(tmp_path: Path, after: str, expected) -> None:
-    found = findings_after(tmp_path, "pkg/math_test.go", GO_BEFORE, after, "go test ./...")
+LANGUAGES = {  # file, content before, command, weakenings
+    "python": ("tests/test_x.py", PYTHON_BEFORE, "pytest tests/", PYTHON_WEAKENINGS),
+    "js": ("web/cart.test.ts", JS_BEFORE, "npx jest web/", JS_CASES),
+    "go": ("pkg/math_test.go", GO_BEFORE, "go test ./...", GO_CASES),
+}
+
+
+@pytest.mark.parametrize(
+    "relative, before, command, after, expected",
+    [
+        pytest.param(relative, before, command, after, expected, id=f"{language}-{name}")
+        for language, (relative, before, command, cases) in LANGUAGES.items()
+        for name, (after, expected) in cases.items()
+    ],
+)
+def test_each_weakening_is_reported_with_file_and_test(
+    tmp_path: Path, relative: str, before: str, command: str, after: str, expected
+) -> None:
+    found = findings_after(tmp_path, relative, before, after, command)
     test, how = expected
     assert any(t == test and h.startswith(how) for t, h in found), found
 
