@@ -20,7 +20,10 @@ What it can read, and how:
   calls, and calls to the module's own helpers that assert; ``pytest.mark.skip``/``skipif``/
   ``xfail`` (on the function, its class or ``pytestmark``), ``unittest.skip*``,
   ``expectedFailure``, ``pytest.skip()``/``xfail()``/``importorskip()``, ``self.skipTest()``,
-  ``raise SkipTest``, ``__test__ = False``; literal ``parametrize`` case lists.
+  ``raise SkipTest``, ``__test__ = False``; literal ``parametrize`` case lists; skips in
+  fixtures and helpers, and hooks that can skip, deselect or rewrite results
+  (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``, ...). A pytest command
+  also pins the ``conftest.py`` files above the files it names.
 - JavaScript/TypeScript (patterns, comments stripped): ``it``/``test`` calls and their
   ``.skip``/``.todo``/``.only``/``.failing`` forms, ``xit``/``xtest``, ``describe.skip``/
   ``xdescribe``/``describe.only``/``fit``; ``expect(`` and ``assert(`` calls between one test and
@@ -31,9 +34,9 @@ What it can read, and how:
 - Shell scripts named by a command: the number of command lines, and an unconditional
   ``exit 0``/``true`` before the first of them.
 
-What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture or
-conftest.py that makes a test trivial, a changed pytest configuration such as ``addopts``
-``--deselect``), tests that a runner discovers through its configuration alone (pytest
+What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture
+that makes a test trivial without skipping it, a changed pytest configuration such as
+``addopts = --deselect ...``), tests that a runner discovers through its configuration alone (pytest
 ``testpaths``, jest ``testMatch``: commands that name no path pin every conventionally named
 test file under the root instead), languages other than these, and JavaScript or Go that does
 not parse (they are read by patterns; Python that does not parse is reported).
@@ -241,6 +244,7 @@ _MARKER_TEXT = {
     "xfail": "xfail marker added",
     "only": "an .only marker added (every other test in the file is skipped)",
     "not-collected": "collection disabled (__test__ = False)",
+    "hook": "a pytest hook added that can skip, deselect or rewrite results",
 }
 
 
@@ -267,7 +271,24 @@ def _named_files(root: str, commands: Iterable[str]) -> tuple[set[str], list[str
                 scripts.append(script)
         if not named_any and runner in _DEFAULT_TESTS:
             files.update(_test_files(root, "", runner, recursive=runner != "go"))
+        if runner == "pytest":
+            files.update(_conftests_above(root, files))
     return files, sorted(set(scripts)), []
+
+
+def _conftests_above(root: str, files: Iterable[str]) -> set[str]:
+    """The conftest.py files pytest loads for these files: in each directory up to the root."""
+    found = set()
+    directories = {os.path.dirname(relative) for relative in files}
+    for directory in directories:
+        while True:
+            candidate = os.path.join(directory, "conftest.py")
+            if os.path.isfile(os.path.join(root, candidate)):
+                found.add(candidate.replace(os.sep, "/"))
+            if not directory:
+                break
+            directory = os.path.dirname(directory)
+    return found
 
 
 _DEFAULT_TESTS = ("pytest", "go", "npm", "js")
@@ -454,6 +475,15 @@ def _python_tests(tree: ast.Module) -> dict[str, Any]:
     return inventory
 
 
+# Hooks through which a conftest.py or test module can skip, deselect or rewrite results.
+_RESULT_HOOKS = frozenset(
+    {"pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_collect_file",
+     "pytest_pycollect_makeitem", "pytest_collection", "pytest_runtest_setup",
+     "pytest_runtest_call", "pytest_runtest_protocol", "pytest_runtest_makereport",
+     "pytest_pyfunc_call", "pytest_report_teststatus", "pytest_configure"}
+)  # fmt: skip
+
+
 def _collect_tests(
     body: list[ast.stmt],
     prefix: str,
@@ -533,10 +563,17 @@ def _class_markers(node: ast.ClassDef) -> dict[str, int]:
 
 
 def _module_markers(tree: ast.Module) -> dict[str, int]:
+    """Module-wide: ``pytestmark``, module-level ``pytest.skip()``, skips in fixtures and
+    helpers (an autouse fixture that skips skips everything), and result-changing hooks."""
     markers = _statement_markers(tree.body)
-    for statement in tree.body:  # pytest.skip(..., allow_module_level=True), also under if
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
             continue
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name.startswith("test"):
+                continue  # counted on the test itself
+            if statement.name in _RESULT_HOOKS:
+                markers["hook"] = markers.get("hook", 0) + 1
         for kind in _skip_calls(statement):
             markers[kind] = markers.get(kind, 0) + 1
     return markers

@@ -154,6 +154,17 @@ PYTHON_WEAKENINGS = {
         python_edit("    def test_m(self):", "    __test__ = False\n\n    def test_m(self):"),
         ("TestGroup::test_m", "collection disabled (__test__ = False)"),
     ),
+    "autouse fixture that skips": (
+        python_edit(
+            "import pytest\n",
+            "import pytest\n\n@pytest.fixture(autouse=True)\ndef _later():\n    pytest.skip('x')\n",
+        ),
+        (None, "skip marker added"),
+    ),
+    "result hook": (
+        PYTHON_BEFORE + "\ndef pytest_collection_modifyitems(items):\n    items.clear()\n",
+        (None, "a pytest hook added"),
+    ),
     "syntax error": (python_edit("def test_a():", "def test_a(:"), (None, "no longer parses")),
 }
 
@@ -302,7 +313,8 @@ def test_the_message_names_file_test_and_way_out() -> None:
 @pytest.mark.parametrize(
     "command, expected",
     [
-        ("pytest tests/test_x.py::test_a -q", ["tests/test_x.py"]),
+        ("pytest tests/test_x.py::test_a -q", ["tests/conftest.py", "tests/test_x.py"]),
+        ("pytest tests/deep/test_y.py", ["tests/conftest.py", "tests/deep/test_y.py"]),
         (
             "python -m pytest tests/ -x",
             ["tests/conftest.py", "tests/deep/test_y.py", "tests/test_x.py"],
