@@ -212,7 +212,7 @@ class _Git:
         return outputs[0], outputs[1]
 
     def _finish(self, process: subprocess.Popen[bytes]) -> bytes:
-        command = " ".join(os.fsdecode(arg) for arg in process.args[5:])  # type: ignore[index]
+        command = " ".join(os.fsdecode(arg) for arg in process.args[7:])  # type: ignore[index]
         try:
             out, err = process.communicate(timeout=self.limits.remaining())
         except subprocess.TimeoutExpired:
@@ -223,7 +223,7 @@ class _Git:
             reason = err.decode(errors="replace").strip().splitlines()
             raise FingerprintError(
                 f"git {command} failed in {os.fsdecode(self.top)} (exit {process.returncode}): "
-                + (reason[0] if reason else "no message")
+                + ("; ".join(reason[:3]) if reason else "no message")
             )
         return out
 
