@@ -30,7 +30,9 @@ What it can read, and how:
   the next, constant when their argument is a literal.
 - Go (patterns): ``func TestX(t *testing.T)``; ``t.Error*``/``t.Fatal*``/``t.Fail*``,
   ``assert.``/``require.`` calls; ``t.Skip*``.
-- ``package.json``: the scripts an ``npm``/``yarn``/``pnpm`` command runs (a change reports).
+- ``package.json`` and ``Makefile``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and
+  the recipes of the targets a ``make`` command builds (a change reports; what those scripts
+  run in turn is followed only when the command names it).
 - Shell scripts named by a command: the number of command lines, and an unconditional
   ``exit 0``/``true`` before the first of them.
 
@@ -98,11 +100,11 @@ class Finding:
 def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     """The pin: every file the commands name, with its hash and inventory (JSON-serialisable)."""
     real_root = os.path.realpath(root)
-    named, npm_scripts, problems = _named_files(real_root, commands)
+    named, scripts, problems = _named_files(real_root, commands)
     selections = _node_id_selections(real_root, commands)
     files: dict[str, Any] = {}
     for relative in sorted(named)[:MAX_FILES]:
-        entry = _pin_file(real_root, relative, npm_scripts)
+        entry = _pin_file(real_root, relative, scripts.get(relative, []))
         if entry is not None:
             if selections.get(relative):
                 entry["selected"] = sorted(selections[relative])
@@ -116,12 +118,12 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
         "schema": SCHEMA,
         "version": VERSION,
         "files": files,
-        "npm_scripts": npm_scripts,
+        "scripts": scripts,
         "problems": problems,
     }
 
 
-def _pin_file(root: str, relative: str, npm_scripts: list[str]) -> dict[str, Any] | None:
+def _pin_file(root: str, relative: str, scripts: list[str]) -> dict[str, Any] | None:
     content = _read(os.path.join(root, relative))
     if not isinstance(content, bytes):
         return None  # not a regular file at pin time: nothing to weaken
@@ -130,7 +132,7 @@ def _pin_file(root: str, relative: str, npm_scripts: list[str]) -> dict[str, Any
     if len(content) > MAX_FILE_BYTES:
         entry["error"] = f"over {MAX_FILE_BYTES:,} bytes"
         return entry
-    inventory, error = inventory_of(kind, content, npm_scripts)
+    inventory, error = inventory_of(kind, content, scripts)
     entry["tests"] = inventory
     if error:
         entry["error"] = error
@@ -146,13 +148,14 @@ def weakened(root: str, pinned: dict[str, Any]) -> list[Finding]:
         return [Finding("", None, "the integrity pin is unreadable (not a snapshot)")]
     findings = [Finding("", None, f"not checked: {p}") for p in pinned.get("problems", [])]
     real_root = os.path.realpath(root)
-    npm_scripts = pinned.get("npm_scripts", [])
+    scripts = pinned.get("scripts")
+    scripts = scripts if isinstance(scripts, dict) else {}
     for relative, entry in sorted(pinned.get("files", {}).items()):
-        findings.extend(_file_findings(real_root, relative, entry, npm_scripts))
+        findings.extend(_file_findings(real_root, relative, entry, scripts.get(relative, [])))
     return findings
 
 
-def _file_findings(root: str, relative: str, entry: Any, npm_scripts: list[str]) -> list[Finding]:
+def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> list[Finding]:
     if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
         return [Finding(relative, None, "its pin is unreadable")]
     content = _read(os.path.join(root, relative))
@@ -174,7 +177,7 @@ def _file_findings(root: str, relative: str, entry: Any, npm_scripts: list[str])
                 f"changed, and it is now too large to check (over {MAX_FILE_BYTES:,} bytes)",
             )
         ]
-    inventory, error = inventory_of(entry.get("kind", "other"), content, npm_scripts)
+    inventory, error = inventory_of(entry.get("kind", "other"), content, scripts)
     if error and not entry.get("error"):
         return [Finding(relative, None, f"no longer parses ({error})")]
     selected = entry.get("selected")
@@ -251,10 +254,13 @@ _MARKER_TEXT = {
 # -- which files a command names -------------------------------------------------------
 
 
-def _named_files(root: str, commands: Iterable[str]) -> tuple[set[str], list[str], list[str]]:
-    """(relative paths, npm script names, problems) for the files the commands name."""
+def _named_files(
+    root: str, commands: Iterable[str]
+) -> tuple[set[str], dict[str, list[str]], list[str]]:
+    """(relative paths, script names per package.json/Makefile, problems) for the files the
+    commands name."""
     files: set[str] = set()
-    scripts: list[str] = []
+    scripts: dict[str, set[str]] = {}
     for command in commands:
         words = _words(command)
         runner = _runner(words)
@@ -264,16 +270,47 @@ def _named_files(root: str, commands: Iterable[str]) -> tuple[set[str], list[str
             if found is not None:
                 files.update(found)
                 named_any = True
-        if runner == "npm":
-            script = _npm_script(words)
-            if script and os.path.isfile(os.path.join(root, "package.json")):
-                files.add("package.json")
-                scripts.append(script)
+        for relative, name in _scripts_run(root, words, runner):
+            files.add(relative)
+            scripts.setdefault(relative, set()).add(name)
         if not named_any and runner in _DEFAULT_TESTS:
             files.update(_test_files(root, "", runner, recursive=runner != "go"))
         if runner == "pytest":
             files.update(_conftests_above(root, files))
-    return files, sorted(set(scripts)), []
+    return files, {path: sorted(names) for path, names in scripts.items()}, []
+
+
+def _scripts_run(root: str, words: list[str], runner: str | None) -> Iterator[tuple[str, str]]:
+    """(file, name) of the package.json scripts and Makefile targets a command runs."""
+    if runner == "npm":
+        script = _npm_script(words)
+        if script and os.path.isfile(os.path.join(root, "package.json")):
+            yield "package.json", script
+    for index, word in enumerate(words):
+        if os.path.basename(word) not in ("make", "gmake"):
+            continue
+        makefile = next(
+            (
+                n
+                for n in ("GNUmakefile", "makefile", "Makefile")
+                if os.path.isfile(os.path.join(root, n))
+            ),
+            None,
+        )
+        if makefile is None:
+            return
+        targets = []
+        for target in words[index + 1 :]:
+            if target in _OPERATORS:
+                break
+            if not target.startswith("-") and "=" not in target:
+                targets.append(target)
+        for target in targets or [_DEFAULT_GOAL]:
+            yield makefile, target
+
+
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
+_DEFAULT_GOAL = "(default goal)"
 
 
 def _conftests_above(root: str, files: Iterable[str]) -> set[str]:
@@ -414,6 +451,8 @@ def _kind(relative: str) -> str:
     name = relative.rsplit("/", 1)[-1]
     if name == "package.json":
         return "npm"
+    if name in ("GNUmakefile", "makefile", "Makefile"):
+        return "make"
     if name.endswith(".py"):
         return "python"
     if _GO_TEST.search(name) or name.endswith(".go"):
@@ -426,7 +465,7 @@ def _kind(relative: str) -> str:
 
 
 def inventory_of(
-    kind: str, content: bytes, npm_scripts: Sequence[str] = ()
+    kind: str, content: bytes, scripts: Sequence[str] = ()
 ) -> tuple[dict[str, Any], str | None]:
     """(inventory, parse error or None) of one file's content."""
     text = content.decode("utf-8", errors="replace")
@@ -437,7 +476,9 @@ def inventory_of(
     if kind == "go":
         return _go_inventory(text), None
     if kind == "npm":
-        return _npm_inventory(text, npm_scripts)
+        return _npm_inventory(text, scripts)
+    if kind == "make":
+        return _make_inventory(text, scripts), None
     if kind == "shell":
         return {FILE_LEVEL: _shell_inventory(text)}, None
     return {}, None
@@ -798,7 +839,33 @@ def _npm_inventory(text: str, scripts: Sequence[str]) -> tuple[dict[str, Any], s
         return {}, f"invalid JSON ({error})"
     declared = data.get("scripts") if isinstance(data, dict) else None
     declared = declared if isinstance(declared, dict) else {}
-    return {f"scripts.{name}": {"script": declared.get(name)} for name in scripts}, None
+    return {f"npm {name}": {"script": declared.get(name)} for name in scripts}, None
+
+
+_MAKE_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*::?(?!=)", re.M)
+
+
+def _make_inventory(text: str, targets: Sequence[str]) -> dict[str, Any]:
+    """The recipe of each named target (its tab-indented lines), as the scripts it runs."""
+    recipes: dict[str, str] = {}
+    lines = text.splitlines()
+    default = None
+    for number, line in enumerate(lines):
+        match = _MAKE_RULE.match(line)
+        if not match or line.startswith("\t"):
+            continue
+        recipe = []
+        for following in lines[number + 1 :]:
+            if not following.startswith("\t"):
+                break
+            recipe.append(following.strip())
+        for name in match.group(1).split():
+            recipes.setdefault(name, "\n".join(recipe))
+            if default is None and not name.startswith("."):
+                default = name
+    if default is not None:
+        recipes.setdefault(_DEFAULT_GOAL, recipes[default])
+    return {f"make {name}": {"script": recipes.get(name)} for name in targets}
 
 
 _SHELL_EARLY_EXIT = re.compile(r"^\s*(exit(\s+0)?|true|:)\s*(;.*)?$")

@@ -487,10 +487,30 @@ def test_a_changed_npm_test_script_is_reported(tmp_path: Path) -> None:
     after = '{"scripts": {"test": "jest --passWithNoTests || true", "lint": "eslint ."}}'
     found = findings_after(tmp_path, "package.json", before, after, "npm test")
     assert found == [
-        ("scripts.test", "the script it runs changed ('jest' -> 'jest --passWithNoTests || true')")
+        ("npm test", "the script it runs changed ('jest' -> 'jest --passWithNoTests || true')")
     ]
     lint_only = '{"scripts": {"test": "jest", "lint": "true"}}'
     assert findings_after(tmp_path, "package.json", before, lint_only, "npm test") == []
+
+
+@pytest.mark.parametrize(
+    "command, target",
+    [("make test", "make test"), ("make -j2 test && echo ok", "make test"), ("make", None)],
+)
+def test_a_changed_make_recipe_is_reported(tmp_path: Path, command: str, target) -> None:
+    before = ".PHONY: test\ntest: build\n\tpytest tests/\n\nbuild:\n\tcc -o app app.c\n"
+    after = before.replace("\tpytest tests/", "\ttrue")
+    found = findings_after(tmp_path, "Makefile", before, after, command)
+    test = target or "make (default goal)"
+    assert found == [(test, "the script it runs changed ('pytest tests/' -> 'true')")]
+    build_only = before.replace("cc -o app", "cc -O2 -o app")
+    assert findings_after(tmp_path, "Makefile", before, build_only, command) == []
+
+
+def test_a_cd_before_the_runner_resolves_paths_from_there(tmp_path: Path) -> None:
+    write(tmp_path, "service/tests/test_s.py", "def test_s():\n    assert run() == 1\n")
+    pin = snapshot(str(tmp_path), ["cd service && pytest tests/"])
+    assert sorted(pin["files"]) == ["service/tests/test_s.py"]
 
 
 # -- generated Python test modules -------------------------------------------------------
