@@ -368,8 +368,8 @@ def _npm_script(words: list[str]) -> str | None:
 
 def _paths_of(root: str, word: str, runner: str | None) -> list[str] | None:
     """The pinned files a word names; None when the word names no existing path at all."""
-    if not word or word.startswith("-") or "=" in word.split("/")[0]:
-        return None
+    if not word or "\0" in word or word.startswith("-") or "=" in word.split("/")[0]:
+        return None  # options, assignments, and what no file system path can hold
     word = word.split("::", 1)[0]  # a pytest node id names its file
     recursive = True
     if word.endswith("/...") or word == "...":  # go test ./pkg/...

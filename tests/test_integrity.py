@@ -575,3 +575,47 @@ def test_any_content_gives_an_inventory_or_a_parse_error(kind: str, content) -> 
     inventory, error = inventory_of(kind, raw, ["test"])
     json.dumps(inventory)
     assert error is None or isinstance(error, str)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    command=st.one_of(
+        st.text(max_size=80),
+        st.lists(
+            st.sampled_from(
+                [
+                    "pytest",
+                    "go",
+                    "test",
+                    "npm",
+                    "make",
+                    "cd",
+                    "&&",
+                    "|",
+                    "tests/",
+                    "./...",
+                    "tests/test_x.py::T::t[1]",
+                    "-k",
+                    "x=1",
+                    "'",
+                    '"',
+                    "..",
+                    "/",
+                    "\0",
+                    "~",
+                ]
+            ),
+            max_size=8,
+        ).map(" ".join),
+    )
+)
+def test_any_command_gives_a_pin(tmp_path_factory, command: str) -> None:
+    """Whatever a criterion's command says, the snapshot is a JSON pin and checking it
+    against the unchanged tree reports nothing."""
+    root = tmp_path_factory.mktemp("commands")
+    write(root, "tests/test_x.py", PYTHON_BEFORE)
+    write(root, "Makefile", "test:\n\tpytest\n")
+    pin = json.loads(json.dumps(snapshot(str(root), [command])))
+    assert weakened(str(root), pin) == []
