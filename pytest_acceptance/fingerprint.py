@@ -85,7 +85,10 @@ def tree_fingerprint(root: str | os.PathLike[str], *, timeout: float | None = No
     """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``; see the module doc.
 
     ``timeout`` (seconds) bounds the whole call: past it, :class:`FingerprintError`."""
-    real = os.fsencode(os.path.realpath(root))
+    try:
+        real = os.fsencode(os.path.realpath(root))
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the path
+        raise FingerprintError(f"cannot fingerprint {root!r}: {error}") from None
     if not os.path.isdir(real):
         raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
     walker = _Walker(_Limits(timeout))

@@ -368,6 +368,8 @@ def test_a_broken_git_directory_raises(tmp_path: Path) -> None:
 def test_a_missing_root_raises(tmp_path: Path) -> None:
     with pytest.raises(FingerprintError, match="not a directory"):
         tree_fingerprint(str(tmp_path / "missing"))
+    with pytest.raises(FingerprintError, match="null"):
+        tree_fingerprint(str(tmp_path) + "\0")
 
 
 def test_past_the_file_cap_it_raises_rather_than_cover_part(
