@@ -559,7 +559,7 @@ def test_generated_modules_weakened_and_strengthened(tmp_path_factory, tests, da
         ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     kind=st.sampled_from(["python", "javascript", "go", "npm", "shell", "other"]),
     content=st.one_of(
