@@ -431,3 +431,40 @@ def test_kiro_acceptance_criteria_under_a_bold_label_instead_of_a_heading() -> N
 def test_a_readme_listing_requirements_is_not_a_spec_of_ids() -> None:
     text = "# Tool\n\n## Requirements\n\n- Python-3.10 or newer\n- git\n"
     assert detect(text, builtin_formats()) == (None, 0.0)
+
+
+class _Broken:
+    """A plugin's format whose detector and parser both crash."""
+
+    name = "broken"
+
+    def detect(self, text: str) -> float:
+        if "PARSE" in text:
+            return 1.0
+        raise RuntimeError("detector bug")
+
+    def parse(self, text: str, path: Path) -> Spec:
+        raise KeyError("parser bug")
+
+
+def test_a_plugins_crashing_format_is_a_spec_error_never_a_crash() -> None:
+    formats = [_Broken(), *builtin_formats()]
+    kiro = (EXAMPLES / "kiro" / "requirements.md").read_text()
+    assert len(parse_spec_text(kiro, Path("r.md"), formats).criteria) == 6  # detector skipped
+    with pytest.raises(SpecError, match="the broken format could not parse the spec") as info:
+        parse_spec_text("PARSE me\n", Path("x.md"), formats)
+    assert info.value.line == 1
+
+
+def test_the_parse_cache_never_serves_a_spec_read_in_another_format(tmp_path: Path) -> None:
+    from pytest_acceptance.formats import FormatChoice
+    from pytest_acceptance.spec_cache import parse_spec_cached
+
+    spec_path = tmp_path / "spec.md"
+    spec_path.write_text((EXAMPLES / "speckit/specs/001-csv-export/spec.md").read_text())
+    detected = FormatChoice(tuple(builtin_formats()))
+    forced = FormatChoice(tuple(builtin_formats()), "prose")
+    cache = tmp_path / "cache"
+    assert parse_spec_cached(spec_path, cache, detected).criteria[0].id == "US1-AC1"
+    assert parse_spec_cached(spec_path, cache, forced).criteria[0].id == "FR-001"
+    assert parse_spec_cached(spec_path, cache, detected).criteria[0].id == "US1-AC1"
