@@ -41,7 +41,7 @@ header{padding:22px 20px;color:#fff}
 header h1{margin:0 0 6px;font-size:24px}
 header p{margin:4px 0}
 .pass{background:#1e7d3c}.fail{background:#b3261e}.error{background:#8a3b00}
-.manual{background:#2857a4}
+.manual{background:#2857a4}.partial{background:#7a5a00}
 .badge{display:inline-block;padding:1px 8px;border-radius:4px;font-size:12px;
 font-weight:600;color:#fff;background:#6b7280;white-space:nowrap}
 .badge.passed{background:#1e7d3c}.badge.flaky{background:#a86b00}
@@ -121,9 +121,11 @@ def _count(number: int, noun: str) -> str:
 
 def _banner(verdict: Verdict, finished: float) -> str:
     status = verdict.status.value
+    partial = verdict.partial_selection and verdict.status is not VerdictStatus.FAIL
+    colour = "partial" if partial else status  # a partial pass must not look verified
     counts = ", ".join(f"{n} {name.replace('_', ' ')}" for name, n in verdict.counts.items() if n)
     lines = [
-        f'<header class="{status}"><h1>{text(status.upper())}: {text(headline(verdict))}</h1>',
+        f'<header class="{colour}"><h1>{text(status.upper())}: {text(headline(verdict))}</h1>',
         f"<p>exit code {int(verdict.exit_code)} · {text(counts or 'no criteria')}</p>",
     ]
     lines += [f'<p class="scope">{text(line)}</p>' for line in scope_lines(verdict) if line]

@@ -5,7 +5,8 @@ process). It knows which criteria were selected (from collection, or from what t
 workers collected), takes each result from the test reports (results travel from workers
 as the report attribute ``acceptance``), and at session end decides, writes
 ``.acceptance/verdict.json`` and sets the exit code. A selected criterion that never
-reported is an error, never a pass.
+reported is ``not_run`` (unknown), never a pass; ``-x`` under xdist (which pytest calls an
+interruption) ends with the same exit code as without it.
 """
 
 from __future__ import annotations

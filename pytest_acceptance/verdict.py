@@ -4,7 +4,9 @@ Pure functions over frozen data; the recorder (record.py) feeds them on the cont
 The verdict rules are seed 000's: any automated failure → the failures only (manual
 criteria not mentioned); all automated pass and manual criteria exist → the manual ones
 and "escalate"; everything passes → verified, /done may follow. A criterion that could not
-be verified (error) can never let the verdict pass.
+be verified (error) or was never run (not_run: -x stopped the run first) can never let the
+verdict pass; a run that selected only some criteria (``Scope``) says it was partial and is
+never called verified.
 """
 
 from __future__ import annotations

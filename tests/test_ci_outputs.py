@@ -5,6 +5,7 @@ and JUnit failures whose message is the first line (the whole text in the body).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -12,7 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from pytest_acceptance.ci_outputs import CELL_CHARS, md
 from specs import bash, manual, spec
 
 HOSTILE_TITLE = "pipes | and <script>alert(1)</script>"
@@ -144,3 +148,12 @@ def test_the_html_report_lands_where_asked_creating_its_directory(
     pytester.runpytest("--acceptance", "spec.md", "--acceptance-html", "deep/er/r.html")
     page = Path(pytester.path / "deep" / "er" / "r.html").read_text()
     assert "PASS: Verified: every criterion passed" in page and "the one" in page
+
+
+@given(st.text())
+def test_any_text_becomes_one_inert_markdown_line(value: str) -> None:
+    line = md(value)
+    assert "\n" not in line and "\r" not in line and "<" not in line and ">" not in line
+    assert not re.search(r"(?<!\\)[|`*_\[\]~]", line)  # table cells, code, emphasis, links
+    assert not re.match(r"[#+=-]|\d+[.)]", line)  # no heading, list or quote of its own
+    assert len(line) <= 2 * CELL_CHARS

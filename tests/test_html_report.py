@@ -261,3 +261,11 @@ def test_chromium_screenshot_shows_the_fail_banner_and_a_rendered_page(
     assert banner == bytes.fromhex("b3261e"), banner.hex()
     colours = {row[x : x + 3] for row in rows[::8] for x in range(0, width * 3, 24)}
     assert len(colours) > 20  # text, badges, tables: not a blank or uniform page
+
+
+def test_a_partial_pass_does_not_look_verified(tmp_path: Path) -> None:
+    path = tmp_path / "spec.md"
+    passed = Outcome(outcome("AC-1", "t", Status.PASSED, "", path).criterion, Result(Status.PASSED))
+    page = render_html(decide([passed], (), Scope(total=3)), [], tmp_path)
+    assert '<header class="partial">' in page and "not a verification" in page
+    assert '<header class="pass">' in render_html(decide([passed], (), Scope(1)), [], tmp_path)
