@@ -154,7 +154,7 @@ def tree_fingerprint(root: str) -> str:
         sys.path.insert(0, str(PLUGIN_ROOT))
     from pytest_acceptance.fingerprint import tree_fingerprint as fingerprint
 
-    return fingerprint(root)
+    return fingerprint(root, timeout=60)
 
 
 def _same_path(value: object, spec: Path) -> bool:

@@ -246,14 +246,15 @@ def write_ini(flow: Flow) -> Path:
     return path
 
 
-def fingerprint(repo: str) -> str:
-    """The tree fingerprint, taken by the gate; GateError when it cannot be taken."""
+def fingerprint(repo: str, deadline_at: float) -> str:
+    """The tree fingerprint, taken by the gate within the deadline; GateError when it cannot
+    be taken (a failing git, a FIFO, too slow)."""
     if str(PLUGIN_ROOT) not in sys.path:
         sys.path.insert(0, str(PLUGIN_ROOT))
     try:
         from pytest_acceptance.fingerprint import tree_fingerprint
 
-        return tree_fingerprint(repo)
+        return tree_fingerprint(repo, timeout=max(1.0, deadline_at - time.monotonic()))
     except Exception as error:  # an unusable fingerprint must never pass as "unchanged"
         raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
 
@@ -269,13 +270,13 @@ def run(flow: Flow, deadline_at: float) -> dict[str, Any]:
             f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
             "/implement so the gate pins the environment again."
         )
-    before = fingerprint(flow.repo)
+    before = fingerprint(flow.repo, deadline_at)
     stored = flow.result_for(before)
     if stored is not None:
         return stored
     started = time.time()
     verdict, returncode, tail = _pytest(flow, deadline_at)
-    after = fingerprint(flow.repo)
+    after = fingerprint(flow.repo, deadline_at)
     result = _result(flow, verdict, returncode, tail, before, after)
     result["duration"] = round(time.time() - started, 3)
     if before == after:
