@@ -34,7 +34,8 @@ import json, time
 from pytest_acceptance.fingerprint import tree_fingerprint
 fp = tree_fingerprint('.')
 spec = __import__('os').path.realpath('spec.md')
-crit = {{"id": "AC-1", "title": "value file says two", "spec": spec, "line": 5, "method": "bash", "category": "", "priority": "MUST", "status": "passed",
+crit = {{"id": "AC-1", "title": "value file says two", "spec": spec, "line": 5,
+        "method": "bash", "category": "", "priority": "MUST", "status": "passed",
         "attempts": 1, "duration": 0.1, "message": "", "output": "", "issues": []}}
 now = time.time()
 data = {{"schema": "pytest-acceptance/verdict", "version": 1, "status": "pass", "exit_code": 0,
