@@ -2,8 +2,13 @@
 
 After ACCEPTANCE_HOOK_MAX_BLOCKS blocks in one flow (default 8, the CLI's own cap), or
 ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS blocks in a row answered without any tool call while
-stop_hook_active (default 3), the stop goes through with a message that it was FORCED, not
-verified, recorded in <repo>/.acceptance/forced-stops.jsonl.
+stop_hook_active (default 3), the stop goes through — FORCED, NOT verified — in a way machines
+see: the hook answers `{"continue": false, "stopReason": "FORCED, NOT verified: ..."}`, which
+the CLI reports as `"terminal_reason": "stop_hook_prevented"` in `claude -p --output-format
+json` (a verified end says "completed"). The forced stop is recorded, with its reason, in
+$CLAUDE_PLUGIN_DATA/forced-stops.jsonl (the plugin's own state, out of the agent's reach while
+a flow is open) and in <repo>/.acceptance/forced-stops.jsonl (for the people and CI reading
+the project).
 """
 
 from __future__ import annotations
@@ -13,12 +18,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hook_io import emit, env_int, git_toplevel, tell_user, text_field
+from flow_state import data_dir
+from hook_io import emit, env_int, git_toplevel, text_field
 from transcript import BLOCK_TAG, Flow, Transcript
 
 DEFAULT_MAX_BLOCKS = 8  # Claude Code overrides a 9th consecutive block by itself
 DEFAULT_MAX_IDLE_BLOCKS = 3
 FORCED_STOPS_RELATIVE = Path(".acceptance") / "forced-stops.jsonl"
+FORCED_STOPS_STATE = "forced-stops.jsonl"  # under $CLAUDE_PLUGIN_DATA
+FORCED_PREFIX = "FORCED, NOT verified"
 
 
 def block_or_force(
@@ -29,10 +37,16 @@ def block_or_force(
         emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
         return
     spec = flow.spec_path(text_field(payload, "cwd"))
-    where = _record_forced_stop(payload, spec, why, reason)
-    tell_user(
-        f"pytest-acceptance: this stop was FORCED, NOT verified: {why}. The /implement flow for "
-        f"{spec} did not end with verified evidence. Still open: {reason} {where}"
+    record = forced_stop_record(payload, spec, why, reason)
+    where = " ".join(_append_record(path, record) for path in _record_paths(payload))
+    message = (
+        f"{FORCED_PREFIX}: {why}. The /implement flow for {spec} did not end with verified "
+        f"evidence. Still open: {reason} {where}"
+    )
+    # continue: false ends the session as "stop_hook_prevented" (not "completed"), so a
+    # wrapper or CI job reading the CLI's JSON result sees that nothing was verified.
+    emit(
+        {"continue": False, "stopReason": message, "systemMessage": f"pytest-acceptance: {message}"}
     )
 
 
@@ -66,23 +80,36 @@ def _force_reason(flow: Flow, transcript: Transcript, payload: dict[str, Any]) -
     return None
 
 
-def _record_forced_stop(payload: dict[str, Any], spec: Path | None, why: str, reason: str) -> str:
-    cwd = text_field(payload, "cwd")
-    root = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
-    path = root / FORCED_STOPS_RELATIVE
-    record = {
+def forced_stop_record(
+    payload: dict[str, Any], spec: Path | None, why: str, reason: str
+) -> dict[str, Any]:
+    return {
         "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "at_epoch": time.time(),
         "session_id": payload.get("session_id"),
         "transcript_path": payload.get("transcript_path"),
+        "cwd": payload.get("cwd"),
         "spec": str(spec) if spec else None,
         "forced_because": why,
         "open_reason": reason,
     }
+
+
+def _record_paths(payload: dict[str, Any]) -> list[Path]:
+    """Where a forced stop is recorded: the plugin's state, then the project's .acceptance/."""
+    paths = [data_dir() / FORCED_STOPS_STATE]
+    cwd = text_field(payload, "cwd")
+    root = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
+    paths.append(root / FORCED_STOPS_RELATIVE)
+    return paths
+
+
+def _append_record(path: Path, record: dict[str, Any]) -> str:
     try:
         if not path.parent.is_dir():
             path.parent.mkdir(parents=True)
-            (path.parent / ".gitignore").write_text("*\n", encoding="utf-8")
+            if path.parent.name == ".acceptance":
+                (path.parent / ".gitignore").write_text("*\n", encoding="utf-8")
         with path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
     except OSError as error:

@@ -100,6 +100,13 @@ def env_int(name: str, default: int) -> int:
         return default
 
 
+def env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, "").strip() or default)
+    except ValueError:
+        return default
+
+
 def env_enabled(name: str) -> bool:
     """Extra layers are on unless switched off with 0/false/no/off."""
     return os.environ.get(name, "").strip().lower() not in {"0", "false", "no", "off"}
@@ -121,3 +128,16 @@ def git_toplevel(folder: Path) -> Path | None:
         return None
     top = done.stdout.strip()
     return Path(top) if done.returncode == 0 and top else None
+
+
+def deny_tool_call(reason: str) -> None:
+    """A PreToolUse answer that refuses the tool call; the model reads `reason`."""
+    emit(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }
+    )

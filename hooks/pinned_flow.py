@@ -31,8 +31,8 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         if event.skill == "implement" and event.via == "command"
     ]
     if pin is None:
-        flow = transcript.current_flow()
-        if flow is None or closed_in_transcript(flow, transcript):
+        flow = transcript.open_flow()
+        if flow is None:
             return Situation()
         return Situation(
             flow,
@@ -69,6 +69,8 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         )
     after = [e for e in transcript.skill_events() if e.offset > event.offset]
     flow = Flow(event, [e for e in after if e.skill != "implement"])
+    if not later and transcript.released_by_interrupt(flow):
+        return Situation(pin=pin)  # interrupted before any work, and the user moved on
     if later:
         return Situation(
             flow,
@@ -104,13 +106,3 @@ def stand_in_event(pin: PinnedFlow) -> SkillEvent:
     from the start of the file then)."""
     entry: dict[str, Any] = {"cwd": pin.get("cwd")}
     return SkillEvent("implement", 0, str(pin.get("args") or ""), entry, "command")
-
-
-def closed_in_transcript(flow: Flow, transcript: Transcript) -> bool:
-    """For a flow without a pin: its /done or /escalate let the session stop and the user
-    typed a new prompt after it."""
-    terminal = flow.terminal()
-    if terminal is None:
-        return False
-    prompt = transcript.user_prompt_after(terminal.offset)
-    return prompt is not None and not transcript.our_block_offsets(terminal.offset, prompt)

@@ -66,6 +66,7 @@ ESCALATE = "/pytest-acceptance:escalate"
 LISTED = 10  # criteria named in one reason; the rest are counted
 DEADLINE = 840  # seconds; the hook's timeout in hooks.json is 900
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
+DEFAULT_SETTLE_SECONDS = 10.0  # well under the deadline; an honest flow waits milliseconds
 
 
 def main() -> int:
@@ -76,7 +77,13 @@ def main() -> int:
     pin = PinnedFlow.load(session_id) if session_id else None
     _SEEN["pin"] = pin
     try:
-        transcript = Transcript.load(payload.get("transcript_path"))
+        # The CLI writes its transcript lazily: wait (bounded) until it holds the message
+        # that ended this turn, so the /done or /escalate just before it is on disk too.
+        transcript = Transcript.load_settled(
+            payload.get("transcript_path"),
+            payload.get("last_assistant_message"),
+            hook_io.env_float("ACCEPTANCE_HOOK_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
+        )
     except hook_io.HookInputError as error:
         if pin is not None and pin.is_open:
             raise  # inside a flow: the fail-closed handler blocks with the reason

@@ -15,6 +15,7 @@ import mmap
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,34 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 _BASE_DIR = "Base directory for this skill:"
 _META_WINDOW = 1 << 16  # a command's skill text is written right after the command line
 _TASK_CREATED = re.compile(r"Task #(\S+) created")
+# The user line Claude Code writes when the user interrupts a turn (Esc, or an SDK interrupt);
+# "[Request interrupted by user for tool use]" when a tool was running.
+INTERRUPTED = "[Request interrupted by user"
+# A first prompt after an interrupted /implement that takes the flow up again.
+_RESUME_WORDS = frozenset(
+    [
+        "continue",
+        "go",
+        "on",
+        "resume",
+        "proceed",
+        "carry",
+        "keep",
+        "going",
+        "ahead",
+        "yes",
+        "ok",
+        "okay",
+        "please",
+        "implement",
+        "it",
+        "the",
+        "flow",
+        "work",
+        "now",
+    ]
+)
+SETTLE_POLL_SECONDS = 0.02
 
 
 # --- the transcript ------------------------------------------------------------------------
@@ -200,6 +229,71 @@ class Transcript:
         if not starts:
             return None
         return Flow(events[starts[-1]], events[starts[-1] + 1 :])
+
+    def open_flow(self) -> Flow | None:
+        """The current flow while it still holds the session; None when there is none, when
+        its /done or /escalate let the session stop and the user moved on, or when the user
+        interrupted its /implement before any work and moved on to something else."""
+        flow = self.current_flow()
+        if flow is None or self.closed(flow) or self.released_by_interrupt(flow):
+            return None
+        return flow
+
+    def closed(self, flow: Flow) -> bool:
+        """A flow whose /done or /escalate let the session stop is over once the user types a
+        new prompt: later, unrelated work in the session is not held to the spec. A flow whose
+        last stop was blocked stays enforced, whatever the user says next."""
+        terminal = flow.terminal()
+        if terminal is None:
+            return False
+        prompt = self.user_prompt_after(terminal.offset)
+        return prompt is not None and not self.our_block_offsets(terminal.offset, prompt)
+
+    def released_by_interrupt(self, flow: Flow) -> bool:
+        """A typed /implement that the user interrupted before the model answered at all, and
+        after which the user asked for something else (or nothing yet), was never started.
+        Once the model answered, an interrupt is a pause: the flow holds. A first prompt
+        after the interrupt that only says to go on ("continue", "go on") resumes it."""
+        if flow.implement.via != "command":
+            return False
+        interrupt = self._first_interrupt_after(flow.offset)
+        if interrupt is None or self._assistant_between(flow.offset, interrupt):
+            return False
+        prompt = self.user_prompt_after(interrupt)
+        return prompt is None or not _is_resume(self._prompt_at(prompt))
+
+    def _first_interrupt_after(self, offset: int) -> int | None:
+        for start, _, entry in self.lines_with(INTERRUPTED.encode(), offset):
+            if start > offset and is_interrupt(entry):
+                return start
+        return None
+
+    def _assistant_between(self, start: int, end: int) -> bool:
+        return any(True for _ in self.lines_with(b'"type":"assistant"', start, end))
+
+    def _prompt_at(self, offset: int) -> str:
+        line_start, line_end = self._line(offset)
+        entry = self._decode(line_start, line_end)
+        return (_prompt_text(entry) if entry else None) or ""
+
+    def holds_message(self, message: object) -> bool:
+        """Whether the transcript already holds `message` as its last assistant text (the
+        Stop payload's last_assistant_message): the CLI writes its transcript lazily."""
+        wanted = " ".join(message.split()) if isinstance(message, str) else ""
+        if not wanted:
+            return True  # nothing to wait for
+        return " ".join(self.last_assistant_text().split()).endswith(wanted)
+
+    @classmethod
+    def load_settled(cls, path_value: object, message: object, timeout: float) -> Transcript:
+        """The transcript once it holds `message` (see holds_message), polling with short
+        sleeps for at most `timeout` seconds; after that, as it is (judged as written)."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            transcript = cls.load(path_value)
+            if transcript.holds_message(message) or time.monotonic() >= deadline:
+                return transcript
+            time.sleep(SETTLE_POLL_SECONDS)
 
     # -- what the stop hook needs besides skills
 
@@ -447,8 +541,21 @@ def _prompt_text(entry: dict[str, Any]) -> str | None:
     return None
 
 
+def is_interrupt(entry: dict[str, Any]) -> bool:
+    """The line Claude Code writes when the user interrupts a turn."""
+    if entry.get("type") != "user" or entry.get("isSidechain") is True:
+        return False
+    text = _prompt_text(entry)
+    return text is not None and text.startswith(INTERRUPTED)
+
+
+def _is_resume(prompt: str) -> bool:
+    words = re.findall(r"[a-z]+", prompt.lower())
+    return bool(words) and len(words) <= 6 and all(word in _RESUME_WORDS for word in words)
+
+
 def _is_user_prompt(entry: dict[str, Any]) -> bool:
-    if entry.get("type") != "user" or entry.get("isMeta") is True:
+    if entry.get("type") != "user" or entry.get("isMeta") is True or is_interrupt(entry):
         return False
     if entry.get("promptSource") == "system" or "origin" in entry:
         return False  # e.g. a <task-notification> the CLI queues as a user turn

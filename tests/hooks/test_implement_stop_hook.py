@@ -618,6 +618,7 @@ def test_contradiction_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) 
     builder.done()
     env = {"ACCEPTANCE_HOOK_CONTRADICTIONS": "0"}
     last = "Done, but it needs human review."
+    builder.text(last)  # the CLI's transcript holds the message that ended the turn
     assert not stop(builder, repo, tmp_path, last=last, env=env).blocked
 
 
@@ -626,6 +627,7 @@ def test_honest_summary_is_not_a_contradiction(repo: Path, spec: Path, tmp_path:
     make_pass(repo)
     builder.done()
     last = "## Implementation Complete\n- AC-1: works ✓ (verified by pytest --acceptance)"
+    builder.text(last)
     assert not stop(builder, repo, tmp_path, last=last).blocked
 
 

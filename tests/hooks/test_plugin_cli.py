@@ -160,7 +160,7 @@ def test_honest_implement_verify_done_may_stop(
     # The CLI substituted the skill arguments and the plugin root into the skill texts.
     texts = json.dumps([entry for entry in entries if entry.get("isMeta")])
     assert "Spec argument: `spec.md`" in texts
-    assert f"pip install -e {REPO_ROOT}" in texts
+    assert f'pip install \\"{REPO_ROOT}\\"' in texts  # JSON-escaped quotes
 
 
 def test_done_while_verification_fails_is_blocked_with_the_failing_criterion(

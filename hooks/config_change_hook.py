@@ -1,0 +1,47 @@
+"""ConfigChange hook: while an /implement flow is open, settings changes that switch hooks
+off (disableAllHooks, this plugin disabled) or add/alter hooks do not take effect.
+
+The rules and the snapshot they compare with are in settings_guard.py. Outside a flow every
+change goes through. The refusal is `{"decision": "block", "reason": ...}`: the CLI keeps the
+settings it had.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
+import hook_io
+import session_flow
+import settings_guard
+
+
+def main() -> int:
+    payload = hook_io.read_payload(sys.stdin.buffer.read())
+    if payload.get("source") not in settings_guard.GUARDED_SOURCES:
+        return 0
+    flow = session_flow.open_flow(payload)
+    if flow is None:
+        return 0
+    snapshot = settings_guard.load_snapshot(settings_guard.snapshot_path(flow.key))
+    why = settings_guard.refusal(payload.get("source"), payload.get("file_path"), snapshot)
+    if why is not None:
+        settings_guard.record_refusal(payload, why)
+        refuse(
+            f"{why} while the /implement flow for {flow.spec} is open: the change does not take "
+            "effect. Hooks are the human's to change, between flows."
+        )
+    return 0
+
+
+def refuse(reason: str) -> None:
+    hook_io.emit({"decision": "block", "reason": f"[pytest-acceptance guard] {reason}"})
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as error:  # fail closed: keep the settings that were in force
+        refuse(f"the settings guard failed ({error!r}); the change was not applied.")
+        sys.exit(0)

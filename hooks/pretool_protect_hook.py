@@ -1,0 +1,81 @@
+"""PreToolUse hook (Write|Edit|MultiEdit|NotebookEdit|Bash): protected paths during a flow.
+
+Outside an /implement flow it allows everything. Inside one it denies, with a reason the
+model can act on, the writes protect.py finds to the spec, the plugin, its state, the
+evidence, Claude Code's settings and transcripts, and git's internals; and it takes the
+flow's settings snapshot that the ConfigChange hook compares against. Bash is checked by a
+heuristic (see protect.py); the README says what stops an agent that obfuscates.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
+import hook_io
+import protect
+import session_flow
+import settings_guard
+from flow_state import data_dir
+
+TAG = "[pytest-acceptance guard]"
+
+
+def main() -> int:
+    payload = hook_io.read_payload(sys.stdin.buffer.read())
+    flow = session_flow.open_flow(payload)
+    if flow is None:
+        return 0
+    cwd = Path(hook_io.text_field(payload, "cwd") or os.getcwd())
+    _snapshot_settings(flow, cwd)
+    tool_name = str(payload.get("tool_name"))
+    tool_input = payload.get("tool_input")
+    protected = protect.protected_set(
+        flow.spec,
+        hook_io.PLUGIN_ROOT,
+        str(data_dir()),
+        hook_io.text_field(payload, "transcript_path"),
+        Path.home(),
+        cwd,
+    )
+    try:
+        found = protect.violations(
+            tool_name, tool_input if isinstance(tool_input, dict) else {}, cwd, protected
+        )
+    except protect.UnreadableCommand as error:
+        deny(
+            f"This command cannot be read ({error}), so it cannot be checked against the paths "
+            "protected during an /implement flow. Write it with balanced quotes."
+        )
+        return 0
+    if found:
+        deny(
+            f"{protect.describe(found)}. These paths are protected while the /implement flow "
+            f"for {flow.spec} is open. Work on the code instead; to verify, run "
+            "/pytest-acceptance:verify; if the spec or the setup itself is wrong, "
+            "/pytest-acceptance:escalate with the evidence so a human decides."
+        )
+    return 0
+
+
+def _snapshot_settings(flow: session_flow.OpenFlow, cwd: Path) -> None:
+    project = Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
+    path = settings_guard.snapshot_path(flow.key)
+    try:
+        settings_guard.ensure_snapshot(path, settings_guard.settings_files(project, Path.home()))
+    except OSError as error:
+        hook_io.tell_user(f"pytest-acceptance guard: cannot snapshot settings ({error}).")
+
+
+def deny(reason: str) -> None:
+    hook_io.deny_tool_call(f"{TAG} {reason}")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except Exception as error:  # fail closed: a guard that cannot check does not wave through
+        deny(f"the guard failed ({error!r}), so this tool call is refused; try it another way.")
+        sys.exit(0)

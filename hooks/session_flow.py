@@ -1,0 +1,53 @@
+"""The open /implement flow of a session, for the guard hooks (protected paths, settings).
+
+The pin (flow_state.py) is the reference and the transcript says what happened since
+(pinned_flow.resolve): a flow closed by /done or /escalate and a new prompt, or released by
+an interrupt before any work, is not open. A pinned, open flow whose transcript cannot be
+read is still open: the guards then protect with what the pin says (fail closed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import hook_io
+import pinned_flow
+from flow_state import Flow as PinnedFlow
+from transcript import Transcript
+
+
+class OpenFlow:
+    """An open flow: its spec (pinned, else as the transcript names it) and its identity."""
+
+    def __init__(self, spec: Path | None, key: str) -> None:
+        self.spec = spec
+        self.key = key  # stable for the flow's lifetime: names its settings snapshot
+
+
+def open_flow(payload: dict[str, Any]) -> OpenFlow | None:
+    """The session's open flow, None outside one. Raises HookInputError (FlowStateError)
+    when the plugin's state cannot be read: the caller cannot tell, and fails closed."""
+    session = hook_io.session_id(payload) or ""
+    pin = PinnedFlow.load(session) if session else None
+    cwd = hook_io.text_field(payload, "cwd")
+    try:
+        transcript = Transcript.load(payload.get("transcript_path"))
+    except hook_io.HookInputError:
+        if pin is not None and pin.is_open:
+            return OpenFlow(_pinned_spec(pin), _key(session, pin.get("pinned_at")))
+        return None
+    situation = pinned_flow.resolve(pin, transcript)
+    if situation.flow is None:
+        return None
+    spec = _pinned_spec(pin) if pin is not None else None
+    return OpenFlow(spec or situation.flow.spec_path(cwd), _key(session, situation.flow.offset))
+
+
+def _pinned_spec(pin: PinnedFlow) -> Path | None:
+    return Path(pin.spec_path) if pin.spec_path else None
+
+
+def _key(session: str, marker: object) -> str:
+    safe = "".join(char for char in session if char.isalnum() or char in "-_") or "session"
+    return f"{safe}-{marker}"

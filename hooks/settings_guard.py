@@ -1,0 +1,116 @@
+"""Settings changes during an /implement flow: refuse the ones that switch hooks off or add some.
+
+Claude Code hot-reloads its settings files and sends a ConfigChange event (payload: `source`
+= user_settings | project_settings | local_settings | policy_settings | skills, `file_path`)
+before the change takes effect; a hook answering `{"decision": "block"}` keeps the old
+settings. While a flow is open, a change of a user, project or local settings file is refused
+when it sets `disableAllHooks`, disables this plugin in `enabledPlugins`, or makes its `hooks`
+section differ from the one in force when the flow started. "In force when the flow started"
+is a snapshot the PreToolUse guard takes at the flow's first guarded tool call (before the
+agent can have written anything), kept in the plugin's own state ($CLAUDE_PLUGIN_DATA).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from flow_state import data_dir
+from hook_io import PLUGIN_NAME
+
+GUARDED_SOURCES = {"user_settings", "project_settings", "local_settings"}
+SNAPSHOTS = "settings-snapshots"
+REFUSALS = "settings-refusals.jsonl"  # under the plugin's data folder: what was refused
+
+
+def settings_files(project_dir: Path, home: Path) -> list[Path]:
+    """The settings files an agent could change (managed settings are the admin's)."""
+    return [
+        home / ".claude" / "settings.json",
+        home / ".claude" / "settings.local.json",
+        project_dir / ".claude" / "settings.json",
+        project_dir / ".claude" / "settings.local.json",
+    ]
+
+
+def hook_view(path: Path) -> dict[str, Any]:
+    """What in one settings file decides which hooks run. Unreadable or absent: nothing."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    plugins = data.get("enabledPlugins")
+    ours = (
+        {key: value for key, value in plugins.items() if key.split("@")[0] == PLUGIN_NAME}
+        if isinstance(plugins, dict)
+        else {}
+    )
+    return {
+        "disableAllHooks": data.get("disableAllHooks") is True,
+        "hooks": data.get("hooks"),
+        "ourPlugin": ours,
+    }
+
+
+def snapshot_path(flow_key: str) -> Path:
+    return data_dir() / SNAPSHOTS / f"{flow_key}.json"
+
+
+def ensure_snapshot(path: Path, files: list[Path]) -> None:
+    """Record the hook view of every settings file, once per flow (first call wins)."""
+    if path.exists():
+        return
+    views = {os.path.realpath(file): hook_view(file) for file in files}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(json.dumps(views), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def load_snapshot(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def refusal(source: object, file_path: object, snapshot: dict[str, Any]) -> str | None:
+    """Why this settings change must not take effect during the flow; None to let it."""
+    if source not in GUARDED_SOURCES or not isinstance(file_path, str) or not file_path:
+        return None
+    before = snapshot.get(os.path.realpath(file_path))
+    before = before if isinstance(before, dict) else {}
+    after = hook_view(Path(file_path))
+    if after.get("disableAllHooks") and not before.get("disableAllHooks"):
+        return f"{file_path} sets disableAllHooks"
+    for key, enabled in (after.get("ourPlugin") or {}).items():
+        if enabled is False and (before.get("ourPlugin") or {}).get(key) is not False:
+            return f"{file_path} disables the plugin {key}"
+    if (after.get("hooks") or None) != (before.get("hooks") or None):
+        return f"{file_path} changes its hooks section (hooks added, removed or altered)"
+    return None
+
+
+def record_refusal(payload: dict[str, Any], why: str) -> None:
+    """One JSON line per refused change, for the human reading the plugin's state later."""
+    record = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "session_id": payload.get("session_id"),
+        "source": payload.get("source"),
+        "file_path": payload.get("file_path"),
+        "refused_because": why,
+    }
+    try:
+        data_dir().mkdir(parents=True, exist_ok=True)
+        with (data_dir() / REFUSALS).open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+    except OSError:
+        pass  # the refusal itself stands; the record is for reading later
