@@ -89,5 +89,10 @@ def end_finished_flow(session_id: str) -> None:
         flow = Flow.load(session_id)
     except FlowStateError:
         return  # the Stop hook reports a damaged state; a prompt is never refused for it
-    if flow is not None and flow.is_open and flow.finished():
+    if flow is None or not flow.is_open:
+        return
+    if flow.finished():
         flow.close("the user typed a new prompt after the flow's /done or /escalate")
+    else:  # what an interrupted flow's release needs: a prompt the user really typed
+        flow.data["prompts_after_pin"] = int(flow.get("prompts_after_pin") or 0) + 1
+        flow.save()

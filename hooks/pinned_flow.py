@@ -69,8 +69,11 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         )
     after = [e for e in transcript.skill_events() if e.offset > event.offset]
     flow = Flow(event, [e for e in after if e.skill != "implement"])
-    if not later and transcript.released_by_interrupt(flow):
-        return Situation(pin=pin)  # interrupted before any work, and the user moved on
+    # Interrupted before any work, and the user moved on. The transcript alone could be
+    # forged into that shape; the prompt hook's count of prompts typed since the pin cannot.
+    typed_since = int(pin.get("prompts_after_pin") or 0)
+    if not later and typed_since > 0 and transcript.released_by_interrupt(flow):
+        return Situation(pin=pin)
     if later:
         return Situation(
             flow,

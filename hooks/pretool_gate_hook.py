@@ -28,13 +28,13 @@ from flow_state import Flow as PinnedFlow
 from flow_state import FlowStateError
 from transcript import Transcript, skill_name
 
-DEADLINE = 840  # seconds; the hook's timeout in hooks.json is 900
+DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hook's timeout in hooks.json is 900
 TAG = "[pytest-acceptance gate]"
 _SEEN: dict[str, Any] = {}
 
 
 def main() -> int:
-    hook_io.start_deadline(DEADLINE)
+    hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
     payload = hook_io.read_payload(sys.stdin.buffer.read())
     _SEEN["payload"] = payload
     parsed = _requested_skill(payload)

@@ -64,13 +64,13 @@ VERIFY = "/pytest-acceptance:verify"
 DONE = "/pytest-acceptance:done"
 ESCALATE = "/pytest-acceptance:escalate"
 LISTED = 10  # criteria named in one reason; the rest are counted
-DEADLINE = 840  # seconds; the hook's timeout in hooks.json is 900
+DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hook's timeout in hooks.json is 900
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 DEFAULT_SETTLE_SECONDS = 10.0  # well under the deadline; an honest flow waits milliseconds
 
 
 def main() -> int:
-    hook_io.start_deadline(DEADLINE)
+    hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
     payload = hook_io.read_payload(sys.stdin.buffer.read())
     _SEEN["payload"] = payload
     session_id = hook_io.session_id(payload)
