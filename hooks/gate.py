@@ -307,10 +307,13 @@ def _pytest(flow: Flow, deadline_at: float) -> tuple[dict[str, Any] | None, int,
             )
             os.close(writer)
             writer = -1
-            drain = threading.Thread(target=_drain, args=(reader, chunks), daemon=True)
-            drain.start()
-            returncode = _wait(process, deadline_at)
-            drain.join(timeout=max(0.1, min(10.0, deadline_at - time.monotonic())))
+            try:
+                drain = threading.Thread(target=_drain, args=(reader, chunks), daemon=True)
+                drain.start()
+                returncode = _wait(process, deadline_at)
+                drain.join(timeout=max(0.1, min(10.0, deadline_at - time.monotonic())))
+            finally:  # also when the hook's own deadline interrupts the wait
+                _kill_group(process)
     except OSError as error:
         raise GateError(f"the gate could not start `{python} -m pytest` ({error})") from None
     finally:
