@@ -453,12 +453,12 @@ def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
     manual = [by_id[i] for i in pinned if by_id[i].get("status") == "manual"]
     if failing:
         return (
-            f"these criteria fail in the gate's own verification run: {_named(failing)}. "
+            f"these criteria fail in the gate's own verification run: {named_criteria(failing)}. "
             f"Work on exactly those, run {VERIFY}, then {DONE} again"
         )
     if manual:
         return (
-            f"the automated criteria pass but manual criteria remain: {_named(manual)}. "
+            f"the automated criteria pass but manual criteria remain: {named_criteria(manual)}. "
             f"{DONE} is not possible: call {ESCALATE} with them so a human checks them"
         )
     if result.get("status") != "pass":
@@ -489,9 +489,10 @@ def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
     return None
 
 
-def _named(items: list[dict[str, Any]]) -> str:
+def named_criteria(items: list[dict[str, Any]]) -> str:
+    """ "AC-3 title (failed: why); ..." for a block reason, the first LISTED of them."""
     named = [
-        f"{c.get('id')} {c.get('title') or ''} ({c.get('status')}"
+        f"{c.get('id', '?')} {c.get('title') or ''} ({c.get('status')}"
         + (f": {str(c['message'])[:160]}" if c.get("message") else "")
         + ")"
         for c in items[:LISTED]

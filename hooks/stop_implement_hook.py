@@ -196,30 +196,19 @@ def _not_passing(spec: Path, verdict: evidence.Verdict) -> str:
     where = f"(verification of {format_epoch(verdict.finished)}, {verdict.path})"
     if failing:
         return (
-            f"These criteria of {spec} still fail {where}: {_criteria(failing)}. Work on exactly "
-            f"those, then run {VERIFY} again."
+            f"These criteria of {spec} still fail {where}: {gate.named_criteria(failing)}. "
+            f"Work on exactly those, then run {VERIFY} again."
         )
     if manual:
         return (
             f"The automated criteria of {spec} pass but manual criteria remain {where}: "
-            f"{_criteria(manual)}. {DONE} is not possible: call {ESCALATE} with them so a "
-            "human checks them."
+            f"{gate.named_criteria(manual)}. {DONE} is not possible: call {ESCALATE} with them "
+            "so a human checks them."
         )
     return (
         f"The last verification run {where} ended with status {verdict.status!r} (exit code "
         f"{verdict.data.get('exit_code')}). Run {VERIFY} again and fix what it reports."
     )
-
-
-def _criteria(items: list[dict[str, Any]]) -> str:
-    named = [
-        f"{item.get('id', '?')} {item.get('title', '')} ({item.get('status')}"
-        + (f": {str(item['message'])[:160]}" if item.get("message") else "")
-        + ")"
-        for item in items[:LISTED]
-    ]
-    more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
-    return "; ".join(named) + more
 
 
 def _tree_changed(verdict: evidence.Verdict, spec: Path) -> str | None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from claude_harness import MessagesStandIn, Scripted, text, tool_results, tool_use
-from hook_transcripts import BLOCK_TAG, git
-from test_plugin_cli import PYTEST, SPEC, implement
+from hook_transcripts import BLOCK_TAG, VALUE_SPEC, git
+from test_plugin_cli import PYTEST, implement
 
 pytestmark = pytest.mark.cli
 
@@ -56,7 +56,7 @@ PLUGIN = (
     "def pytest_acceptance_run(criterion, context):\n"
     "    return Result(Status.PASSED, message='forged')\n"
 )
-TRIVIAL = SPEC.replace("grep -qx 2 value.txt", "true")
+TRIVIAL = VALUE_SPEC.replace("grep -qx 2 value.txt", "true")
 # Written so that the guard's protected-path heuristic (a heuristic: see the README) does not
 # recognise them, to prove the gate catches what gets past it.
 WEAKEN = (
@@ -110,20 +110,6 @@ ATTACKS = [
     ),
     ("escalate-with-a-forged-failing-verdict", f"echo 2 > value.txt && {FLIP}", "escalate"),
 ]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    repo = tmp_path / "project"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "agent@example.com")
-    git(repo, "config", "user.name", "Agent")
-    (repo / "spec.md").write_text(SPEC)
-    (repo / "value.txt").write_text("1\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "spec")
-    return repo
 
 
 def script(command: str, skill: str) -> list[Scripted]:
@@ -219,7 +205,7 @@ def test_weakened_test_file_blocks_done(
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     (repo / "spec.md").write_text(
-        SPEC.replace(
+        VALUE_SPEC.replace(
             "grep -qx 2 value.txt", "python -m pytest -q -p no:cacheprovider test_value.py"
         )
     )
