@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import hook_io
 from flow_state import Flow as PinnedFlow
+from flow_state import FlowStateError
 from transcript import Flow, SkillEvent, Transcript, format_epoch
 
 
@@ -109,3 +111,17 @@ def stand_in_event(pin: PinnedFlow) -> SkillEvent:
     from the start of the file then)."""
     entry: dict[str, Any] = {"cwd": pin.get("cwd")}
     return SkillEvent("implement", 0, str(pin.get("args") or ""), entry, "command")
+
+
+def inside_flow_in_doubt(seen: dict[str, Any]) -> PinnedFlow | bool | None:
+    """For a hook's fail-closed handler: the open pin it loaded (or loads now), True when
+    the state cannot be read (in doubt: inside), None when outside any open flow."""
+    if "pin" in seen:
+        pin = seen["pin"]
+    else:
+        session_id = hook_io.session_id(seen.get("payload") or {})
+        try:
+            pin = PinnedFlow.load(session_id) if session_id else None
+        except FlowStateError:
+            return True
+    return pin if pin is not None and pin.is_open else None

@@ -44,7 +44,6 @@ import gate
 import hook_io
 import pinned_flow
 from flow_state import Flow as PinnedFlow
-from flow_state import FlowStateError
 from transcript import BLOCK_TAG, Flow, SkillEvent, Transcript, format_epoch
 
 # Seed 004's contradiction phrases, plus their common variants.
@@ -255,14 +254,8 @@ def fail_closed(error: BaseException) -> None:
     flow the stop goes through with a message."""
     hook_io.cancel_deadline()
     payload = _SEEN.get("payload") or {}
-    pin = _SEEN.get("pin")
-    if pin is None and "pin" not in _SEEN:
-        session_id = hook_io.session_id(payload)
-        try:
-            pin = PinnedFlow.load(session_id) if session_id else None
-        except FlowStateError:
-            pin = "unknown"
-    if pin is None or (isinstance(pin, PinnedFlow) and not pin.is_open):
+    pin = pinned_flow.inside_flow_in_doubt(_SEEN)
+    if pin is None:
         hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return
     reason = f"The stop hook could not check this stop ({error}), so it is not let through."
