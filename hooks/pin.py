@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import gate
+import gate_runtime
 from flow_state import Flow, FlowStateError, sha256_bytes, start
 from hook_io import git_toplevel, text_field
 from transcript import first_word, skill_name
@@ -62,10 +62,10 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     data["spec_sha256"] = sha256_bytes(spec_bytes)
     flow = start(session_id, data, spec_bytes, repo)
     try:
-        gate.complete_pin(flow, PROBE_BUDGET)
+        gate_runtime.complete_pin(flow, PROBE_BUDGET)
         flow.data["pinned_late"] = False
         flow.save()
-    except gate.GateError as error:  # the package is not installed yet: pinned at /done
+    except gate_runtime.GateError as error:  # the package is not installed yet: pinned at /done
         flow.data["pin_pending"] = str(error)
         flow.save()
     return flow

@@ -32,7 +32,7 @@ from hook_transcripts import (
 
 sys.path.insert(0, str(REPO_ROOT / "hooks"))
 import flow_state
-import gate
+import gate_runtime
 
 
 @pytest.fixture
@@ -200,13 +200,13 @@ def test_a_changed_interpreter_file_is_a_reason_to_block(tmp_path: Path) -> None
     module = site / "pytest_init.py"
     module.write_text("original\n")
     flow = flow_state.Flow(tmp_path, {"runtime": {}, "startup_files": {}})
-    gate.pin_runtime(
+    gate_runtime.pin_runtime(
         flow, {"python": "python3", "runtime_files": [str(module)], "site_folders": [str(site)]}
     )
-    assert gate.runtime_changes(flow) == []
+    assert gate_runtime.runtime_changes(flow) == []
     module.write_text("tampered\n")
     (site / "zz-evil.pth").write_text("import os\n")
-    assert gate.runtime_changes(flow) == [str(module), str(site / "zz-evil.pth")]
+    assert gate_runtime.runtime_changes(flow) == [str(module), str(site / "zz-evil.pth")]
 
 
 def test_the_gate_runs_with_a_project_venv_interpreter_when_none_is_configured(
