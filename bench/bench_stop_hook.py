@@ -34,10 +34,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tests" / "hooks"))
 
 from hook_transcripts import (  # noqa: E402
+    PLUGIN_DATA,
+    SPEC_TEXT,
     TranscriptBuilder,
+    make_pass,
     make_repo,
     stop_payload,
-    write_verdict,
 )
 
 HOOK = REPO_ROOT / "hooks" / "stop_implement_hook.py"
@@ -78,7 +80,8 @@ WORDS = tuple(
 
 
 def build(workdir: Path, megabytes: int, done: bool) -> tuple[Path, Path]:
-    repo = make_repo(workdir / "repo")
+    PLUGIN_DATA["current"] = workdir / "plugin-data"  # the pin /implement makes goes here
+    repo = make_repo(workdir / "repo", SPEC_TEXT)
     spec = repo / "specs" / "feature.md"
     builder = TranscriptBuilder(repo)
     builder.prompt("Please implement the spec.")
@@ -112,13 +115,19 @@ def build(workdir: Path, megabytes: int, done: bool) -> tuple[Path, Path]:
     with transcript.open("a", encoding="utf-8") as handle:
         for line in builder.lines:
             handle.write(json.dumps(line, separators=(",", ":")) + "\n")
-    write_verdict(repo, spec, "pass")
+    make_pass(repo)
     return repo, transcript
 
 
-def best_of(runs: int, command: list[str], stdin: bytes = b"") -> tuple[float, bytes]:
-    # As on a user's machine, the hooks' bytecode is cached after the first run.
+def best_of(
+    runs: int, command: list[str], stdin: bytes = b"", data: Path | None = None
+) -> tuple[float, bytes]:
+    # As on a user's machine, the hooks' bytecode is cached after the first run. The first
+    # Stop after /done runs the gate; the best of N is a Stop that reuses its stored result.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["ACCEPTANCE_GATE_PYTHON"] = sys.executable
+    if data is not None:
+        env["CLAUDE_PLUGIN_DATA"] = str(data)
     best, output = float("inf"), b""
     for _ in range(runs):
         started = time.perf_counter()
@@ -148,7 +157,8 @@ def main() -> int:
         rows = []
         for label, transcript in (("allowed", allowed), ("blocked", blocked)):
             payload = json.dumps(stop_payload(transcript, transcript.parent / "repo")).encode()
-            hook_time, output = best_of(options.runs, hook, payload)
+            data = transcript.parent / "plugin-data"
+            hook_time, output = best_of(options.runs, hook, payload, data)
             multi_time, _ = best_of(options.runs, [*many, str(transcript)])
             one_time, _ = best_of(
                 options.runs, [grep, "-c", "-F", "<command-name>", str(transcript)]

@@ -1,4 +1,7 @@
-"""Evidence: the verdict that `pytest --acceptance` writes, and where to find it.
+"""The agent's own evidence: the verdict its `pytest --acceptance` run wrote, and where.
+
+Advice only: before /done, the Stop hook reads it to say what is next. It is never what a
+flow ends on -- the gate's own run is (gate.py).
 
 Standard library only, like every hook module.
 """
@@ -154,7 +157,7 @@ def tree_fingerprint(root: str) -> str:
         sys.path.insert(0, str(PLUGIN_ROOT))
     from pytest_acceptance.fingerprint import tree_fingerprint as fingerprint
 
-    return fingerprint(root)
+    return fingerprint(root, timeout=60)
 
 
 def _same_path(value: object, spec: Path) -> bool:
@@ -178,17 +181,3 @@ def missing_verdict(
             f"{format_epoch(flow.started_at)}. Run /pytest-acceptance:verify again."
         )
     return None
-
-
-def escalation_evidence_problem(
-    flow: Flow, spec: Path | None, verdict: Verdict | None, problems: list[str]
-) -> str | None:
-    """What /escalate lacks: a /verify that ran in the flow, and its verdict for the spec."""
-    if not flow.called("verify"):
-        return (
-            "Must call /pytest-acceptance:verify before /pytest-acceptance:escalate: escalate "
-            "only with the evidence of a verification run of the spec in this /implement flow."
-        )
-    if spec is None:
-        return "The /implement of this flow named no spec file, so there is nothing to escalate."
-    return missing_verdict(flow, spec, verdict, problems)

@@ -21,23 +21,17 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from hook_io import HookInputError
+from hook_io import PLUGIN_ROOT, HookInputError
+
+sys.path.insert(0, str(PLUGIN_ROOT))  # the package's stdlib-only modules, not installed here
+from pytest_acceptance.gate_probe import CONFIG_FILES
 
 STATE_VERSION = 1
-# pytest's configuration files (pytest_acceptance.gate_probe reads the pinned copies).
-CONFIG_FILES = (
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-)
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 
 

@@ -4,9 +4,9 @@ Nothing the agent writes in the project is evidence. The gate runs `pytest --acc
 itself, on the spec as pinned at /implement (the copy in the plugin's state, never the
 project's file), with:
 
-- the interpreter pinned at /implement, under ``-I`` (no PYTHONPATH, no cwd on sys.path), its
-  files and those of the distributions the run imports hashed at pin time and checked
-  before every run (a new .pth file in a site folder counts as a change);
+- the interpreter pinned at /implement (gate_runtime.py), under ``-I`` (no PYTHONPATH, no
+  cwd on sys.path), its files and those of the distributions the run imports hashed at pin
+  time and checked before every run (a new .pth file in a site folder counts as a change);
 - an environment built from scratch (PATH, HOME, LANG/LC_*, TMPDIR, TZ, USER and the
   ANTHROPIC_* credentials an agent criterion needs; no BASH_ENV, ENV, PYTEST_ADDOPTS,
   PYTEST_PLUGINS, PYTHONPATH, ...), plugin autoload off, only pytest-acceptance and xdist
@@ -16,8 +16,7 @@ project's file), with:
 - ``--rootdir`` the repository pinned at /implement, and the run's cwd;
 - the verdict read from a pipe the gate hands to pytest (``--acceptance-verdict-fd``), not
   from ``.acceptance/verdict.json``;
-- the tree fingerprint taken by the gate before and after the run, equal to each other
-  and to the ones the verdict reports;
+- the tree fingerprint taken by the gate before and after the run, equal;
 - a deadline below the hook's timeout: a run that cannot finish is killed (its whole
   process group) and blocks with the reason.
 
@@ -28,7 +27,6 @@ the gate let through does not run again on the same tree.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import signal
@@ -41,6 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from flow_state import Flow
+from gate_runtime import (
+    GateError,
+    clean_env,
+    complete_pin,
+    file_digest,
+    integrity_module,
+    probe,
+    runtime_changes,
+)
 from hook_io import PLUGIN_ROOT, env_int
 
 DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
@@ -49,189 +56,13 @@ VERIFY = "/pytest-acceptance:verify"
 DONE = "/pytest-acceptance:done"
 ESCALATE = "/pytest-acceptance:escalate"
 LISTED = 10
-_KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
-
-
-class GateError(Exception):
-    """The gate cannot verify; the message says why and what to do. It blocks."""
 
 
 def deadline_seconds() -> int:
     return max(5, env_int("ACCEPTANCE_GATE_DEADLINE", DEFAULT_DEADLINE))
 
 
-# --- the interpreter and what it is made of ---------------------------------------------------
-
-
-def candidate_pythons(repo: Path) -> list[str]:
-    """Where the gate looks for an interpreter that can import pytest_acceptance."""
-    configured = os.environ.get("ACCEPTANCE_GATE_PYTHON", "").strip()
-    if configured:
-        return [configured]
-    found = [str(repo / folder / "bin" / "python") for folder in (".venv", "venv")]
-    found = [path for path in found if os.path.isfile(path)]
-    return [*found, "python3"]
-
-
-def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
-    """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError."""
-    command = [python, "-I", "-m", "pytest_acceptance.gate_probe"]
-    command += ["--config-dir", str(config_dir), str(spec)]
-    try:
-        done = subprocess.run(
-            command,
-            cwd=str(config_dir),
-            env=clean_env(python),
-            capture_output=True,
-            timeout=max(1.0, timeout),
-            check=False,
-            start_new_session=True,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        raise GateError(f"{python} could not run the probe ({error})") from None
-    try:
-        report = json.loads(done.stdout)
-    except ValueError:
-        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
-        raise GateError(f"{python} cannot run pytest_acceptance ({' | '.join(tail)})") from None
-    if not isinstance(report, dict) or not isinstance(report.get("criteria"), list):
-        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
-    return report
-
-
-def discover(repo: Path, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
-    """The probe of the first candidate interpreter that can run it."""
-    failures = []
-    for python in candidate_pythons(repo):
-        try:
-            return {**probe(python, spec, config_dir, timeout), "python": python}
-        except GateError as error:
-            failures.append(str(error))
-    raise GateError(
-        "no Python interpreter that can import pytest_acceptance was found ("
-        + "; ".join(failures)
-        + "). Install the package into the project's .venv, or set ACCEPTANCE_GATE_PYTHON."
-    )
-
-
-def file_digest(path: str) -> str | None:
-    """sha256 of a regular file, None when it is missing or not a regular file."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        digest = hashlib.sha256()
-        while True:
-            chunk = os.read(descriptor, 1 << 20)
-            if not chunk:
-                return digest.hexdigest()
-            digest.update(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(descriptor)
-
-
-def startup_files(folders: list[str]) -> dict[str, list[str]]:
-    """The .pth and sitecustomize files of each site folder: Python runs them at start."""
-    found = {}
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            names = []
-        found[folder] = sorted(
-            name
-            for name in names
-            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize"))
-        )
-    return found
-
-
-def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
-    """Record what the gate's interpreter is made of, hashed by this (stdlib) process."""
-    files = [str(path) for path in report.get("runtime_files", []) if isinstance(path, str)]
-    folders = [str(path) for path in report.get("site_folders", []) if isinstance(path, str)]
-    flow.data["python"] = report["python"]
-    flow.data["runtime"] = {path: file_digest(path) for path in files}
-    flow.data["startup_files"] = startup_files(folders)
-
-
-def runtime_changes(flow: Flow) -> list[str]:
-    """Files of the gate's interpreter that changed since they were pinned."""
-    changed = [
-        path
-        for path, digest in dict(flow.get("runtime") or {}).items()
-        if file_digest(path) != digest
-    ]
-    pinned = dict(flow.get("startup_files") or {})
-    for folder, names in startup_files(list(pinned)).items():
-        changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
-    return changed
-
-
-def complete_pin(flow: Flow, timeout: float) -> None:
-    """Parse the pinned spec and pin the interpreter, if /implement could not (the package
-    was not installed yet). Later than at /implement, so weaker: the README says so."""
-    if flow.get("criteria") is not None:
-        return
-    report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
-    flow.data["criteria"] = report["criteria"]
-    flow.data["collect_error"] = report.get("error")
-    flow.data["settings"] = report.get("settings") or {}
-    flow.data["pinned_late"] = True
-    pin_runtime(flow, report)
-    pin_integrity(flow)
-    flow.save()
-
-
-def pin_integrity(flow: Flow) -> None:
-    """The integrity snapshot of the files the bash criteria's commands name."""
-    commands = [
-        str(item["command"])
-        for item in flow.get("criteria") or []
-        if item.get("method") == "bash" and item.get("command")
-    ]
-    try:
-        integrity = _integrity_module()
-        flow.data["integrity"] = integrity.snapshot(flow.repo, commands)
-    except ImportError:
-        flow.data["integrity"] = None  # this version of the package has no integrity module
-    except Exception as error:  # recorded: a check that cannot be made blocks later
-        flow.data["integrity_error"] = f"{type(error).__name__}: {error}"
-
-
-def _integrity_module() -> Any:
-    if str(PLUGIN_ROOT) not in sys.path:
-        sys.path.insert(0, str(PLUGIN_ROOT))
-    from pytest_acceptance import integrity
-
-    return integrity
-
-
 # --- the run ------------------------------------------------------------------------------------
-
-
-def clean_env(python: str) -> dict[str, str]:
-    """The run's environment, from scratch: nothing the agent's shell could have set."""
-    env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
-    env.update(
-        {
-            key: value
-            for key, value in os.environ.items()
-            if key.startswith(("LC_", "ANTHROPIC_")) and value
-        }
-    )
-    folder = os.path.dirname(python)
-    path = env.get("PATH", os.defpath)
-    env["PATH"] = f"{folder}{os.pathsep}{path}" if folder else path
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["ACCEPTANCE_PARSE_CACHE"] = "0"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    return env
 
 
 def write_ini(flow: Flow) -> Path:
@@ -246,14 +77,15 @@ def write_ini(flow: Flow) -> Path:
     return path
 
 
-def fingerprint(repo: str) -> str:
-    """The tree fingerprint, taken by the gate; GateError when it cannot be taken."""
+def fingerprint(repo: str, deadline_at: float) -> str:
+    """The tree fingerprint, taken by the gate within the deadline; GateError when it cannot
+    be taken (a failing git, a FIFO, too slow)."""
     if str(PLUGIN_ROOT) not in sys.path:
         sys.path.insert(0, str(PLUGIN_ROOT))
     try:
         from pytest_acceptance.fingerprint import tree_fingerprint
 
-        return tree_fingerprint(repo)
+        return tree_fingerprint(repo, timeout=max(1.0, deadline_at - time.monotonic()))
     except Exception as error:  # an unusable fingerprint must never pass as "unchanged"
         raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
 
@@ -269,13 +101,13 @@ def run(flow: Flow, deadline_at: float) -> dict[str, Any]:
             f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
             "/implement so the gate pins the environment again."
         )
-    before = fingerprint(flow.repo)
+    before = fingerprint(flow.repo, deadline_at)
     stored = flow.result_for(before)
     if stored is not None:
         return stored
     started = time.time()
     verdict, returncode, tail = _pytest(flow, deadline_at)
-    after = fingerprint(flow.repo)
+    after = fingerprint(flow.repo, deadline_at)
     result = _result(flow, verdict, returncode, tail, before, after)
     result["duration"] = round(time.time() - started, 3)
     if before == after:
@@ -306,10 +138,13 @@ def _pytest(flow: Flow, deadline_at: float) -> tuple[dict[str, Any] | None, int,
             )
             os.close(writer)
             writer = -1
-            drain = threading.Thread(target=_drain, args=(reader, chunks), daemon=True)
-            drain.start()
-            returncode = _wait(process, deadline_at)
-            drain.join(timeout=max(0.1, min(10.0, deadline_at - time.monotonic())))
+            try:
+                drain = threading.Thread(target=_drain, args=(reader, chunks), daemon=True)
+                drain.start()
+                returncode = _wait(process, deadline_at)
+                drain.join(timeout=max(0.1, min(10.0, deadline_at - time.monotonic())))
+            finally:  # also when the hook's own deadline interrupts the wait
+                _kill_group(process)
     except OSError as error:
         raise GateError(f"the gate could not start `{python} -m pytest` ({error})") from None
     finally:
@@ -398,7 +233,6 @@ def _result(
             for c in criteria
         ],
         problems=[str(p) for p in verdict.get("problems") or []][:10],
-        verdict_fingerprints=[verdict.get("fingerprint"), verdict.get("fingerprint_after")],
     )
     result["real_run"] = result["selected"] > 0 and verdict.get("exit_code") == returncode
     return result
@@ -416,8 +250,9 @@ def run_problem(result: dict[str, Any]) -> str | None:
             f"the gate's verification run exited {result.get('returncode')} but its verdict "
             f"says {result.get('exit_code')}: something interfered with the run"
         )
-    fingerprints = {result.get("fingerprint"), result.get("fingerprint_after")}
-    if len(fingerprints) != 1 or set(result.get("verdict_fingerprints") or []) != fingerprints:
+    # The gate's own fingerprints, before and after (the verdict's are computed inside the
+    # run, by the installed package, whose version may differ from the plugin's).
+    if result.get("fingerprint") != result.get("fingerprint_after"):
         return (
             "files changed while the gate's verification run was running (a criterion that "
             "writes into the tree, or another process): stop changing files, then "
@@ -449,12 +284,12 @@ def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
     manual = [by_id[i] for i in pinned if by_id[i].get("status") == "manual"]
     if failing:
         return (
-            f"these criteria fail in the gate's own verification run: {_named(failing)}. "
+            f"these criteria fail in the gate's own verification run: {named_criteria(failing)}. "
             f"Work on exactly those, run {VERIFY}, then {DONE} again"
         )
     if manual:
         return (
-            f"the automated criteria pass but manual criteria remain: {_named(manual)}. "
+            f"the automated criteria pass but manual criteria remain: {named_criteria(manual)}. "
             f"{DONE} is not possible: call {ESCALATE} with them so a human checks them"
         )
     if result.get("status") != "pass":
@@ -485,9 +320,10 @@ def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
     return None
 
 
-def _named(items: list[dict[str, Any]]) -> str:
+def named_criteria(items: list[dict[str, Any]]) -> str:
+    """ "AC-3 title (failed: why); ..." for a block reason, the first LISTED of them."""
     named = [
-        f"{c.get('id')} {c.get('title') or ''} ({c.get('status')}"
+        f"{c.get('id', '?')} {c.get('title') or ''} ({c.get('status')}"
         + (f": {str(c['message'])[:160]}" if c.get("message") else "")
         + ")"
         for c in items[:LISTED]
@@ -583,6 +419,6 @@ def integrity_findings(flow: Flow) -> list[str]:
     if pinned is None:
         return []
     try:
-        return [finding.message() for finding in _integrity_module().weakened(flow.repo, pinned)]
+        return [finding.message() for finding in integrity_module().weakened(flow.repo, pinned)]
     except Exception as error:
         raise GateError(f"cannot check the integrity of the criteria's tests ({error})") from None

@@ -55,13 +55,13 @@ def emit(output: dict[str, Any]) -> None:
     try:
         sys.stdout.write(json.dumps(output) + "\n")
         sys.stdout.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # closed, or None when fd 1 was never open
         blocking = output.get("decision") == "block" or "hookSpecificOutput" in output
         if blocking:
             reason = output.get("reason") or output["hookSpecificOutput"].get(
                 "permissionDecisionReason", ""
             )
-            with contextlib.suppress(OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
                 sys.stderr.write(f"{reason}\n")
                 sys.stderr.flush()
         os._exit(2 if blocking else 0)

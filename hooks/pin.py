@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import gate
+import gate_runtime
 from flow_state import Flow, FlowStateError, sha256_bytes, start
 from hook_io import git_toplevel, text_field
 from transcript import first_word, skill_name
@@ -62,10 +62,10 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     data["spec_sha256"] = sha256_bytes(spec_bytes)
     flow = start(session_id, data, spec_bytes, repo)
     try:
-        gate.complete_pin(flow, PROBE_BUDGET)
+        gate_runtime.complete_pin(flow, PROBE_BUDGET)
         flow.data["pinned_late"] = False
         flow.save()
-    except gate.GateError as error:  # the package is not installed yet: pinned at /done
+    except gate_runtime.GateError as error:  # the package is not installed yet: pinned at /done
         flow.data["pin_pending"] = str(error)
         flow.save()
     return flow
@@ -89,5 +89,10 @@ def end_finished_flow(session_id: str) -> None:
         flow = Flow.load(session_id)
     except FlowStateError:
         return  # the Stop hook reports a damaged state; a prompt is never refused for it
-    if flow is not None and flow.is_open and flow.finished():
+    if flow is None or not flow.is_open:
+        return
+    if flow.finished():
         flow.close("the user typed a new prompt after the flow's /done or /escalate")
+    else:  # what an interrupted flow's release needs: a prompt the user really typed
+        flow.data["prompts_after_pin"] = int(flow.get("prompts_after_pin") or 0) + 1
+        flow.save()

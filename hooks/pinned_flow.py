@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import hook_io
 from flow_state import Flow as PinnedFlow
+from flow_state import FlowStateError
 from transcript import Flow, SkillEvent, Transcript, format_epoch
 
 
@@ -69,8 +71,11 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         )
     after = [e for e in transcript.skill_events() if e.offset > event.offset]
     flow = Flow(event, [e for e in after if e.skill != "implement"])
-    if not later and transcript.released_by_interrupt(flow):
-        return Situation(pin=pin)  # interrupted before any work, and the user moved on
+    # Interrupted before any work, and the user moved on. The transcript alone could be
+    # forged into that shape; the prompt hook's count of prompts typed since the pin cannot.
+    typed_since = int(pin.get("prompts_after_pin") or 0)
+    if not later and typed_since > 0 and transcript.released_by_interrupt(flow):
+        return Situation(pin=pin)
     if later:
         return Situation(
             flow,
@@ -106,3 +111,17 @@ def stand_in_event(pin: PinnedFlow) -> SkillEvent:
     from the start of the file then)."""
     entry: dict[str, Any] = {"cwd": pin.get("cwd")}
     return SkillEvent("implement", 0, str(pin.get("args") or ""), entry, "command")
+
+
+def inside_flow_in_doubt(seen: dict[str, Any]) -> PinnedFlow | bool | None:
+    """For a hook's fail-closed handler: the open pin it loaded (or loads now), True when
+    the state cannot be read (in doubt: inside), None when outside any open flow."""
+    if "pin" in seen:
+        pin = seen["pin"]
+    else:
+        session_id = hook_io.session_id(seen.get("payload") or {})
+        try:
+            pin = PinnedFlow.load(session_id) if session_id else None
+        except FlowStateError:
+            return True
+    return pin if pin is not None and pin.is_open else None

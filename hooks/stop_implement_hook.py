@@ -44,7 +44,6 @@ import gate
 import hook_io
 import pinned_flow
 from flow_state import Flow as PinnedFlow
-from flow_state import FlowStateError
 from transcript import BLOCK_TAG, Flow, SkillEvent, Transcript, format_epoch
 
 # Seed 004's contradiction phrases, plus their common variants.
@@ -64,13 +63,13 @@ VERIFY = "/pytest-acceptance:verify"
 DONE = "/pytest-acceptance:done"
 ESCALATE = "/pytest-acceptance:escalate"
 LISTED = 10  # criteria named in one reason; the rest are counted
-DEADLINE = 840  # seconds; the hook's timeout in hooks.json is 900
+DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hook's timeout in hooks.json is 900
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 DEFAULT_SETTLE_SECONDS = 10.0  # well under the deadline; an honest flow waits milliseconds
 
 
 def main() -> int:
-    hook_io.start_deadline(DEADLINE)
+    hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
     payload = hook_io.read_payload(sys.stdin.buffer.read())
     _SEEN["payload"] = payload
     session_id = hook_io.session_id(payload)
@@ -196,30 +195,19 @@ def _not_passing(spec: Path, verdict: evidence.Verdict) -> str:
     where = f"(verification of {format_epoch(verdict.finished)}, {verdict.path})"
     if failing:
         return (
-            f"These criteria of {spec} still fail {where}: {_criteria(failing)}. Work on exactly "
-            f"those, then run {VERIFY} again."
+            f"These criteria of {spec} still fail {where}: {gate.named_criteria(failing)}. "
+            f"Work on exactly those, then run {VERIFY} again."
         )
     if manual:
         return (
             f"The automated criteria of {spec} pass but manual criteria remain {where}: "
-            f"{_criteria(manual)}. {DONE} is not possible: call {ESCALATE} with them so a "
-            "human checks them."
+            f"{gate.named_criteria(manual)}. {DONE} is not possible: call {ESCALATE} with them "
+            "so a human checks them."
         )
     return (
         f"The last verification run {where} ended with status {verdict.status!r} (exit code "
         f"{verdict.data.get('exit_code')}). Run {VERIFY} again and fix what it reports."
     )
-
-
-def _criteria(items: list[dict[str, Any]]) -> str:
-    named = [
-        f"{item.get('id', '?')} {item.get('title', '')} ({item.get('status')}"
-        + (f": {str(item['message'])[:160]}" if item.get("message") else "")
-        + ")"
-        for item in items[:LISTED]
-    ]
-    more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
-    return "; ".join(named) + more
 
 
 def _tree_changed(verdict: evidence.Verdict, spec: Path) -> str | None:
@@ -266,14 +254,8 @@ def fail_closed(error: BaseException) -> None:
     flow the stop goes through with a message."""
     hook_io.cancel_deadline()
     payload = _SEEN.get("payload") or {}
-    pin = _SEEN.get("pin")
-    if pin is None and "pin" not in _SEEN:
-        session_id = hook_io.session_id(payload)
-        try:
-            pin = PinnedFlow.load(session_id) if session_id else None
-        except FlowStateError:
-            pin = "unknown"
-    if pin is None or (isinstance(pin, PinnedFlow) and not pin.is_open):
+    pin = pinned_flow.inside_flow_in_doubt(_SEEN)
+    if pin is None:
         hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return
     reason = f"The stop hook could not check this stop ({error}), so it is not let through."

@@ -9,16 +9,16 @@ the distributions a verification run imports (the gate hashes them itself, from 
 this interpreter, to notice a tampered environment).
 
 The hooks are stdlib-only and cannot import the parser (markdown-it-py, PyYAML): this is
-their window onto it. The gate runs it with the interpreter it pinned, under ``-I``.
+their window onto it. The gate runs it with the interpreter it pinned, under ``-I``. The
+module itself imports only the standard library, and little of it, at import time: the
+hooks read CONFIG_FILES from it.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
-import site
 import sys
 from pathlib import Path
 from typing import Any
@@ -109,6 +109,8 @@ def runtime_files() -> list[str]:
     """Files whose change would change what the gate's run executes before any criterion:
     the interpreter, the venv's pyvenv.cfg, every .pth/sitecustomize in the site folders,
     and the files of the distributions the run imports."""
+    import site
+
     files = {os.path.realpath(sys.executable)}
     venv_config = Path(sys.prefix) / "pyvenv.cfg"
     if venv_config.is_file():
@@ -123,6 +125,8 @@ def runtime_files() -> list[str]:
 
 
 def site_folders() -> list[str]:
+    import site
+
     return [folder for folder in site.getsitepackages() if os.path.isdir(folder)]
 
 
@@ -134,6 +138,8 @@ def _listdir(folder: str) -> list[str]:
 
 
 def _distribution_files(name: str) -> set[str]:
+    import importlib.metadata
+
     try:
         distribution = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:

@@ -381,6 +381,18 @@ def make_repo(path: Path, spec_text: str = "# Spec\n\n#### AC-1: works\n") -> Pa
     return path
 
 
+# The project of the end-to-end tests: AC-1 passes once value.txt says 2 (it says 1).
+VALUE_SPEC = """# Spec: the value
+
+## Acceptance Criteria
+
+#### AC-1: value file says two
+**Verification:**
+```yaml
+method: bash
+command: "grep -qx 2 value.txt"
+```
+"""
 # A spec whose AC-1 really runs in the gate's own verification: it passes once app.py says
 # VALUE = 2 (make_repo writes VALUE = 1).
 SPEC_TEXT = """# Spec

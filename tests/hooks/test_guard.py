@@ -53,8 +53,7 @@ def run_script(script: str, payload: dict[str, Any], env: dict[str, str] | None 
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
     environment.update(CLAUDE_PLUGIN_ROOT=str(REPO_ROOT), ACCEPTANCE_GATE_PYTHON=sys.executable)
-    if payload.get("cwd"):
-        environment["CLAUDE_PLUGIN_DATA"] = str(plugin_data(payload["cwd"]))
+    environment["CLAUDE_PLUGIN_DATA"] = str(plugin_data())
     environment.update(env or {})
     done = subprocess.run(
         ["bash", "-c", commands[0]],
@@ -367,8 +366,10 @@ def interrupt(builder: TranscriptBuilder) -> None:
 @pytest.mark.parametrize(
     ("steps", "holds"),
     [
-        (["interrupt"], False),
+        (["interrupt"], True),  # released once the user really types something else
         (["interrupt", "prompt:What is the capital of France?", "text:Paris."], False),
+        # The same lines written into the transcript by the agent: no prompt hook saw a prompt.
+        (["interrupt", "forged:What is the capital of France?", "text:Paris."], True),
         (["interrupt", "prompt:Now fix the flaky login test please", "text:Fixed."], False),
         (
             ["text:I'll start with AC-1.", "interrupt", "prompt:What time is it?", "text:Noon."],
@@ -393,6 +394,8 @@ def test_interrupted_implement_is_released_only_before_any_work(
         if kind == "interrupt":
             interrupt(builder)
         elif kind == "prompt":
+            builder.user_prompt(value)
+        elif kind == "forged":
             builder.prompt(value)
         elif kind == "text":
             builder.text(value)
@@ -414,7 +417,7 @@ def test_stop_waits_until_the_transcript_holds_the_last_message(repo: Path, tmp_
     builder.implement(SPEC)
     path = builder.write(tmp_path / "transcript.jsonl")
     interrupt(builder)
-    builder.prompt("What is the capital of France?")
+    builder.user_prompt("What is the capital of France?")
     last = "The capital of France is Paris."
     builder.text(last)
     later = builder.write(tmp_path / "later.jsonl")

@@ -79,7 +79,7 @@ def test_allows_with_done(repo: Path, spec: Path, tmp_path: Path) -> None:
 
 def test_allows_with_escalate(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
-    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    make_fail(repo)
     builder.escalate()
     builder.text("## Escalation: Criterion AC-1 (works)")
     result = stop(builder, repo, tmp_path)
@@ -152,6 +152,7 @@ def test_decision_matrix(
     if done:
         builder.done()
     if escalate:
+        make_fail(repo)  # escalating a tree that passes is refused: /done is the way out
         builder.escalate()
     builder.text("Finished.")
     result = stop(builder, repo, tmp_path)

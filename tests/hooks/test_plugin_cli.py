@@ -23,38 +23,12 @@ from claude_harness import (
     tool_use,
     transcript_path,
 )
-from hook_transcripts import BLOCK_TAG, REPO_ROOT, git
+from hook_transcripts import BLOCK_TAG, REPO_ROOT
 
 pytestmark = pytest.mark.cli
 
 StandInFactory = Callable[..., MessagesStandIn]
-SPEC = """# Spec: the value
-
-## Acceptance Criteria
-
-#### AC-1: value file says two
-**Verification:**
-```yaml
-method: bash
-command: "grep -qx 2 value.txt"
-```
-"""
 PYTEST = f"{sys.executable} -m pytest --acceptance spec.md -p no:cacheprovider"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A git repository with the spec and a value that does not meet it yet."""
-    repo = tmp_path / "project"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "agent@example.com")
-    git(repo, "config", "user.name", "Agent")
-    (repo / "spec.md").write_text(SPEC)
-    (repo / "value.txt").write_text("1\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "spec")
-    return repo
 
 
 def implement(

@@ -1,0 +1,120 @@
+"""Benchmark: what the gate adds to an honest flow -- its own verification run at /done --
+side by side with the agent's own /verify run of the same spec.
+
+    .venv/bin/python bench/bench_gate.py [--criteria 20] [--rounds 5]
+
+Builds, in a temp dir, a real git repository with a spec of N passing bash criteria, pins
+it the way /implement does (the prompt hook, with this interpreter as the gate's Python),
+then times alternately, best of N:
+
+- baseline: the agent's /verify command, `python -m pytest --acceptance spec.md`;
+- candidate: one gate run as the /done PreToolUse hook makes it (`gate.run`: the check of
+  the pinned interpreter's files, the fingerprint before and after, `pytest --acceptance`
+  on the pinned spec in a clean environment with the verdict over a pipe). Its stored
+  result is removed before each round, so every round is a real run, as on a new tree.
+
+An honest flow pays this once per /done on a new tree (the Stop hook after it reuses the
+stored result). Prints the ratio; no assertion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _compare import ENV, compare  # noqa: E402
+
+CRITERION = """
+#### AC-{0}: file {0} exists
+**Verification:**
+```yaml
+method: bash
+command: "test -f files/f{0}.txt"
+```
+"""
+GATE_ONCE = """
+import shutil, sys, time
+sys.path.insert(0, {hooks!r})
+import flow_state, gate
+flow = flow_state.Flow.load("bench-session")
+shutil.rmtree(flow.results_folder, ignore_errors=True)
+result = gate.run(flow, time.monotonic() + 600)
+sys.exit(0 if gate.done_problem(flow, result) is None else 1)
+"""
+
+
+def build(root: Path, criteria: int) -> Path:
+    repo = root / "repo"
+    (repo / "files").mkdir(parents=True)
+    for index in range(1, criteria + 1):
+        (repo / "files" / f"f{index}.txt").write_text(f"{index}\n")
+    spec = "# Spec\n\n## Acceptance Criteria\n" + "".join(
+        CRITERION.format(index) for index in range(1, criteria + 1)
+    )
+    (repo / "spec.md").write_text(spec)
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.email=b@b", "-c", "user.name=b", "commit", "-q", "-m", "spec"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    return repo
+
+
+def pin(repo: Path, data: Path) -> None:
+    payload = {
+        "session_id": "bench-session",
+        "cwd": str(repo),
+        "prompt_id": "bench-prompt",
+        "hook_event_name": "UserPromptExpansion",
+        "command_name": "pytest-acceptance:implement",
+        "command_args": "spec.md",
+        "command_source": "plugin",
+    }
+    done = subprocess.run(
+        [sys.executable, "-S", str(REPO_ROOT / "hooks" / "prompt_hook.py")],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+    )
+    if done.returncode != 0 or done.stdout.strip():
+        sys.exit(f"pinning failed: {done.stdout}{done.stderr}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--criteria", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=5)
+    arguments = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-gate-"))
+    try:
+        repo = build(root, arguments.criteria)
+        ENV["CLAUDE_PLUGIN_DATA"] = str(root / "data")
+        ENV["ACCEPTANCE_GATE_PYTHON"] = sys.executable
+        pin(repo, root / "data")
+        verify = [sys.executable, "-m", "pytest", "--acceptance", "spec.md"]
+        verify += ["-p", "no:cacheprovider", "-q"]
+        gate_run = [sys.executable, "-S", "-c", GATE_ONCE.format(hooks=str(REPO_ROOT / "hooks"))]
+        compare(
+            f"gate run at /done vs the agent's /verify ({arguments.criteria} bash criteria)",
+            verify,
+            gate_run,
+            repo,
+            target=1.5,
+            rounds=arguments.rounds,
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The interpreter the gate verifies with, pinned at /implement, and what it is made of.
+
+Found in this order: ``$ACCEPTANCE_GATE_PYTHON``, ``<repo>/.venv/bin/python``,
+``<repo>/venv/bin/python``, ``python3`` on PATH -- the first that can run
+``pytest_acceptance.gate_probe`` (which also parses the pinned spec and reads the pinned
+settings). This stdlib process hashes the interpreter's files itself: a probe running in
+a tampered interpreter could lie about them. Also the environment every gate subprocess
+gets, built from scratch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from flow_state import Flow
+from hook_io import PLUGIN_ROOT
+
+_KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
+
+
+class GateError(Exception):
+    """The gate cannot verify; the message says why and what to do. It blocks."""
+
+
+def candidate_pythons(repo: Path) -> list[str]:
+    """Where the gate looks for an interpreter that can import pytest_acceptance."""
+    configured = os.environ.get("ACCEPTANCE_GATE_PYTHON", "").strip()
+    if configured:
+        return [configured]
+    found = [str(repo / folder / "bin" / "python") for folder in (".venv", "venv")]
+    found = [path for path in found if os.path.isfile(path)]
+    return [*found, "python3"]
+
+
+def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+    """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError."""
+    command = [python, "-I", "-m", "pytest_acceptance.gate_probe"]
+    command += ["--config-dir", str(config_dir), str(spec)]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=str(config_dir),
+            env=clean_env(python),
+            capture_output=True,
+            timeout=max(1.0, timeout),
+            check=False,
+            start_new_session=True,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise GateError(f"{python} could not run the probe ({error})") from None
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        raise GateError(f"{python} cannot run pytest_acceptance ({' | '.join(tail)})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("criteria"), list):
+        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
+    return report
+
+
+def discover(repo: Path, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+    """The probe of the first candidate interpreter that can run it."""
+    failures = []
+    for python in candidate_pythons(repo):
+        try:
+            return {**probe(python, spec, config_dir, timeout), "python": python}
+        except GateError as error:
+            failures.append(str(error))
+    raise GateError(
+        "no Python interpreter that can import pytest_acceptance was found ("
+        + "; ".join(failures)
+        + "). Install the package into the project's .venv, or set ACCEPTANCE_GATE_PYTHON."
+    )
+
+
+def file_digest(path: str) -> str | None:
+    """sha256 of a regular file, None when it is missing or not a regular file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while True:
+            chunk = os.read(descriptor, 1 << 20)
+            if not chunk:
+                return digest.hexdigest()
+            digest.update(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def startup_files(folders: list[str]) -> dict[str, list[str]]:
+    """The .pth and sitecustomize files of each site folder: Python runs them at start."""
+    found = {}
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            names = []
+        found[folder] = sorted(
+            name
+            for name in names
+            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize"))
+        )
+    return found
+
+
+def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
+    """Record what the gate's interpreter is made of, hashed by this (stdlib) process."""
+    files = [str(path) for path in report.get("runtime_files", []) if isinstance(path, str)]
+    folders = [str(path) for path in report.get("site_folders", []) if isinstance(path, str)]
+    flow.data["python"] = report["python"]
+    flow.data["runtime"] = {path: file_digest(path) for path in files}
+    flow.data["startup_files"] = startup_files(folders)
+
+
+def runtime_changes(flow: Flow) -> list[str]:
+    """Files of the gate's interpreter that changed since they were pinned."""
+    changed = [
+        path
+        for path, digest in dict(flow.get("runtime") or {}).items()
+        if file_digest(path) != digest
+    ]
+    pinned = dict(flow.get("startup_files") or {})
+    for folder, names in startup_files(list(pinned)).items():
+        changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
+    return changed
+
+
+def complete_pin(flow: Flow, timeout: float) -> None:
+    """Parse the pinned spec and pin the interpreter, if /implement could not (the package
+    was not installed yet). Later than at /implement, so weaker: the README says so."""
+    if flow.get("criteria") is not None:
+        return
+    report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
+    flow.data["criteria"] = report["criteria"]
+    flow.data["collect_error"] = report.get("error")
+    flow.data["settings"] = report.get("settings") or {}
+    flow.data["pinned_late"] = True
+    pin_runtime(flow, report)
+    pin_integrity(flow)
+    flow.save()
+
+
+def pin_integrity(flow: Flow) -> None:
+    """The integrity snapshot of the files the bash criteria's commands name."""
+    commands = [
+        str(item["command"])
+        for item in flow.get("criteria") or []
+        if item.get("method") == "bash" and item.get("command")
+    ]
+    try:
+        integrity = integrity_module()
+        flow.data["integrity"] = integrity.snapshot(flow.repo, commands)
+    except ImportError:
+        flow.data["integrity"] = None  # this version of the package has no integrity module
+    except Exception as error:  # recorded: a check that cannot be made blocks later
+        flow.data["integrity_error"] = f"{type(error).__name__}: {error}"
+
+
+def integrity_module() -> Any:
+    if str(PLUGIN_ROOT) not in sys.path:
+        sys.path.insert(0, str(PLUGIN_ROOT))
+    from pytest_acceptance import integrity
+
+    return integrity
+
+
+def clean_env(python: str) -> dict[str, str]:
+    """The run's environment, from scratch: nothing the agent's shell could have set."""
+    env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
+    env.update(
+        {
+            key: value
+            for key, value in os.environ.items()
+            if key.startswith(("LC_", "ANTHROPIC_")) and value
+        }
+    )
+    folder = os.path.dirname(python)
+    path = env.get("PATH", os.defpath)
+    env["PATH"] = f"{folder}{os.pathsep}{path}" if folder else path
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["ACCEPTANCE_PARSE_CACHE"] = "0"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
