@@ -19,6 +19,7 @@ from pytest_acceptance.agent_prompt import (
     VERDICT_SCHEMA,
     MalformedVerdict,
     Verdict,
+    load_answer,
     parse_verdict,
     parse_verdict_text,
 )
@@ -159,10 +160,10 @@ class ClaudeBackend:
             self.command(request), None, request.cwd, request.timeout, "claude"
         )
         try:
-            result = json.loads(stdout)
-        except json.JSONDecodeError:
+            result = load_answer(stdout)  # strict and bounded: nesting, size, repeated keys
+        except MalformedVerdict as error:
             raise DispatchError(
-                "claude printed no JSON result", _tail(stdout or "(no output)")
+                f"claude printed no JSON result ({error})", _tail(stdout or "(no output)")
             ) from None
         structured = _structured_output(result, stdout)
         try:

@@ -28,7 +28,7 @@ Join several with `` and ``; all of them must hold, e.g.
 requires exit code 0: a command that crashed never satisfies ``output is empty``.
 ``ls missing | head -1`` prints nothing and exits 0, so ``file exists`` fails on it.
 
-A regular expression search runs in a child process killed at the criterion's timeout,
+A regular expression search is stopped at the criterion's timeout (``regex_deadline``),
 so a pattern that backtracks catastrophically fails the criterion instead of hanging it.
 Parsing is linear in the length of the condition, and checking never copies the output.
 

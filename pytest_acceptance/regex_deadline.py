@@ -2,10 +2,13 @@
 
 Python's ``re`` backtracks, and some patterns take exponential time on a few dozen
 characters; no static test tells those apart reliably. A thread cannot be stopped (``re``
-holds the GIL), and an alarm signal belongs to whoever else uses it (pytest-timeout). So
-the search runs in a forked child, which sees the compiled pattern and the output without
-a copy (copy-on-write), answers through its exit status, and is killed at the deadline.
-A fork costs about a millisecond, small next to the command that produced the output.
+holds the GIL), but ``re`` does check for signals while it matches. So:
+
+- in the main thread, when nobody else uses SIGALRM (pytest-timeout would), an interval
+  timer interrupts the search in process: no copy, microseconds of overhead;
+- otherwise the search runs in a forked child, which sees the compiled pattern and the
+  output without a copy (copy-on-write), answers through its exit status, and is killed
+  at the deadline. A fork costs a few milliseconds, more with a large resident set.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import os
 import re
 import select
 import signal
+import threading
 import time
 import warnings
+from types import FrameType
 
 _MATCHED, _NOT_MATCHED = 0, 1
 
@@ -27,8 +32,45 @@ class RegexTimeout(Exception):
 
 def search_within(pattern: re.Pattern[str], text: str, seconds: float) -> bool:
     """Whether ``pattern`` is found in ``text``; RegexTimeout after ``seconds``."""
+    if _alarm_is_free():
+        return _search_under_alarm(pattern, text, seconds)
     if not hasattr(os, "fork"):  # no fork (Windows): the search runs unbounded
         return pattern.search(text) is not None
+    return _search_in_child(pattern, text, seconds)
+
+
+class _Expired(Exception):
+    pass
+
+
+def _alarm_is_free() -> bool:
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL
+        and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    )
+
+
+def _search_under_alarm(pattern: re.Pattern[str], text: str, seconds: float) -> bool:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise _Expired
+
+    signal.signal(signal.SIGALRM, expire)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return pattern.search(text) is not None
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Expired:
+        raise RegexTimeout(f"did not finish within {seconds:g} s") from None
+    finally:
+        # A signal still pending now finds the default action, which Python skips.
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+def _search_in_child(pattern: re.Pattern[str], text: str, seconds: float) -> bool:
     with warnings.catch_warnings():
         # Python >= 3.12 warns that forking a threaded process may deadlock the child;
         # this child only runs the C matcher and leaves with os._exit, taking no lock.

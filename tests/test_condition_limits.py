@@ -4,7 +4,9 @@ backtrack quadratically are parsed correctly."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -32,12 +34,45 @@ def test_a_catastrophic_regex_fails_at_its_deadline(tmp_path: Path) -> None:
     assert "did not finish within 0.5 s" in check.actual
 
 
-def test_the_search_in_its_child_answers_like_re_search() -> None:
+def searches() -> list[object]:
     pattern = re.compile(r"^\d+ passed$", re.MULTILINE)
-    assert search_within(pattern, "x\n3 passed\n", 30) is True
-    assert search_within(pattern, "3 passed, 1 failed\n", 30) is False
-    with pytest.raises(RegexTimeout):
+    answers: list[object] = [
+        search_within(pattern, "x\n3 passed\n", 30),
+        search_within(pattern, "3 passed, 1 failed\n", 30),
+    ]
+    try:
         search_within(re.compile("^(a+)+$"), EVIL_INPUT, 0.2)
+    except RegexTimeout as timeout:
+        answers.append(str(timeout))
+    return answers
+
+
+EXPECTED = [True, False, "did not finish within 0.2 s"]
+
+
+def test_the_search_under_an_alarm_answers_like_re_search() -> None:
+    """The main thread, SIGALRM unused: the search runs in process, interrupted."""
+    assert searches() == EXPECTED
+    assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL  # left as found
+
+
+def test_the_search_in_a_forked_child_answers_like_re_search() -> None:
+    """Another thread cannot use signals: the search runs in a child killed at the
+    deadline."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        assert pool.submit(searches).result() == EXPECTED
+
+
+def test_a_project_alarm_handler_is_left_alone() -> None:
+    """pytest-timeout and the like own SIGALRM: the child process is used instead."""
+    fired: list[int] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        assert searches() == EXPECTED
+        assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert fired == []
 
 
 def test_a_bash_criterion_with_a_catastrophic_regex_fails_within_its_timeout(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.agent import AgentSettings, AgentVerifier
-from pytest_acceptance.agent_backends import CommandBackend
+from pytest_acceptance.agent_backends import ClaudeBackend, CommandBackend, Dispatch, DispatchError
 from pytest_acceptance.agent_prompt import (
     ANSWER_TEXT_LIMIT,
     MalformedVerdict,
@@ -85,3 +85,26 @@ def test_a_judge_answering_fail_then_pass_in_one_object_is_an_error_never_a_pass
     assert result.status is Status.ERROR
     assert "repeats the key 'status'" in result.message
     assert calls.read_text().count("call") == 2
+
+
+@pytest.mark.parametrize(
+    ("stdout", "reason"),
+    [
+        ('{"type": "result", "x": ' + "[" * 50_000 + "]" * 50_000 + "}", "levels deep"),
+        ('{"type": "result", "subtype": "success", "type": "x"}', "repeats the key"),
+    ],
+)
+def test_the_claude_backend_reads_its_result_as_strict_json(
+    tmp_path: Path, stdout: str, reason: str
+) -> None:
+    """A stand-in executable in place of `claude` prints a hostile result object (the
+    real CLI cannot be made to print one); the dispatch fails cleanly, it never raises
+    RecursionError or takes the last repeated key."""
+    printed = tmp_path / "stdout.json"
+    printed.write_text(stdout)
+    fake = tmp_path / "claude"
+    fake.write_text(f"#!/bin/sh\ncat {printed}\n")
+    fake.chmod(0o755)
+    request = Dispatch(prompt="p", cwd=tmp_path, timeout=60)
+    with pytest.raises(DispatchError, match=reason):
+        ClaudeBackend(str(fake)).dispatch(request)
