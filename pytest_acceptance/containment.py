@@ -206,7 +206,9 @@ class Contained:
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
         if self.cgroup is not None:
-            return [pid for pid in _cgroup_pids(self.cgroup) if pid not in self.residents]
+            # and below: a command may make cgroups of its own (a nested pytest-acceptance)
+            pids = [pid for directory in _walk(self.cgroup) for pid in _cgroup_pids(directory)]
+            return [pid for pid in pids if pid not in self.residents]
         if self.mode == "group" or not self.leader:
             return _group_members(self.leader)
         return self._tracked()
