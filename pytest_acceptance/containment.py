@@ -8,9 +8,10 @@ Two ways, the best one available is used:
       <our cgroup>/pytest-acceptance-<controller pid>/<worker id, or "main">
 
   and its commands are born there. No process can leave a cgroup on its own (``setsid``,
-  double forks, ``set -m`` jobs all stay), and a worker runs one command at a time, so
-  when a command ends, every process in the cgroup but the worker itself is the command's:
-  stopped (SIGSTOP, so none can fork any more), then killed. (A cgroup per command would
+  double forks, ``set -m`` jobs all stay), and a worker runs one item at a time, so when a
+  command ends, every process in the cgroup that started after it is the command's:
+  stopped (SIGSTOP, so none can fork any more), then killed. (What a Python test or
+  fixture of the same session started earlier is left alone.) (A cgroup per command would
   be simpler to kill, but moving a process between cgroups waits for an RCU grace period:
   ~1 ms a command.) The controller kills a worker's cgroup when the worker goes down (even
   a worker killed by its own criterion), and the whole run's at the end; the cgroup of a
@@ -206,10 +207,18 @@ class Contained:
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
         if self.cgroup is not None:
-            return [pid for pid in _cgroup_pids(self.cgroup) if pid not in self.residents]
+            # and below: a command may make cgroups of its own (a nested pytest-acceptance)
+            pids = [pid for directory in _walk(self.cgroup) for pid in _cgroup_pids(directory)]
+            return [pid for pid in pids if pid not in self.residents and self._since(pid)]
         if self.mode == "group" or not self.leader:
             return _group_members(self.leader)
         return self._tracked()
+
+    def _since(self, pid: int) -> bool:
+        """Started once the command had started: a process that a test or fixture of the
+        same session started earlier (one item runs at a time) is never the command's."""
+        stat = _stat(pid)
+        return stat is not None and stat[4] >= self.leader_start
 
     def _tracked(self) -> list[int]:
         if self._nothing_left():  # the common case, without reading all of /proc

@@ -346,13 +346,16 @@ def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
     project would clear and rewrite the fragments this one is writing (and compute its
     deltas against a half-written report), so it is refused with a usage error."""
     from pytest_acceptance.fragments import spec_dir
-    from pytest_acceptance.store import RunLocked, lock_run
+    from pytest_acceptance.store import OUTPUT_DIR, RunLocked, lock_run, output_dir
     from pytest_acceptance.verdict import display_path
 
     locks = []
+    with contextlib.suppress(OSError):  # .acceptance with its .gitignore first
+        output_dir(rootdir)
     try:
         for spec in sorted(specs):
-            handle = lock_run(spec_dir(rootdir, spec), display_path(spec, rootdir))
+            lock = rootdir / OUTPUT_DIR / "locks" / f"{spec_dir(rootdir, spec).name}.lock"
+            handle = lock_run(lock, display_path(spec, rootdir))
             if handle is not None:
                 locks.append(handle)
     except RunLocked as error:

@@ -35,6 +35,7 @@ class RunGuard:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.signal_name: str | None = None
+        self.finishing = False  # the criteria are done: a stop must not cut the verdict short
         self.previous_handlers: dict[int, Any] = {}
         workerinput = getattr(config, "workerinput", None)
         self.is_worker = workerinput is not None
@@ -59,6 +60,8 @@ class RunGuard:
         if self.signal_name is None:
             self.signal_name = signal.Signals(signum).name
             self.config._acceptance_stopped_by = self.signal_name  # type: ignore[attr-defined]
+        if self.finishing:  # nothing runs any more; the verdict is being written
+            return
         if self.is_worker:  # the controller stops us (or a user signalled us directly)
             raise KeyboardInterrupt(f"stopped by {self.signal_name}")
         if self.run_cgroup is not None:  # the commands, not pytest's own processes
@@ -96,6 +99,7 @@ class RunGuard:
         try:
             return (yield)
         finally:
+            self.finishing = True
             if not self.is_worker:
                 self._recreate_vanished_directories()
 

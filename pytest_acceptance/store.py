@@ -99,8 +99,8 @@ class RunLocked(Exception):
     """Another run holds the lock; ``str()`` names it."""
 
 
-def lock_run(directory: Path, what: str) -> IO[str] | None:
-    """Hold ``directory/run.lock`` for this run (released when the process ends, however
+def lock_run(path: Path, what: str) -> IO[str] | None:
+    """Hold the lock file ``path`` for this run (released when the process ends, however
     it ends). None when there is nowhere to lock (the run then fails on writing anyway);
     RunLocked when another live run holds it."""
     try:
@@ -108,8 +108,8 @@ def lock_run(directory: Path, what: str) -> IO[str] | None:
     except ImportError:  # not POSIX: no lock
         return None
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle = open(directory / "run.lock", "a+", encoding="utf-8")  # noqa: SIM115
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115
     except OSError:
         return None
     try:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_run_bash import is_gone
 
 from pytest_acceptance import containment
 from pytest_acceptance.agent_backends import DispatchError, run_agent_process
@@ -32,15 +33,6 @@ ESCAPES = {
 # Without a cgroup or a subreaper, what leaves the session and loses its parent is out of
 # reach: these escape in "group" mode, and nothing else does.
 OUT_OF_REACH_IN_GROUP_MODE = {"setsid child (own session)", "setsid + double fork"}
-
-
-def is_gone(pid: int) -> bool:
-    """Gone, or a zombie (it no longer runs anything)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 def wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
@@ -207,3 +199,23 @@ def test_a_dead_runs_cgroup_is_swept_with_its_processes(tmp_path: Path) -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_process_a_test_started_before_the_criterion_is_left_alone(
+    mode: str, tmp_path: Path
+) -> None:
+    """In a session mixing Python tests and criteria, a server a fixture started earlier
+    lives in the same cgroup as the commands: only what started after the command goes."""
+    import subprocess
+
+    server = subprocess.Popen(["sleep", "300"])
+    try:
+        time.sleep(0.05)
+        command = "sleep 300 & echo $! >> pids"
+        result = run_criterion(bash_criterion(tmp_path, command), RunContext(tmp_path))
+        assert result.status is Status.PASSED
+        assert wait_gone(recorded(tmp_path / "pids"), 3) == []
+        assert server.poll() is None
+    finally:
+        server.kill()
+        server.wait()
