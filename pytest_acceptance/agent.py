@@ -242,7 +242,7 @@ class AgentVerifier:
     ) -> Result:
         from pytest_acceptance.agent_cache import VerdictCache, cache_key
         from pytest_acceptance.agent_prompt import PROMPT_VERSION
-        from pytest_acceptance.fingerprint import tree_fingerprint
+        from pytest_acceptance.fingerprint import FingerprintError, tree_fingerprint
 
         cache = VerdictCache(request.cwd)
         configuration = {
@@ -253,13 +253,16 @@ class AgentVerifier:
             "evidence": hashlib.sha256(evidence.encode()).hexdigest() if evidence else None,
         }
         key = cache_key(criterion, configuration)
-        before = tree_fingerprint(request.cwd)
+        try:
+            before = tree_fingerprint(request.cwd)
+        except FingerprintError:  # an unknown tree: no cached pass can describe it
+            return self._dispatch(backend, request, criterion, extra)
         hit = cache.lookup(key, before)
         if hit is not None:
             message = f"{hit.message} (cached pass: criterion, agent and tree unchanged)"
             return replace(hit, message=message, extra={**extra, "cached": True, "dispatches": 0})
         result = self._dispatch(backend, request, criterion, extra)
-        if tree_fingerprint(request.cwd) == before:  # the verdict describes one tree
+        if _same_tree(request.cwd, before):  # the verdict describes one tree
             cache.store(key, before, result)
         return result
 
@@ -463,3 +466,12 @@ def _count_criteria(paths: list[Path], rootdir: Path) -> tuple[int, int]:
         agents += sum(1 for c in spec.criteria if c.method is Method.SUBAGENT)
         automated += sum(1 for c in spec.criteria if c.automated)
     return agents, automated
+
+
+def _same_tree(root: Path | str, before: str) -> bool:
+    from pytest_acceptance.fingerprint import FingerprintError, tree_fingerprint
+
+    try:
+        return tree_fingerprint(root) == before
+    except FingerprintError:
+        return False

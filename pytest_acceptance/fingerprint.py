@@ -81,6 +81,17 @@ class FingerprintError(Exception):
     """The tree cannot be fingerprinted; callers must treat this as "changed", never "clean"."""
 
 
+def recorded_fingerprint(root: str | os.PathLike[str]) -> str:
+    """The fingerprint a run records in verdict.json, or ``unavailable: <why>``: a tree that
+    cannot be fingerprinted (a corrupt index, over the size caps) must not crash a plain
+    ``pytest --acceptance`` run. Such a value proves nothing: the Claude Code gate takes its
+    own fingerprint and fails closed, and the agent cache never stores under it."""
+    try:
+        return tree_fingerprint(root)
+    except FingerprintError as error:
+        return f"unavailable: {error}"
+
+
 def tree_fingerprint(root: str | os.PathLike[str], *, timeout: float | None = None) -> str:
     """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``; see the module doc.
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_acceptance.collect import CriterionItem, load_spec
-from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.fingerprint import recorded_fingerprint
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
 from pytest_acceptance.store import (
     OUTPUT_DIR,
@@ -64,7 +64,7 @@ class Recorder:
         self.write_error: str | None = None
         self.failures = 0  # failed reports, as -x/--maxfail count them
         self.started_at = time.time()
-        self.fingerprint = tree_fingerprint(self.rootdir)
+        self.fingerprint = recorded_fingerprint(self.rootdir)
         if not config.option.collectonly:  # a verdict left by an earlier run must not
             forget_verdict(self.rootdir)  # look current if this one ends without one
 
@@ -198,7 +198,7 @@ class Recorder:
             started_at=self.started_at,
             finished_at=time.time(),
             fingerprint=self.fingerprint,
-            fingerprint_after=tree_fingerprint(self.rootdir),
+            fingerprint_after=recorded_fingerprint(self.rootdir),
             specs=tuple(self._spec_facts()),
         )
 

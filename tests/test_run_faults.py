@@ -343,10 +343,11 @@ def test_a_rootdir_deleted_mid_run_ends_in_a_clean_error(tmp_path: Path) -> None
 
 
 def test_a_deeply_nested_previous_report_means_no_deltas_not_a_crash(tmp_path: Path) -> None:
+    """The baseline deltas compare with (baseline.json) nested 200,000 deep: no deltas, no crash."""
     root = project(tmp_path, spec(bash("AC-1", "true")))
     directory = spec_dir(root, root / "spec.md")
     directory.mkdir(parents=True)
-    (directory / "report.json").write_text("[" * 200_000 + "]" * 200_000)
+    (directory / "baseline.json").write_text("[" * 200_000 + "]" * 200_000)
     done = run(root)
     assert_clean(done.stdout + done.stderr)
     assert done.returncode == 0, done.stdout
