@@ -110,15 +110,15 @@ def _split_frontmatter(text: str, path: Path) -> tuple[dict[str, Any], str]:
         raise AgentDefinitionError(
             f"{path}:1: the frontmatter opened by '---' is never closed: add a '---' line"
         )
-    import yaml  # only projects with agent files pay for it
+    # The agent can write .claude/agents/*.md: read it with the spec's bounded YAML loader
+    # (depth, aliases, sizes), never a plain safe_load that recursion can crash.
+    from pytest_acceptance.yamlload import YamlProblem, load_block
 
     try:
-        meta = yaml.safe_load(text[3:end]) or {}
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
+        meta = load_block(text[3:end]) or {}
+    except YamlProblem as error:
         raise AgentDefinitionError(
-            f"{path}:{line}: the frontmatter is not valid YAML ({error}); fix it"
+            f"{path}:{error.line + 2}: the frontmatter is not valid YAML ({error.problem}); fix it"
         ) from None
     if not isinstance(meta, dict):
         raise AgentDefinitionError(f"{path}:2: the frontmatter must be a mapping of keys")

@@ -304,6 +304,27 @@ def test_project_agent_with_broken_frontmatter_is_an_error_naming_the_file(
     assert "frontmatter is not valid YAML" in result.message
 
 
+@pytest.mark.parametrize(
+    "frontmatter",
+    ["model: " + "[" * 100_000 + "]" * 100_000, "a: &a [x]\n" + "b: [*a, *a, *a, *a]\n" * 4000],
+    ids=["nested-100000-deep", "alias-bomb"],
+)
+def test_hostile_agent_frontmatter_is_an_error_naming_the_file_not_a_crash(
+    judge: Judge, tmp_path: Path, frontmatter: str
+) -> None:
+    """The agent under verification can write .claude/agents/*.md: deep nesting or an alias
+    bomb there is a bounded error for the criterion, never a RecursionError."""
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "pattern-checker.md").write_text(f"---\n{frontmatter}\n---\nCheck.\n")
+    result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
+    assert result is not None
+    assert result.status is Status.ERROR
+    assert ".claude/agents/pattern-checker.md:" in result.message
+    assert len(result.message) < 5000
+    assert judge.calls() == []
+
+
 def test_project_agent_model_applies_unless_the_criterion_names_one(
     judge: Judge, tmp_path: Path
 ) -> None:
