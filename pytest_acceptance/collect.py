@@ -24,6 +24,7 @@ from pytest_acceptance.model import (
     Spec,
     SpecError,
     Status,
+    listed_errors,
     raise_all,
 )
 from pytest_acceptance.plugin import read_ini
@@ -69,8 +70,12 @@ class SpecFile(pytest.File):
         if isinstance(excinfo.value, SpecError):  # every problem of the spec, one a line
             rootdir = self.config.rootpath
             return "\n".join(
-                f"{display_path(error.path, rootdir)}:{error.line}: {error.message}"
-                for error in excinfo.value.errors
+                listed_errors(
+                    excinfo.value.errors,
+                    lambda error: (
+                        f"{display_path(error.path, rootdir)}:{error.line}: {error.message}"
+                    ),
+                )
             )
         return super().repr_failure(excinfo)
 

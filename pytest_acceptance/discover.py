@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from pytest_acceptance.formats import RECOGNISED, SpecFormat, detect
+from pytest_acceptance.model import SpecError
+from pytest_acceptance.spec_file import read_spec_bytes
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _GLOB_CHARS = frozenset("*?[")
@@ -69,6 +71,8 @@ def _expand(
         if not specs:
             raise DiscoveryError(f"{entry}: no markdown file below it is a spec")
         return specs
+    if path.exists():
+        raise DiscoveryError(f"{entry}: not a regular file or a directory")
     raise DiscoveryError(f"{entry}: no such file or directory")
 
 
@@ -103,7 +107,7 @@ def is_spec(path: Path, formats: Sequence[SpecFormat]) -> bool:
     try:
         if path.stat().st_size > _READ_LIMIT:
             return False
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        text = read_spec_bytes(path).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError, SpecError):  # a FIFO is never opened blocking
         return False
     return detect(text, formats)[1] >= RECOGNISED

@@ -8,6 +8,7 @@ workers to the controller as plain dicts (``Result.to_dict`` / ``Result.from_dic
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ class SpecError(Exception):
         return (self,)
 
 
+# One collection error lists this many problems of a spec; the rest are counted.
+LISTED_ERRORS = 50
+
+
 class SpecErrors(SpecError):
     """Every problem found in one spec, reported together (the first one's line leads)."""
 
@@ -70,7 +75,7 @@ class SpecErrors(SpecError):
         self.all = tuple(sorted(errors, key=lambda error: error.line))
 
     def __str__(self) -> str:
-        return "\n".join(str(error) for error in self.all)
+        return "\n".join(listed_errors(self.all, str))
 
     def __reduce__(self) -> tuple[type[SpecErrors], tuple[list[SpecError]]]:
         return SpecErrors, (list(self.all),)
@@ -78,6 +83,14 @@ class SpecErrors(SpecError):
     @property
     def errors(self) -> tuple[SpecError, ...]:
         return self.all
+
+
+def listed_errors(errors: tuple[SpecError, ...], render: Callable[[SpecError], str]) -> list[str]:
+    """One line per problem, bounded: past LISTED_ERRORS the rest are counted."""
+    lines = [render(error) for error in errors[:LISTED_ERRORS]]
+    if len(errors) > LISTED_ERRORS:
+        lines.append(f"... and {len(errors) - LISTED_ERRORS} more problems in this spec")
+    return lines
 
 
 def raise_all(errors: list[SpecError]) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_acceptance.model import Criterion, Location, Spec, SpecError, raise_all
+from pytest_acceptance.spec_file import read_spec_bytes
 from pytest_acceptance.yamlload import (
     FieldError,
     YamlProblem,
@@ -62,11 +63,7 @@ def parse_spec(
     path: Path, formats: Sequence[SpecFormat] | None = None, forced: str | None = None
 ) -> Spec:
     """Read ``path`` (any extension) as UTF-8 markdown and parse it."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise SpecError(path, 1, f"cannot read the spec: {reason}; check the path") from None
+    data = read_spec_bytes(Path(path))
     return parse_spec_text(decode(data, path), path, formats, forced)
 
 

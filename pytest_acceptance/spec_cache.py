@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 from pytest_acceptance.formats import FormatChoice, active
-from pytest_acceptance.model import Spec
+from pytest_acceptance.model import Spec, SpecError
+from pytest_acceptance.spec_file import read_spec_bytes
 from pytest_acceptance.store import write_atomic
 
 _PARSER_SOURCES = ("parse.py", "yamlload.py", "extract.py", "model.py", "formats/*.py")
@@ -36,9 +37,9 @@ def parse_spec_cached(
     if cache_dir is None:
         return _parse(path, choice)
     try:
-        data = Path(path).read_bytes()
+        data = read_spec_bytes(Path(path))
         identity = _parser_identity() + choice.key
-    except OSError:  # unreadable (parse says so, with its SpecError), or no sources to key on
+    except (OSError, SpecError):  # unreadable or too big (parse says so), or no sources
         return _parse(path, choice)
     path_key = hashlib.sha256(os.fsencode(str(path))).hexdigest()[:16]
     content_key = hashlib.sha256(identity + data).hexdigest()[:32]

@@ -73,3 +73,36 @@ def test_a_bad_spec_beside_a_good_one_still_fails_the_run(pytester: pytest.Pytes
     result = pytester.runpytest("--acceptance", "good.md", "--acceptance", "bad.md")
     result.stdout.fnmatch_lines(["bad.md:1: *"])
     assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_an_oversized_spec_is_a_bounded_collection_error(pytester: pytest.Pytester) -> None:
+    """A spec over the size cap is refused at line 1 before it is read whole or parsed."""
+    from pytest_acceptance.spec_file import MAX_SPEC_BYTES
+
+    text = HEAD + bash("AC-1", "true") + "x" * 80 + "\n"
+    (pytester.path / "spec.md").write_text(text * (MAX_SPEC_BYTES // len(text) + 1))
+    result = pytester.runpytest("--acceptance", "spec.md", "-p", "no:cacheprovider")
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*spec.md:1: the spec is larger than 16 MiB*"])
+
+
+def test_a_fifo_named_as_the_spec_is_an_error_not_a_hang(pytester: pytest.Pytester) -> None:
+    """Opening a FIFO would block until a writer comes: it is refused as not a regular file."""
+    import os
+
+    os.mkfifo(pytester.path / "spec.md")
+    result = pytester.runpytest("--acceptance", "spec.md", "-p", "no:cacheprovider")
+    assert result.ret == 4  # a usage error, as for a missing path
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert "spec.md: not a regular file" in result.stderr.str()
+
+
+def test_a_spec_with_thousands_of_problems_lists_a_bounded_number(
+    pytester: pytest.Pytester,
+) -> None:
+    """Every problem of a spec is one collection error, but its text stays bounded."""
+    (pytester.path / "spec.md").write_text(HEAD + bash("AC-1", "true") * 500)
+    result = pytester.runpytest("--acceptance", "spec.md", "-p", "no:cacheprovider")
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*... and 449 more problems in this spec*"])
+    assert result.stdout.str().count("duplicate criterion id AC-1") <= 2 * 50
