@@ -207,8 +207,7 @@ class Contained:
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
         if self.cgroup is not None:
-            # and below: a command may make cgroups of its own (a nested pytest-acceptance)
-            pids = [pid for directory in _walk(self.cgroup) for pid in _cgroup_pids(directory)]
+            pids = [pid for directory in _tree(self.cgroup) for pid in _cgroup_pids(directory)]
             return [pid for pid in pids if pid not in self.residents and self._since(pid)]
         if self.mode == "group" or not self.leader:
             return _group_members(self.leader)
@@ -401,6 +400,17 @@ def remove_cgroup(cgroup: Path, wait: float = 2.0, spare: frozenset[int] = froze
                 if time.monotonic() > deadline or (spare and _cgroup_pids(directory)):
                     break
                 time.sleep(_POLL)
+
+
+def _tree(cgroup: Path) -> Iterator[Path]:
+    """``cgroup`` and the cgroups a command made below it (a nested pytest-acceptance run
+    does); one stat tells whether there are any (a directory's link count is 2 + its
+    subdirectories), which spares listing the directory after every command."""
+    try:
+        below = os.stat(cgroup).st_nlink != 2
+    except OSError:
+        return iter(())
+    return _walk(cgroup) if below else iter((cgroup,))
 
 
 def _walk(cgroup: Path) -> Iterator[Path]:
