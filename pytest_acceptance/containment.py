@@ -19,9 +19,10 @@ Two ways, the best one available is used:
 - **tracking** (elsewhere on Linux): the process running commands is a child subreaper
   (orphans of its commands reparent to it, not to init), and a command's processes are
   its process group and session, every process whose parent chain leads to it, and the
-  orphans reparented to us since it started. Out of reach: what another service starts on
-  the command's behalf (``systemd-run``, ``at``, a daemon's RPC), and, when the worker
-  itself dies, the orphans of its commands (they go to init).
+  orphans reparented to us since it started. When a worker dies, its commands' orphans
+  reach the controller (a subreaper too), which kills its children that are not workers.
+  Out of reach: what another service starts on the command's behalf (``systemd-run``,
+  ``at``, a daemon's RPC).
 - **group** (no /proc): the command's process group and session only; a ``setsid`` +
   double fork escapes.
 
@@ -378,6 +379,31 @@ def kill_cgroup(cgroup: Path, spare: frozenset[int] = frozenset()) -> None:
             return
         _signal_all(members, signal.SIGSTOP)  # a stopped process cannot fork any more
         _signal_all(members, signal.SIGKILL)
+
+
+def kill_adopted(known: frozenset[int]) -> int:
+    """Without a cgroup, on the controller (a subreaper): the orphans of a dead worker's
+    commands reparent to us. Kill our children not in ``known`` (the workers) and all
+    their descendants; returns how many processes were signalled."""
+    table = process_table()
+    me = os.getpid()
+    doomed = {pid for pid, stat in table.items() if stat[1] == me and pid not in known}
+    changed = True
+    while changed:
+        changed = False
+        for pid, stat in table.items():
+            if pid not in doomed and stat[1] in doomed:
+                doomed.add(pid)
+                changed = True
+    _signal_all(doomed, signal.SIGKILL)
+    for pid in doomed:  # our own zombies now
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+    return len(doomed)
+
+
+def children() -> frozenset[int]:
+    return frozenset(_children() or ())
 
 
 def pytest_processes() -> frozenset[int]:
