@@ -19,9 +19,10 @@ Two ways, the best one available is used:
 - **tracking** (elsewhere on Linux): the process running commands is a child subreaper
   (orphans of its commands reparent to it, not to init), and a command's processes are
   its process group and session, every process whose parent chain leads to it, and the
-  orphans reparented to us since it started. Out of reach: what another service starts on
-  the command's behalf (``systemd-run``, ``at``, a daemon's RPC), and, when the worker
-  itself dies, the orphans of its commands (they go to init).
+  orphans reparented to us since it started. When a worker dies, its commands' orphans
+  reach the controller (a subreaper too), which kills its children that are not workers.
+  Out of reach: what another service starts on the command's behalf (``systemd-run``,
+  ``at``, a daemon's RPC).
 - **group** (no /proc): the command's process group and session only; a ``setsid`` +
   double fork escapes.
 
@@ -207,8 +208,7 @@ class Contained:
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
         if self.cgroup is not None:
-            # and below: a command may make cgroups of its own (a nested pytest-acceptance)
-            pids = [pid for directory in _walk(self.cgroup) for pid in _cgroup_pids(directory)]
+            pids = [pid for directory in _tree(self.cgroup) for pid in _cgroup_pids(directory)]
             return [pid for pid in pids if pid not in self.residents and self._since(pid)]
         if self.mode == "group" or not self.leader:
             return _group_members(self.leader)
@@ -381,6 +381,31 @@ def kill_cgroup(cgroup: Path, spare: frozenset[int] = frozenset()) -> None:
         _signal_all(members, signal.SIGKILL)
 
 
+def kill_adopted(known: frozenset[int]) -> int:
+    """Without a cgroup, on the controller (a subreaper): the orphans of a dead worker's
+    commands reparent to us. Kill our children not in ``known`` (the workers) and all
+    their descendants; returns how many processes were signalled."""
+    table = process_table()
+    me = os.getpid()
+    doomed = {pid for pid, stat in table.items() if stat[1] == me and pid not in known}
+    changed = True
+    while changed:
+        changed = False
+        for pid, stat in table.items():
+            if pid not in doomed and stat[1] in doomed:
+                doomed.add(pid)
+                changed = True
+    _signal_all(doomed, signal.SIGKILL)
+    for pid in doomed:  # our own zombies now
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
+    return len(doomed)
+
+
+def children() -> frozenset[int]:
+    return frozenset(_children() or ())
+
+
 def pytest_processes() -> frozenset[int]:
     """This process and its direct children (the xdist workers, on the controller)."""
     return frozenset({os.getpid(), *(_children() or ())})
@@ -401,6 +426,17 @@ def remove_cgroup(cgroup: Path, wait: float = 2.0, spare: frozenset[int] = froze
                 if time.monotonic() > deadline or (spare and _cgroup_pids(directory)):
                     break
                 time.sleep(_POLL)
+
+
+def _tree(cgroup: Path) -> Iterator[Path]:
+    """``cgroup`` and the cgroups a command made below it (a nested pytest-acceptance run
+    does); one stat tells whether there are any (a directory's link count is 2 + its
+    subdirectories), which spares listing the directory after every command."""
+    try:
+        below = os.stat(cgroup).st_nlink != 2
+    except OSError:
+        return iter(())
+    return _walk(cgroup) if below else iter((cgroup,))
 
 
 def _walk(cgroup: Path) -> Iterator[Path]:

@@ -36,6 +36,7 @@ class RunGuard:
         self.config = config
         self.signal_name: str | None = None
         self.finishing = False  # the criteria are done: a stop must not cut the verdict short
+        self.workers: frozenset[int] = frozenset()  # our children that are xdist workers
         self.previous_handlers: dict[int, Any] = {}
         workerinput = getattr(config, "workerinput", None)
         self.is_worker = workerinput is not None
@@ -83,9 +84,15 @@ class RunGuard:
             node.workerinput[_WORKER_KEY] = str(self.run_cgroup)
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        self.workers |= containment.children()
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         """Whatever a worker's commands left is dead weight once the worker is gone (and
         when its criterion killed it, no one else would ever stop them)."""
+        if self.run_cgroup is None and error is not None:  # tracking: they came to us
+            containment.kill_adopted(self.workers)
         if self.run_cgroup is not None:
             workerid = node.workerinput.get("workerid", "")
             if workerid:  # a worker still exiting is spared: only what it left goes

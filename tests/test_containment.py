@@ -219,3 +219,30 @@ def test_a_process_a_test_started_before_the_criterion_is_left_alone(
     finally:
         server.kill()
         server.wait()
+
+
+@pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
+def test_a_process_moved_into_a_cgroup_the_command_made_is_still_killed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A command may make cgroups below its own (a nested pytest-acceptance run does):
+    what it puts there is still the command's."""
+    monkeypatch.setenv(containment.MODE_VARIABLE, "cgroup")
+    mount = containment._cgroup2_mount()
+    run = containment.start_run()
+    assert mount is not None and run is not None
+    command = (
+        f"cg={mount}$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir \"$cg/inner\"; "
+        'sleep 300 & echo $! > "$cg/inner/cgroup.procs"; echo $! >> pids'
+    )
+    try:
+        containment.use(run, "nested")
+        result = run_criterion(bash_criterion(tmp_path, command), RunContext(tmp_path))
+        pids = recorded(tmp_path / "pids")
+        survivors = wait_gone(pids, 3)  # before the run's cgroup goes, which kills all
+    finally:
+        containment.stop_using()
+        containment.remove_cgroup(run)
+    kill_all(survivors)
+    assert result.status is Status.PASSED
+    assert pids and survivors == []

@@ -163,7 +163,24 @@ def test_a_stop_signal_kills_the_criteria_and_writes_an_interrupted_verdict(
 # --- a criterion that kills its own xdist worker ------------------------------------------------
 
 
-def test_a_criterion_that_kills_its_worker_leaves_no_child(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "mode",
+    [
+        pytest.param(
+            "cgroup",
+            marks=pytest.mark.skipif(
+                containment.own_cgroup() is None, reason="cgroup v2 is not writable here"
+            ),
+        ),
+        "tracking",
+    ],
+)
+def test_a_criterion_that_kills_its_worker_leaves_no_child(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a cgroup the controller empties the dead worker's; without, the orphans come
+    to the controller (a subreaper), which kills what is not a worker."""
+    monkeypatch.setenv(containment.MODE_VARIABLE, mode)
     root = project(
         tmp_path,
         spec(
