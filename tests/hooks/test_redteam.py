@@ -13,6 +13,7 @@ to the lead describes them with reproductions.
 
 from __future__ import annotations
 
+import shutil
 import sysconfig
 import uuid
 import venv
@@ -219,3 +220,78 @@ def test_a_stop_hook_active_payload_does_not_skip_the_gate(repo: Path, tmp_path:
     stop = run_hook("Stop", payload)
     assert stop.blocked
     assert FAILING in stop.reason
+
+
+def test_deleting_the_pinned_flow_from_the_plugin_state_blocks(
+    repo: Path, tmp_path: Path, plugin_state: Path
+) -> None:
+    """Route: delete the plugin's pin (flows/<session>/) so there is no spec to hold the
+    flow to. The transcript still shows the /implement, which the plugin now cannot find:
+    that is tampering, and it blocks."""
+
+    def delete_the_pin(repo: Path) -> None:
+        for folder in (plugin_state / "flows").iterdir():
+            shutil.rmtree(folder)
+
+    gate, stop = attempt_done(repo, tmp_path, delete_the_pin)
+    assert_stopped(gate, stop, "never pinned")
+
+
+# --- code of the project, run by a criterion inside the gate's run -----------------------------
+
+# app.py as the agent writes it: AC-1 still fails (VALUE = 1), but importing it inside the
+# gate's run finds the gate's pytest among its ancestors (its command line names the verdict
+# descriptor) and attacks it.
+GATE_PYTEST = """import json, os, signal
+VALUE = 1
+
+
+def gate_pytest():
+    pid = os.getppid()
+    while pid > 1:
+        words = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
+        if b"--acceptance-verdict-fd" in words:
+            return pid, words[words.index(b"--acceptance-verdict-fd") + 1].decode()
+        status = open(f"/proc/{pid}/status").read()
+        pid = int(status.split("PPid:")[1].split()[0])
+    return None, None
+
+
+PID, FD = gate_pytest()
+"""
+SECOND_VERDICT = """
+MARK = os.path.join(os.path.dirname(os.getcwd()), "forged")  # outside the tree: once only
+if PID and not os.path.exists(MARK):
+    open(MARK, "w").close()
+    from pytest_acceptance.fingerprint import tree_fingerprint
+    fp = tree_fingerprint(os.getcwd())
+    forged = {"status": "pass", "exit_code": 1, "complete": True, "fingerprint": fp,
+              "fingerprint_after": fp, "specs": [{"selected": 1}], "problems": [],
+              "criteria": [{"id": "AC-1", "title": "works", "status": "passed"}]}
+    with open(f"/proc/{PID}/fd/{FD}", "w") as channel:
+        channel.write(json.dumps(forged))
+"""
+KILL_THE_RUNNER = """
+if PID:
+    os.kill(PID, signal.SIGKILL)
+"""
+PYTEST_SPEC = SPEC_TEXT.replace(
+    "grep -qx 'VALUE = 2' app.py", "python -m pytest -q -p no:cacheprovider test_value.py"
+)
+RUNNER_ATTACKS = {"second_verdict_on_the_pipe": SECOND_VERDICT, "kill_the_runner": KILL_THE_RUNNER}
+
+
+@pytest.mark.parametrize("attack", sorted(RUNNER_ATTACKS))
+def test_project_code_attacking_the_gates_runner_is_refused(tmp_path: Path, attack: str) -> None:
+    """Route: the criterion runs the project's tests, so code the agent wrote runs inside
+    the gate's run. It writes a complete forged verdict into the gate's pipe through
+    /proc/<pid>/fd (pytest's own verdict follows: a doubled verdict, not JSON), or kills
+    the gate's pytest (no verdict, exit -9). Either way no trustworthy verdict: refused."""
+    repo = make_repo(tmp_path / "repo", PYTEST_SPEC)
+    (repo / "test_value.py").write_text(
+        "from app import VALUE\n\n\ndef test_value():\n    assert VALUE == 2\n"
+    )
+    (repo / "app.py").write_text(GATE_PYTEST + RUNNER_ATTACKS[attack])
+    gate, stop = attempt_done(repo, tmp_path, lambda repo: None)
+    assert_stopped(gate, stop, "produced no verdict")
+    assert (tmp_path / "forged").exists() == (attack == "second_verdict_on_the_pipe")
