@@ -197,34 +197,23 @@ def test_project_config_and_conftest_never_reach_the_gates_own_run(
 # --- the transcript ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("active", [False, True], ids=["first_stop", "stop_hook_active"])
 def test_a_done_written_into_the_transcript_without_the_gate_is_judged_at_stop(
-    repo: Path, tmp_path: Path
+    repo: Path, tmp_path: Path, active: bool
 ) -> None:
     """Route: write a successful /done Skill call into the transcript (the PreToolUse gate
-    never saw it). The Stop hook runs the gate itself on the current tree and blocks."""
+    never saw it), and stop -- also again right after a block (`stop_hook_active` true, as
+    the CLI sends it). The Stop hook runs the gate itself on the current tree and blocks:
+    the flag never lets a failing tree through; only the block caps do, and those stops
+    are FORCED."""
     builder = TranscriptBuilder(repo)
     builder.implement("specs/feature.md")
     builder.verify(repo / "specs" / "feature.md")
     builder.done()
     builder.text("All criteria verified.")
     transcript = builder.write(tmp_path / "session.jsonl")
-    stop = run_hook("Stop", stop_payload(transcript, repo, last="All criteria verified."))
-    assert stop.blocked
-    assert FAILING in stop.reason
-
-
-def test_a_stop_hook_active_payload_does_not_skip_the_gate(repo: Path, tmp_path: Path) -> None:
-    """Route: stop again right after a block (`stop_hook_active` true, as the CLI sends
-    it): the flag never lets a failing tree through by itself; only the block caps do,
-    and those stops are FORCED."""
-    builder = TranscriptBuilder(repo)
-    builder.implement("specs/feature.md")
-    builder.verify(repo / "specs" / "feature.md")
-    builder.done()
-    builder.text("All criteria verified.")
-    transcript = builder.write(tmp_path / "session.jsonl")
-    payload = stop_payload(transcript, repo, stop_hook_active=True, last="All criteria verified.")
-    stop = run_hook("Stop", payload)
+    last = "All criteria verified."
+    stop = run_hook("Stop", stop_payload(transcript, repo, stop_hook_active=active, last=last))
     assert stop.blocked
     assert FAILING in stop.reason
 
