@@ -62,11 +62,17 @@ from dataclasses import dataclass
 from typing import Any
 
 SCHEMA = "pytest-acceptance/integrity"
-VERSION = 1
+VERSION = 2
 MAX_FILES = 5000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 FILE_LEVEL = ""  # inventory key for what applies to a whole file (module pytestmark, .only)
 WAY_OUT = "restore it, or /pytest-acceptance:escalate for a human decision"
+RUNS = "a criterion runs it"
+PYTEST_READS = "a criterion's pytest reads it"
+PYTEST_LOADS = "a criterion's pytest loads it"
+TESTS_IMPORT = "it sits with the tests a criterion's pytest runs, which may import it"
+RUNNER_READS = "a criterion's test runner reads it"
+MAKE_READS = "a criterion's make reads it"
 _SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache",
      ".acceptance", ".tox", ".nox", ".mypy_cache", ".ruff_cache", "vendor"}
@@ -84,13 +90,14 @@ class Finding:
 
     file: str  # relative to the root, with forward slashes
     test: str | None  # the test (``Class::method`` for methods), None for the whole file
-    how: str  # "deleted", "assertions removed (3 -> 1)", "skip marker added", ...
+    how: str  # "deleted", "assertions removed (3 -> 1)", "skip marker added", "changed", ...
+    why: str = RUNS  # how a criterion depends on the file
 
     def message(self) -> str:
         where = f"{self.file}::{self.test}" if self.test else self.file
         return (
-            f"{where}: {self.how} since /pytest-acceptance:implement started; a criterion runs "
-            f"it, so this weakens the criterion: {WAY_OUT}."
+            f"{where}: {self.how} since /pytest-acceptance:implement started; {self.why}, so "
+            f"this can weaken the criterion: {WAY_OUT}."
         )
 
 
@@ -102,8 +109,14 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     real_root = os.path.realpath(root)
     named, scripts, problems = _named_files(real_root, commands)
     selections = _node_id_selections(real_root, commands)
+    watches = _watches(real_root, commands)
+    hashed = _hashed_files(real_root, commands, watches)
+    named |= set(hashed)
     files: dict[str, Any] = {}
     for relative in sorted(named)[:MAX_FILES]:
+        if relative in hashed:
+            files[relative] = _pin_hashed(real_root, relative, hashed[relative])
+            continue
         entry = _pin_file(real_root, relative, scripts.get(relative, []))
         if entry is not None:
             if selections.get(relative):
@@ -119,6 +132,7 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
         "version": VERSION,
         "files": files,
         "scripts": scripts,
+        "watch": watches,
         "problems": problems,
     }
 
@@ -150,12 +164,17 @@ def weakened(root: str, pinned: dict[str, Any]) -> list[Finding]:
     real_root = os.path.realpath(root)
     scripts = pinned.get("scripts")
     scripts = scripts if isinstance(scripts, dict) else {}
-    for relative, entry in sorted(pinned.get("files", {}).items()):
+    files = pinned.get("files")
+    files = files if isinstance(files, dict) else {}
+    for relative, entry in sorted(files.items()):
         findings.extend(_file_findings(real_root, relative, entry, scripts.get(relative, [])))
+    findings.extend(_new_files(real_root, pinned.get("watch"), files))
     return findings
 
 
 def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> list[Finding]:
+    if isinstance(entry, dict) and entry.get("kind") == HASHED:
+        return _hashed_findings(root, relative, entry)
     if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
         return [Finding(relative, None, "its pin is unreadable")]
     content = _read(os.path.join(root, relative))
@@ -181,11 +200,14 @@ def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> 
     if error and not entry.get("error"):
         return [Finding(relative, None, f"no longer parses ({error})")]
     selected = entry.get("selected")
-    return [
+    found = [
         Finding(relative, test or None, how)
         for test, how in compare_inventories(entry.get("tests", {}), inventory)
         if not selected or not test or any(_selects(node, test) for node in selected)
     ]
+    if not found and entry.get("kind") == "make":  # variables, prerequisites, .IGNORE, ...
+        return [Finding(relative, None, "changed", MAKE_READS)]
+    return found
 
 
 def _selects(node: str, test: str) -> bool:
@@ -222,6 +244,8 @@ def compare_inventories(before: dict[str, Any], after: dict[str, Any]) -> Iterat
 
 
 def _test_weakenings(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
+    if "config" in old and old["config"] != new.get("config"):
+        yield "its test configuration changed"
     if "script" in old and old["script"] != new.get("script"):
         yield f"the script it runs changed ({old['script']!r} -> {new.get('script')!r})"
     lost = old.get("assertions", 0) - new.get("assertions", 0)
@@ -251,6 +275,411 @@ _MARKER_TEXT = {
 }
 
 
+# -- files pinned by content hash ------------------------------------------------------
+#
+# What a runner loads besides the tests (configuration, conftest.py, helpers, plugins) and
+# the scripts a command runs have no notion of "adding a test": any change to them reports.
+
+HASHED = "hashed"
+_PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_JS_CONFIG = re.compile(
+    r"^(?:(?:jest|vitest|vite)\.config|vitest\.workspace|\.mocharc)(?:\.[\w-]+)*$"
+)
+_TEST_FOLDER = re.compile(r"^(?:tests?|testing|__tests__)$|^tests?_|_tests?$")
+_INTERPRETERS = re.compile(
+    r"^(?:ba|da|k|z)?sh$|^source$|^\.$|^python[\d.]*$|^node$|^perl$|^ruby$|^php$|^bun$|^tsx$"
+)
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".pl", ".rb", ".php")
+_PREFIXES = frozenset({"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run"})
+_PLUGIN_OPTION = re.compile(r"(?:^|\s)-p\s*([A-Za-z_][\w.]*)")
+
+
+def _watches(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
+    """The places a runner looks for configuration or conftest.py files: what is there when
+    the flow starts is pinned, and what appears there later is reported."""
+    watches: dict[tuple[str, str, bool], dict[str, Any]] = {}
+
+    def watch(directory: str, pattern: str, recursive: bool, new: bool, why: str) -> None:
+        key = (directory, pattern, recursive)
+        watches.setdefault(
+            key,
+            {"dir": directory, "pattern": pattern, "recursive": recursive, "new": new, "why": why},
+        )
+
+    for words in map(_words, commands):
+        runner = _runner(words)
+        cwd, targets = _targets(root, words)
+        if runner == "pytest" and targets is not None:
+            for target in targets or [cwd]:
+                is_dir = os.path.isdir(os.path.join(root, target))
+                for directory in _up_to_root(target if is_dir else os.path.dirname(target)):
+                    watch(directory, "pytest-config", False, True, PYTEST_READS)
+                    watch(directory, "conftest", False, True, PYTEST_LOADS)
+                if is_dir:
+                    watch(target, "conftest", True, True, PYTEST_LOADS)
+                for folder in _test_folders(root, target if is_dir else os.path.dirname(target)):
+                    watch(folder, "helper", True, False, TESTS_IMPORT)
+        elif runner in ("npm", "js"):
+            for directory in {"", cwd}:
+                watch(directory, "js-config", False, True, RUNNER_READS)
+    return [watches[key] for key in sorted(watches)]
+
+
+def _up_to_root(directory: str) -> Iterator[str]:
+    while directory:
+        yield directory
+        directory = os.path.dirname(directory)
+    yield ""
+
+
+def _test_folders(root: str, directory: str) -> list[str]:
+    """The outermost test folders (``tests/``, ``testing/``) holding ``directory``, or under
+    it: their non-test modules are the tests' helpers (never the project's own code)."""
+    parts = directory.split("/") if directory else []
+    for depth, part in enumerate(parts):
+        if _TEST_FOLDER.match(part):
+            return ["/".join(parts[: depth + 1])]
+    found = []
+    for current, dirnames, _ in os.walk(os.path.join(root, directory)):
+        kept = []
+        for name in sorted(dirnames):
+            if name in _SKIP_DIRS or name.startswith("."):
+                continue
+            if _TEST_FOLDER.match(name):
+                found.append(os.path.relpath(os.path.join(current, name), root))
+            else:
+                kept.append(name)
+        dirnames[:] = kept
+    return [folder.replace(os.sep, "/") for folder in found]
+
+
+def _watched_files(root: str, watch: dict[str, Any]) -> Iterator[str]:
+    """The files matching a watch's pattern in its directory (and below, when recursive)."""
+    matches = _WATCH_PATTERNS.get(watch.get("pattern"))  # type: ignore[arg-type]
+    directory = watch.get("dir")
+    if matches is None or not isinstance(directory, str):
+        return
+    start = os.path.realpath(os.path.join(root, directory))
+    if os.path.relpath(start, root).startswith(os.pardir) or not os.path.isdir(start):
+        return
+    for current, dirnames, filenames in os.walk(start):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        if not watch.get("recursive"):
+            dirnames[:] = []
+        for name in sorted(filenames):
+            if matches(name):
+                yield os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
+
+
+_WATCH_PATTERNS = {
+    "pytest-config": lambda name: name in _PYTEST_CONFIGS,
+    "conftest": lambda name: name == "conftest.py",
+    "helper": lambda name: name.endswith(".py") and not _PYTHON_TEST.match(name),
+    "js-config": lambda name: bool(_JS_CONFIG.match(name)),
+}
+
+
+def _hashed_files(
+    root: str, commands: Iterable[str], watches: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Every file pinned by content hash, with how a criterion depends on it."""
+    hashed: dict[str, str] = {}
+    for watch in watches:
+        for relative in _watched_files(root, watch):
+            hashed.setdefault(relative, watch["why"])
+    for words in map(_words, commands):
+        for relative, why in _run_files(root, words):
+            hashed.setdefault(relative, why)
+    for relative in _plugin_files(root, hashed):
+        hashed.setdefault(relative, PYTEST_LOADS)
+    return hashed
+
+
+def _plugin_files(root: str, hashed: dict[str, str]) -> set[str]:
+    """The modules that pinned conftest.py files (``pytest_plugins``) and configuration
+    (``-p`` in ``addopts``) load as plugins, when they are in the project."""
+    found = set()
+    for relative, why in sorted(hashed.items()):
+        content = _read(os.path.join(root, relative))
+        if not isinstance(content, bytes) or why not in (PYTEST_READS, PYTEST_LOADS):
+            continue
+        part = _pytest_part(relative, content)
+        names = _PLUGIN_OPTION.findall(part.decode("utf-8", "replace")) if part else []
+        if relative.endswith(".py"):
+            names += _pytest_plugins(content)
+        for name in names:
+            found.update(_module_files(root, name, os.path.dirname(relative)))
+    return found
+
+
+def _pytest_plugins(content: bytes) -> list[str]:
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and "pytest_plugins" in map(_name_of, node.targets):
+            value = _literal(node.value)
+            values = [value] if isinstance(value, str) else value
+            if isinstance(values, (list, tuple)):
+                names += [name for name in values if isinstance(name, str)]
+    return names
+
+
+def _module_files(root: str, module: str, near: str) -> Iterator[str]:
+    """The files in the project that ``import module`` could load (from the root, ``src/``
+    or the importing file's folder)."""
+    if not re.match(r"^[A-Za-z_][\w.]*$", module):
+        return
+    base = module.replace(".", "/")
+    for folder in {"", "src", near}:
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            relative = os.path.normpath(os.path.join(folder, candidate)).replace(os.sep, "/")
+            if os.path.isfile(os.path.join(root, relative)):
+                yield relative
+
+
+def _run_files(root: str, words: list[str]) -> Iterator[tuple[str, str]]:
+    """(file, why) for the scripts, tools, Makefiles and configuration files a command runs
+    or reads: a script named by an interpreter or run by its path, ``python -m module``,
+    ``make`` (``-f``/``-C``), ``pytest -c``/``-p``."""
+    cwd = ""
+    for simple in _simple_commands(words):
+        if simple[:1] == ["cd"] and len(simple) > 1:
+            cwd = _inside(root, cwd, simple[1], directory=True) or cwd
+            continue
+        yield from _runs(root, cwd, simple)
+
+
+def _runs(root: str, cwd: str, simple: list[str]) -> Iterator[tuple[str, str]]:
+    name = os.path.basename(simple[0])
+    rest = simple[1:]
+    names = [os.path.basename(word) for word in simple]
+    for runner in ("pytest", "py.test"):
+        if runner in names:  # pytest, python -m pytest, uv run pytest
+            yield from _pytest_options(root, cwd, simple[names.index(runner) + 1 :])
+    if _INTERPRETERS.match(name):
+        options = [word for word in rest if word.startswith("-")]
+        if name.startswith("python") and "-m" in rest:
+            module = rest[rest.index("-m") + 1 : rest.index("-m") + 2]
+            for found in _module_files(root, module[0], cwd) if module else ():
+                yield found, RUNS
+            return
+        script = next((w for w in rest if not w.startswith("-")), None)
+        if script and "-c" not in options:
+            found = _inside(root, cwd, script)
+            if found:
+                yield found, RUNS
+    elif name in ("make", "gmake"):
+        yield from _makefiles(root, cwd, rest)
+    elif "/" in simple[0]:
+        found = _inside(root, cwd, simple[0])
+        if found and _is_script(os.path.join(root, found)):
+            yield found, RUNS
+
+
+def _pytest_options(root: str, cwd: str, rest: list[str]) -> Iterator[tuple[str, str]]:
+    for index, word in enumerate(rest):
+        option, _, value = word.partition("=")
+        if option in ("-c", "--config-file", "-p") and not value:
+            value = rest[index + 1] if index + 1 < len(rest) else ""
+        elif word.startswith("-p") and word != "-p" and not word.startswith("--"):
+            option, value = "-p", word[2:]
+        if option in ("-c", "--config-file"):
+            found = _inside(root, cwd, value)
+            if found:
+                yield found, PYTEST_READS
+        elif option == "-p":
+            for found in _module_files(root, value, cwd):
+                yield found, PYTEST_LOADS
+
+
+def _makefiles(root: str, cwd: str, rest: list[str]) -> Iterator[tuple[str, str]]:
+    given = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in ("-f", "--file")]
+    for index, word in enumerate(rest[:-1]):
+        if word in ("-C", "--directory"):
+            cwd = _inside(root, cwd, rest[index + 1], directory=True) or cwd
+    if not given and not cwd:
+        return  # the root's Makefile: pinned with the recipes of its targets (_scripts_run)
+    for name in given or ["GNUmakefile", "makefile", "Makefile"]:
+        found = _inside(root, cwd, name)
+        if found:
+            yield found, MAKE_READS
+            if not given:
+                return  # make reads the first of the default names it finds
+
+
+def _simple_commands(words: list[str]) -> Iterator[list[str]]:
+    """The simple commands of a command line, without leading assignments and wrappers."""
+    current: list[str] = []
+    for word in [*words, ";"]:
+        if word not in _OPERATORS:
+            current.append(word)
+            continue
+        while current and (
+            current[0] in _PREFIXES or re.match(r"^[A-Za-z_]\w*=", current[0]) is not None
+        ):
+            current = current[2:] if current[0] == "timeout" else current[1:]
+        if current:
+            yield current
+        current = []
+
+
+def _inside(root: str, cwd: str, word: str, directory: bool = False) -> str | None:
+    """``word`` as a path relative to the root, when it is an existing file (or directory)
+    inside the project."""
+    if not word or "\0" in word:
+        return None
+    path = os.path.realpath(os.path.join(root, cwd, word))
+    relative = os.path.relpath(path, root)
+    if relative.startswith(os.pardir) or os.path.isabs(relative):
+        return None
+    exists = os.path.isdir(path) if directory else os.path.isfile(path)
+    return (relative if relative != os.curdir else "").replace(os.sep, "/") if exists else None
+
+
+def _is_script(path: str) -> bool:
+    """A script (not a built binary, which is the implementation's output)."""
+    if path.endswith(_SCRIPT_SUFFIXES):
+        return True
+    content = _read(path)
+    return isinstance(content, bytes) and content.startswith(b"#!")
+
+
+def _targets(root: str, words: list[str]) -> tuple[str, list[str] | None]:
+    """(the directory a command's pytest starts in, the existing paths it names there; None
+    when it names only paths outside the project)."""
+    cwd = ""
+    targets: list[str] = []
+    outside = False
+    for simple in _simple_commands(words):
+        if simple[:1] == ["cd"] and len(simple) > 1:
+            cwd = _inside(root, cwd, simple[1], directory=True) or cwd
+            continue
+        if not {"pytest", "py.test"} & {os.path.basename(word) for word in simple}:
+            continue
+        for word in simple[1:]:
+            if word.startswith("-") or "=" in word.split("/")[0]:
+                continue
+            word = word.split("::", 1)[0]
+            found = _inside(root, cwd, word) or _inside(root, cwd, word, directory=True)
+            if found is not None:
+                targets.append(found)
+            elif "\0" not in word and os.path.exists(os.path.join(root, cwd, word)):
+                outside = True  # pytest runs tests outside the project: not its checks
+    return cwd, targets if targets or not outside else None
+
+
+def _pin_hashed(root: str, relative: str, why: str) -> dict[str, Any]:
+    return {"kind": HASHED, "sha256": _hashed_digest(root, relative), "why": why}
+
+
+def _hashed_digest(root: str, relative: str) -> str | None:
+    """The sha256 of what the runner reads in a file (the pytest sections of a shared
+    configuration file, else all of it); None when absent or without such a section; a
+    description when it is no regular file."""
+    content = _read(os.path.join(root, relative))
+    if not isinstance(content, bytes):
+        return content
+    part = _pytest_part(relative, content)
+    return None if part is None else hashlib.sha256(part).hexdigest()
+
+
+def _hashed_findings(root: str, relative: str, entry: dict[str, Any]) -> list[Finding]:
+    why = entry.get("why") if isinstance(entry.get("why"), str) else RUNS
+    before, now = entry.get("sha256"), _hashed_digest(root, relative)
+    if now == before:
+        return []
+    if now is None:
+        how = (
+            "deleted"
+            if relative.rsplit("/", 1)[-1] not in _SHARED_CONFIGS
+            else ("its pytest section removed")
+        )
+    elif " " in now:  # a description: "a directory", "a special file", ...
+        how = f"replaced by {now}"
+    elif before is None:
+        how = "a pytest section added"
+    else:
+        how = "changed"
+    return [Finding(relative, None, how, why)]
+
+
+def _new_files(root: str, watches: Any, files: dict[str, Any]) -> list[Finding]:
+    """Configuration and conftest.py files that appeared where a runner reads them."""
+    findings = []
+    seen = set(files)
+    for watch in watches if isinstance(watches, list) else []:
+        if not isinstance(watch, dict) or not watch.get("new"):
+            continue
+        for relative in _watched_files(root, watch):
+            if relative not in seen and _hashed_digest(root, relative) is not None:
+                seen.add(relative)  # one finding per file, whichever watch saw it
+                findings.append(Finding(relative, None, "added", str(watch.get("why"))))
+    return findings
+
+
+_SHARED_CONFIGS = frozenset({"pyproject.toml", "tox.ini", "setup.cfg"})
+
+
+def _pytest_part(relative: str, content: bytes) -> bytes | None:
+    """What pytest reads of a configuration file shared with other tools (None: nothing),
+    else the whole content."""
+    name = relative.rsplit("/", 1)[-1]
+    if name not in _SHARED_CONFIGS:
+        return content
+    text = content.decode("utf-8", errors="replace")
+    part = _toml_pytest_part(text) if name == "pyproject.toml" else _ini_pytest_part(text)
+    return None if part is None else part.encode("utf-8", errors="replace")
+
+
+def _ini_pytest_part(text: str) -> str | None:
+    """The ``[pytest]``/``[tool:pytest]`` sections, split as iniconfig splits them (a line
+    starting with ``[`` and ending, before a comment, with ``]`` opens a section)."""
+    sections: list[str] = []
+    relevant = False
+    for line in text.lstrip("\ufeff").splitlines():
+        header = re.split("[#;]", line.rstrip())[0].rstrip() if line.startswith("[") else ""
+        if header.endswith("]"):
+            relevant = "pytest" in header.lower()
+        if relevant:
+            sections.append(line)
+    return "\n".join(sections) if sections else None
+
+
+_TOML_BARE_HEADER = re.compile(
+    r"^\s*\[\[?\s*([A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*)\s*\]\]?\s*(?:#.*)?$"
+)
+
+
+def _toml_pytest_part(text: str) -> str | None:
+    """The tables pytest reads (``[tool.pytest]``, ``[tool.pytest.ini_options]``), with the
+    root and ``[tool]`` tables (dotted keys can reach it from there) and any table whose
+    header is not plain (quoted or escaped keys). Read by lines, not parsed: a multi-line
+    string outside those tables could hide a header, so then the whole file counts."""
+    relevant_lines: list[str] = []
+    other: list[str] = []
+    relevant = True  # the root table
+    for line in text.split("\n"):
+        if line.lstrip().startswith("["):
+            match = _TOML_BARE_HEADER.match(line)
+            path = re.split(r"\s*\.\s*", match.group(1)) if match else None
+            relevant = path is None or path == ["tool"] or path[:2] == ["tool", "pytest"]
+        (relevant_lines if relevant else other).append(line)
+    if any('"""' in line or "'''" in line for line in other):
+        return text
+    # Nothing but blank lines, comments and a bare [tool] header: pytest reads nothing here.
+    meaningful = [
+        line
+        for line in relevant_lines
+        if line.strip()
+        and not line.lstrip().startswith("#")
+        and not re.match(r"^\s*\[\s*tool\s*\]\s*(?:#.*)?$", line)
+    ]
+    return "\n".join(relevant_lines) if meaningful else None
+
+
 # -- which files a command names -------------------------------------------------------
 
 
@@ -273,6 +702,8 @@ def _named_files(
         for relative, name in _scripts_run(root, words, runner):
             files.add(relative)
             scripts.setdefault(relative, set()).add(name)
+        if runner == "js" and os.path.isfile(os.path.join(root, "package.json")):
+            files.add("package.json")  # its "jest"/"mocha" settings
         if not named_any and runner in _DEFAULT_TESTS:
             files.update(_test_files(root, "", runner, recursive=runner != "go"))
         if runner == "pytest":
@@ -839,7 +1270,14 @@ def _npm_inventory(text: str, scripts: Sequence[str]) -> tuple[dict[str, Any], s
         return {}, f"invalid JSON ({error})"
     declared = data.get("scripts") if isinstance(data, dict) else None
     declared = declared if isinstance(declared, dict) else {}
-    return {f"npm {name}": {"script": declared.get(name)} for name in scripts}, None
+    inventory: dict[str, Any] = {f"npm {name}": {"script": declared.get(name)} for name in scripts}
+    for key in _PACKAGE_TEST_CONFIG:  # jest and mocha read their settings from package.json too
+        value = data.get(key) if isinstance(data, dict) else None
+        inventory[f"{key} config"] = {"config": json.dumps(value, sort_keys=True)}
+    return inventory, None
+
+
+_PACKAGE_TEST_CONFIG = ("jest", "mocha")
 
 
 _MAKE_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*::?(?!=)", re.M)
