@@ -290,7 +290,9 @@ _INTERPRETERS = re.compile(
     r"^(?:ba|da|k|z)?sh$|^source$|^\.$|^python[\d.]*$|^node$|^perl$|^ruby$|^php$|^bun$|^tsx$"
 )
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".pl", ".rb", ".php")
-_PREFIXES = frozenset({"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run"})
+_PREFIXES = frozenset(
+    {"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run", "timeout"}
+)
 _PLUGIN_OPTION = re.compile(r"(?:^|\s)-p\s*([A-Za-z_][\w.]*)")
 
 
