@@ -309,10 +309,8 @@ def _watches(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
         )
 
     for words in map(_words, commands):
-        runner = _runner(words)
-        cwd, targets = _targets(root, words)
-        if runner == "pytest" and targets is not None:
-            for target in targets or [cwd]:
+        for targets in _pytest_targets(root, words):
+            for target in targets:
                 is_dir = os.path.isdir(os.path.join(root, target))
                 for directory in _up_to_root(target if is_dir else os.path.dirname(target)):
                     watch(directory, "pytest-config", False, True, PYTEST_READS)
@@ -321,9 +319,10 @@ def _watches(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
                     watch(target, "conftest", True, True, PYTEST_LOADS)
                 for folder in _test_folders(root, target if is_dir else os.path.dirname(target)):
                     watch(folder, "helper", True, False, TESTS_IMPORT)
-        elif runner in ("npm", "js"):
-            for directory in {"", cwd}:
-                watch(directory, "js-config", False, True, RUNNER_READS)
+        if _runner(words) in ("npm", "js"):
+            for cwd, _ in _in_directories(root, words):
+                watch(cwd, "js-config", False, True, RUNNER_READS)
+            watch("", "js-config", False, True, RUNNER_READS)
     return [watches[key] for key in sorted(watches)]
 
 
@@ -446,12 +445,18 @@ def _run_files(root: str, words: list[str]) -> Iterator[tuple[str, str]]:
     """(file, why) for the scripts, tools, Makefiles and configuration files a command runs
     or reads: a script named by an interpreter or run by its path, ``python -m module``,
     ``make`` (``-f``/``-C``), ``pytest -c``/``-p``."""
+    for cwd, simple in _in_directories(root, words):
+        yield from _runs(root, cwd, simple)
+
+
+def _in_directories(root: str, words: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """(directory it runs in, simple command) for each simple command but ``cd``."""
     cwd = ""
     for simple in _simple_commands(words):
         if simple[:1] == ["cd"] and len(simple) > 1:
             cwd = _inside(root, cwd, simple[1], directory=True) or cwd
-            continue
-        yield from _runs(root, cwd, simple)
+        else:
+            yield cwd, simple
 
 
 def _runs(root: str, cwd: str, simple: list[str]) -> Iterator[tuple[str, str]]:
@@ -549,18 +554,15 @@ def _is_script(path: str) -> bool:
     return isinstance(content, bytes) and content.startswith(b"#!")
 
 
-def _targets(root: str, words: list[str]) -> tuple[str, list[str] | None]:
-    """(the directory a command's pytest starts in, the existing paths it names there; None
-    when it names only paths outside the project)."""
-    cwd = ""
-    targets: list[str] = []
-    outside = False
-    for simple in _simple_commands(words):
-        if simple[:1] == ["cd"] and len(simple) > 1:
-            cwd = _inside(root, cwd, simple[1], directory=True) or cwd
-            continue
+def _pytest_targets(root: str, words: list[str]) -> Iterator[list[str]]:
+    """For each pytest a command starts, what it starts from: the existing paths it names
+    (made relative to the root), else the directory it runs in; nothing when it names only
+    paths outside the project (not the project's checks)."""
+    for cwd, simple in _in_directories(root, words):
         if not {"pytest", "py.test"} & {os.path.basename(word) for word in simple}:
             continue
+        targets: list[str] = []
+        outside = False
         for word in simple[1:]:
             if word.startswith("-") or "=" in word.split("/")[0]:
                 continue
@@ -569,8 +571,9 @@ def _targets(root: str, words: list[str]) -> tuple[str, list[str] | None]:
             if found is not None:
                 targets.append(found)
             elif "\0" not in word and os.path.exists(os.path.join(root, cwd, word)):
-                outside = True  # pytest runs tests outside the project: not its checks
-    return cwd, targets if targets or not outside else None
+                outside = True
+        if targets or not outside:
+            yield targets or [cwd]
 
 
 def _pin_hashed(root: str, relative: str, why: str) -> dict[str, Any]:
