@@ -22,26 +22,47 @@ What it can read, and how:
   ``expectedFailure``, ``pytest.skip()``/``xfail()``/``importorskip()``, ``self.skipTest()``,
   ``raise SkipTest``, ``__test__ = False``; literal ``parametrize`` case lists; skips in
   fixtures and helpers, and hooks that can skip, deselect or rewrite results
-  (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``, ...). A pytest command
-  also pins the ``conftest.py`` files above the files it names.
+  (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``, ...).
 - JavaScript/TypeScript (patterns, comments stripped): ``it``/``test`` calls and their
   ``.skip``/``.todo``/``.only``/``.failing`` forms, ``xit``/``xtest``, ``describe.skip``/
   ``xdescribe``/``describe.only``/``fit``; ``expect(`` and ``assert(`` calls between one test and
   the next, constant when their argument is a literal.
 - Go (patterns): ``func TestX(t *testing.T)``; ``t.Error*``/``t.Fatal*``/``t.Fail*``,
   ``assert.``/``require.`` calls; ``t.Skip*``.
-- ``package.json`` and ``Makefile``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and
-  the recipes of the targets a ``make`` command builds (a change reports; what those scripts
-  run in turn is followed only when the command names it).
-- Shell scripts named by a command: the number of command lines, and an unconditional
-  ``exit 0``/``true`` before the first of them.
+- ``package.json``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and its ``jest``/
+  ``mocha`` settings (dependencies and other scripts may change).
+
+Pinned by content hash instead (they have no notion of "adding a test": any change, a
+deletion, and a new file where the runner would read one, reports):
+
+- What the pytest a command starts reads or loads: in every directory from the root down to
+  each path it names (or to where it runs), ``pytest.ini``, ``.pytest.ini`` and the pytest
+  sections of ``pyproject.toml`` (``[tool.pytest]``, ``[tool.pytest.ini_options]``, with the
+  root and ``[tool]`` tables), ``tox.ini`` (``[pytest]``) and ``setup.cfg`` (``[tool:pytest]``);
+  ``conftest.py`` there and anywhere under a named directory; the non-test modules of the
+  test folders (``tests/helpers.py``, ``tests/__init__.py``; a new one is not reported until
+  a test imports it, which changes that test file); and the project modules named by
+  ``pytest_plugins`` in a pinned conftest, by ``-p`` in the pinned ``addopts`` or in the
+  command; a ``-c``/``--config-file`` file.
+- What a command runs: a script given to an interpreter (``bash``/``sh``/``python``/``node``
+  ...) or run by its path (``./scripts/check.sh``; a built binary is the work, not a check),
+  ``python -m tools.check``, the Makefile ``make`` reads (the root's, ``-C dir``, ``-f file``:
+  a changed recipe of a named target is reported as such, any other change as "changed").
+- ``jest.config.*``, ``vitest.config.*``, ``vite.config.*``, ``vitest.workspace.*`` and
+  ``.mocharc.*`` at the root and where a JavaScript runner starts.
 
 What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture
-that makes a test trivial without skipping it, a changed pytest configuration such as
-``addopts = --deselect ...``), tests that a runner discovers through its configuration alone (pytest
-``testpaths``, jest ``testMatch``: commands that name no path pin every conventionally named
-test file under the root instead), languages other than these, and JavaScript or Go that does
-not parse (they are read by patterns; Python that does not parse is reported).
+that makes a test trivial without skipping it), tests that a runner discovers through its
+configuration alone (pytest ``testpaths``, jest ``testMatch``: commands that name no path pin
+every conventionally named test file under the root instead), what an npm script or a make
+recipe runs in turn (unless the command names it too), code that a new test file runs when
+it is imported, Python modules outside the test folders that tests import, configuration
+pytest finds above the project, Go and other runners' configuration, languages other than
+these, and JavaScript or Go that does not parse (they are read by patterns; Python that does
+not parse is reported). ``pyproject.toml`` is read by lines, not parsed (the hooks have no
+TOML parser on Python 3.8): a table with a quoted or escaped name counts as pytest's, and
+when a multi-line string outside pytest's tables could hide a table header, the whole file
+counts.
 
 Bounded: at most ``MAX_FILES`` files and ``MAX_FILE_BYTES`` per file are inventoried. Past
 the file cap the snapshot records the problem and :func:`weakened` reports it (a human
