@@ -116,9 +116,10 @@ class Finding:
 
     def message(self) -> str:
         where = f"{self.file}::{self.test}" if self.test else self.file
+        way_out = WAY_OUT.replace("restore", "remove") if self.how == "added" else WAY_OUT
         return (
             f"{where}: {self.how} since /pytest-acceptance:implement started; {self.why}, so "
-            f"this can weaken the criterion: {WAY_OUT}."
+            f"this can weaken the criterion: {way_out}."
         )
 
 
@@ -130,7 +131,7 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     real_root = os.path.realpath(root)
     named, scripts, problems = _named_files(real_root, commands)
     selections = _node_id_selections(real_root, commands)
-    watches = _watches(real_root, commands)
+    watches = _watches(real_root, commands) + _package_watches(real_root, named)
     hashed = _hashed_files(real_root, commands, watches)
     named |= set(hashed)
     files: dict[str, Any] = {}
@@ -393,7 +394,26 @@ def _watched_files(root: str, watch: dict[str, Any]) -> Iterator[str]:
                 yield os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
 
 
+def _package_watches(root: str, named: Iterable[str]) -> list[dict[str, Any]]:
+    """A new ``__init__.py`` beside a pinned Python test, or above it, runs when pytest
+    imports that test (existing ones outside the test folders are the project's code)."""
+    directories = {
+        directory
+        for relative in named
+        if _PYTHON_TEST.match(relative.rsplit("/", 1)[-1]) and relative.endswith(".py")
+        for directory in _up_to_root(os.path.dirname(relative))
+    }
+    watches = []
+    for directory in sorted(directories):
+        watch = {"dir": directory, "pattern": "init", "recursive": False, "new": True,
+                 "why": PYTEST_LOADS}  # fmt: skip
+        watch["known"] = list(_watched_files(root, watch))
+        watches.append(watch)
+    return watches
+
+
 _WATCH_PATTERNS = {
+    "init": lambda name: name == "__init__.py",
     "pytest-config": lambda name: name in _PYTEST_CONFIGS,
     "conftest": lambda name: name == "conftest.py",
     "helper": lambda name: name.endswith(".py") and not _PYTHON_TEST.match(name),
@@ -407,6 +427,8 @@ def _hashed_files(
     """Every file pinned by content hash, with how a criterion depends on it."""
     hashed: dict[str, str] = {}
     for watch in watches:
+        if "known" in watch:  # watched for new files only
+            continue
         for relative in _watched_files(root, watch):
             hashed.setdefault(relative, watch["why"])
     for words in map(_words, commands):
@@ -639,7 +661,10 @@ def _new_files(root: str, watches: Any, files: dict[str, Any]) -> list[Finding]:
     for watch in watches if isinstance(watches, list) else []:
         if not isinstance(watch, dict) or not watch.get("new"):
             continue
+        known = watch.get("known")
         for relative in _watched_files(root, watch):
+            if isinstance(known, list) and relative in known:
+                continue
             if relative not in seen and _hashed_digest(root, relative) is not None:
                 seen.add(relative)  # one finding per file, whichever watch saw it
                 findings.append(Finding(relative, None, "added", str(watch.get("why"))))

@@ -814,8 +814,13 @@ def test_a_cd_before_pytest_watches_the_configuration_where_it_starts(tmp_path: 
 
 
 def test_colocated_tests_never_pin_the_code_beside_them(tmp_path: Path) -> None:
-    """Only test folders hold helpers: the module a colocated test checks is the work."""
+    """Only test folders hold helpers: the module a colocated test checks is the work (its
+    package's __init__.py too), but a new __init__.py beside the test runs on import."""
     write(tmp_path, "pkg/calc.py", "def add(a, b):\n    return 0\n")
+    write(tmp_path, "pkg/sub/__init__.py", "")
+    write(tmp_path, "pkg/sub/test_sub.py", "def test_sub():\n    assert sub() == 0\n")
+    edits = {"pkg/sub/__init__.py": "from .impl import sub\n", "pkg/__init__.py": "import os\n"}
+    assert changes(tmp_path, "pytest pkg/sub", edits) == [("pkg/__init__.py", "added", LOADS)]
     write(
         tmp_path,
         "pkg/test_calc.py",
@@ -950,6 +955,8 @@ def test_the_message_says_how_the_criterion_depends_on_the_file() -> None:
     message = Finding("tests/conftest.py", None, "changed", integrity.PYTEST_LOADS).message()
     assert message.startswith("tests/conftest.py: changed since /pytest-acceptance:implement")
     assert "a criterion's pytest loads it" in message
+    added = Finding("conftest.py", None, "added", integrity.PYTEST_LOADS).message()
+    assert "remove it, or /pytest-acceptance:escalate" in added
 
 
 # -- configuration content never breaks the contract -------------------------------------
