@@ -43,7 +43,8 @@ deletion, and a new file where the runner would read one, reports):
   test folders (``tests/helpers.py``, ``tests/__init__.py``; a new one is not reported until
   a test imports it, which changes that test file); and the project modules named by
   ``pytest_plugins`` in a pinned conftest, by ``-p`` in the pinned ``addopts`` or in the
-  command; a ``-c``/``--config-file`` file.
+  command; a ``-c``/``--config-file`` file; a new ``__init__.py`` beside or above a pinned
+  test (it runs when pytest imports the test).
 - What a command runs: a script given to an interpreter (``bash``/``sh``/``python``/``node``
   ...) or run by its path (``./scripts/check.sh``; a built binary is the work, not a check),
   ``python -m tools.check``, the Makefile ``make`` reads (the root's, ``-C dir``, ``-f file``:
