@@ -640,12 +640,9 @@ def _hashed_findings(root: str, relative: str, entry: dict[str, Any]) -> list[Fi
     before, now = entry.get("sha256"), _hashed_digest(root, relative)
     if now == before:
         return []
+    shared = relative.rsplit("/", 1)[-1] in _SHARED_CONFIGS
     if now is None:
-        how = (
-            "deleted"
-            if relative.rsplit("/", 1)[-1] not in _SHARED_CONFIGS
-            else ("its pytest section removed")
-        )
+        how = "its pytest section removed" if shared else "deleted"
     elif " " in now:  # a description: "a directory", "a special file", ...
         how = f"replaced by {now}"
     elif before is None:
