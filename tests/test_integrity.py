@@ -659,79 +659,54 @@ def changes(root: Path, command: str, edits: dict[str, str | None]) -> list[tupl
 
 LOADS = integrity.PYTEST_LOADS
 READS = integrity.PYTEST_READS
-PYTEST_ROUTES = {
-    "conftest exits early": (
-        {"tests/conftest.py": "import os\nos._exit(0)\n" + CONFTEST},
-        ("tests/conftest.py", "changed", LOADS),
+EXIT = "import os\nos._exit(0)\n"
+DESELECT = "def pytest_collection_modifyitems(items):\n    items[:] = []\n"
+CO = "[pytest]\naddopts = --co\n"
+PROJECT = '[project]\nname = "app"\n'
+SECTION = "a pytest section added"
+HELPER = integrity.TESTS_IMPORT
+PYTEST_ROUTES = [  # (the file, its new content or None to delete it, how, why)
+    ("tests/conftest.py", EXIT + CONFTEST, "changed", LOADS),
+    ("tests/conftest.py", CONFTEST + DESELECT, "changed", LOADS),
+    ("tests/conftest.py", None, "deleted", LOADS),
+    ("conftest.py", EXIT, "added", LOADS),
+    ("tests/deep/conftest.py", DESELECT, "added", LOADS),
+    ("pytest.ini", CO, "added", READS),
+    ("tests/.pytest.ini", CO, "added", READS),
+    ("tox.ini", CO, "added", READS),
+    ("pyproject.toml", PROJECT + '[tool.pytest.ini_options]\naddopts = "--co"\n', SECTION, READS),
+    ("pyproject.toml", PROJECT + '[tool.pytest]\naddopts = ["--co"]\n', SECTION, READS),
+    ("pyproject.toml", 'tool.pytest.ini_options.addopts = "--co"\n' + PROJECT, SECTION, READS),
+    (
+        "pyproject.toml",
+        PROJECT + '[tool."\\u0070ytest".ini_options]\naddopts="--co"\n',
+        SECTION,
+        READS,
     ),
-    "conftest hook that deselects": (
-        {
-            "tests/conftest.py": CONFTEST + "\ndef pytest_collection_modifyitems(items):\n"
-            "    items[:] = []\n"
-        },
-        ("tests/conftest.py", "changed", LOADS),
+    (
+        "setup.cfg",
+        "[flake8]\nmax-line-length = 100\n[tool:pytest]\naddopts = --co\n",
+        SECTION,
+        READS,
     ),
-    "conftest deleted": ({"tests/conftest.py": None}, ("tests/conftest.py", "deleted", LOADS)),
-    "new root conftest": (
-        {"conftest.py": "import os\nos._exit(0)\n"},
-        ("conftest.py", "added", LOADS),
-    ),
-    "new conftest in a subfolder": (
-        {
-            "tests/deep/conftest.py": "def pytest_collection_modifyitems(items):\n"
-            "    items[:] = []\n"
-        },
-        ("tests/deep/conftest.py", "added", LOADS),
-    ),
-    "new pytest.ini": (
-        {"pytest.ini": "[pytest]\naddopts = --co\n"},
-        ("pytest.ini", "added", READS),
-    ),
-    "new .pytest.ini in the tests folder": (
-        {"tests/.pytest.ini": "[pytest]\naddopts = --co\n"},
-        ("tests/.pytest.ini", "added", READS),
-    ),
-    "pyproject ini_options": (
-        {
-            "pyproject.toml": '[project]\nname = "app"\n\n[tool.pytest.ini_options]\n'
-            'addopts = "--co"\n'
-        },
-        ("pyproject.toml", "a pytest section added", READS),
-    ),
-    "pyproject tool.pytest (pytest 9)": (
-        {"pyproject.toml": '[project]\nname = "app"\n\n[tool.pytest]\naddopts = ["--co"]\n'},
-        ("pyproject.toml", "a pytest section added", READS),
-    ),
-    "pyproject dotted key in the root table": (
-        {"pyproject.toml": 'tool.pytest.ini_options.addopts = "--co"\n[project]\nname = "app"\n'},
-        ("pyproject.toml", "a pytest section added", READS),
-    ),
-    "pyproject escaped key": (
-        {
-            "pyproject.toml": '[project]\nname = "app"\n[tool."\\u0070ytest".ini_options]\n'
-            'addopts = "--co"\n'
-        },
-        ("pyproject.toml", "a pytest section added", READS),
-    ),
-    "setup.cfg tool:pytest": (
-        {"setup.cfg": "[flake8]\nmax-line-length = 100\n[tool:pytest]\naddopts = --co\n"},
-        ("setup.cfg", "a pytest section added", READS),
-    ),
-    "new tox.ini": ({"tox.ini": "[pytest]\naddopts = --co\n"}, ("tox.ini", "added", READS)),
-    "helper module changed": (
-        {"tests/helpers.py": "def make():\n    return 2\n"},
-        ("tests/helpers.py", "changed", integrity.TESTS_IMPORT),
-    ),
-    "package __init__ changed": (
-        {"tests/__init__.py": "import os\nos._exit(0)\n"},
-        ("tests/__init__.py", "changed", integrity.TESTS_IMPORT),
-    ),
-}
+    ("tests/helpers.py", "def make():\n    return 2\n", "changed", HELPER),
+    ("tests/__init__.py", EXIT, "changed", HELPER),
+]
 
 
-@pytest.mark.parametrize("edits, expected", PYTEST_ROUTES.values(), ids=PYTEST_ROUTES)
-def test_what_a_criterions_pytest_loads_is_pinned(tmp_path: Path, edits, expected) -> None:
-    assert changes(project(tmp_path), "pytest tests/", edits) == [expected]
+@pytest.mark.parametrize(
+    "relative, text, how, why",
+    PYTEST_ROUTES,
+    ids=[
+        f"{relative}:{how}:{number}" for number, (relative, _, how, _) in enumerate(PYTEST_ROUTES)
+    ],
+)
+def test_what_a_criterions_pytest_loads_is_pinned(
+    tmp_path: Path, relative: str, text: str | None, how: str, why: str
+) -> None:
+    """Conftest exits or deselects, config turns on --co (every form pytest reads), a
+    helper or package __init__ changes: each reported with file and reason."""
+    assert changes(project(tmp_path), "pytest tests/", {relative: text}) == [(relative, how, why)]
 
 
 PYTEST_HONEST = {
