@@ -32,6 +32,9 @@ What it can read, and how:
 - ``package.json``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and its ``jest``/
   ``mocha`` settings (dependencies and other scripts may change).
 
+The npm scripts and make recipes a command runs are followed (three levels deep): what they
+run is pinned as if the criterion ran it.
+
 Pinned by content hash instead (they have no notion of "adding a test": any change, a
 deletion, and a new file where the runner would read one, reports):
 
@@ -55,9 +58,11 @@ deletion, and a new file where the runner would read one, reports):
 What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture
 that makes a test trivial without skipping it), tests that a runner discovers through its
 configuration alone (pytest ``testpaths``, jest ``testMatch``: commands that name no path pin
-every conventionally named test file under the root instead), what an npm script or a make
-recipe runs in turn (unless the command names it too), code that a new test file runs when
-it is imported, Python modules outside the test folders that tests import, configuration
+every conventionally named test file under the root instead), make variables in a recipe
+(``pytest $(ARGS)``: the recipe is followed as written; the Makefile itself is pinned by hash),
+shell code run by ``bash -c``, code that a new test file runs when it is imported, data
+files (expected outputs) in the test folders, Python modules outside the test folders that
+tests import, configuration
 pytest finds above the project, Go and other runners' configuration, languages other than
 these, and JavaScript or Go that does not parse (they are read by patterns; Python that does
 not parse is reported). ``pyproject.toml`` is read by lines, not parsed (the hooks have no
@@ -130,6 +135,7 @@ class Finding:
 def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     """The pin: every file the commands name, with its hash and inventory (JSON-serialisable)."""
     real_root = os.path.realpath(root)
+    commands = _with_what_they_run(real_root, commands)
     named, scripts, problems = _named_files(real_root, commands)
     selections = _node_id_selections(real_root, commands)
     watches = _watches(real_root, commands) + _package_watches(real_root, named)
@@ -296,6 +302,29 @@ _MARKER_TEXT = {
     "not-collected": "collection disabled (__test__ = False)",
     "hook": "a pytest hook added that can skip, deselect or rewrite results",
 }
+
+
+def _with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
+    """The commands, and the npm scripts and make recipes they run (three levels deep): a
+    ``make test`` whose recipe is ``pytest tests/`` pins what ``pytest tests/`` pins."""
+    found = list(dict.fromkeys(command for command in commands if isinstance(command, str)))
+    level = found
+    for _ in range(3):
+        following = []
+        for command in level:
+            words = _words(command)
+            for relative, name in _scripts_run(root, words, _runner(words)):
+                content = _read(os.path.join(root, relative))
+                if not isinstance(content, bytes) or len(content) > MAX_FILE_BYTES:
+                    continue
+                inventory, _ = inventory_of(_kind(relative), content, [name])
+                script = next(iter(inventory.values()), {}).get("script")
+                if isinstance(script, str) and script not in found:
+                    lines = (line.strip().lstrip("@-+") for line in script.split("\n"))
+                    following.extend(line for line in lines if line)  # @/-/+: make prefixes
+        level = [command for command in dict.fromkeys(following) if command not in found]
+        found.extend(level)
+    return found
 
 
 # -- files pinned by content hash ------------------------------------------------------

@@ -990,3 +990,29 @@ def test_pyproject_edits_report_exactly_when_pytest_reads_them(description, addo
     base = part("pyproject.toml", pyproject("x", "-q"))
     assert part("pyproject.toml", pyproject(description, "-q")) == base
     assert (part("pyproject.toml", pyproject("x", addopts)) == base) == (addopts == "-q")
+
+
+@pytest.mark.parametrize(
+    "runner_file, content, command",
+    [
+        ("Makefile", "check: lint\n\t@pytest tests/\n\nlint:\n\truff check .\n", "make check"),
+        ("package.json", '{"scripts": {"test": "make check"}}', "npm test"),
+    ],
+)
+def test_what_an_npm_script_or_make_recipe_runs_is_pinned_too(
+    tmp_path: Path, runner_file: str, content: str, command: str
+) -> None:
+    """``make check`` runs ``pytest tests/``: the tests and what that pytest loads are pinned
+    as if the criterion ran it (through ``npm test`` -> ``make check`` as well)."""
+    root = project(tmp_path, {runner_file: content})
+    write(root, "Makefile", "check: lint\n\t@pytest tests/\n\nlint:\n\truff check .\n")
+    weaker = FAILING_TEST.replace("compute() == 3", "True")
+    edits = {"tests/conftest.py": EXIT + CONFTEST, "tests/test_x.py": weaker}
+    pin = snapshot(str(root), [command])
+    for relative, text in edits.items():
+        write(root, relative, text)
+    found = {(f.file, f.test, f.how) for f in weakened(str(root), pin)}
+    assert found == {
+        ("tests/conftest.py", None, "changed"),
+        ("tests/test_x.py", "test_fails", "assertion replaced by a constant"),
+    }
