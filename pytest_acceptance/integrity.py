@@ -62,13 +62,12 @@ every conventionally named test file under the root instead), make variables in 
 (``pytest $(ARGS)``: the recipe is followed as written; the Makefile itself is pinned by hash),
 shell code run by ``bash -c``, code that a new test file runs when it is imported, data
 files (expected outputs) in the test folders, Python modules outside the test folders that
-tests import, configuration
-pytest finds above the project, Go and other runners' configuration, languages other than
-these, and JavaScript or Go that does not parse (they are read by patterns; Python that does
-not parse is reported). ``pyproject.toml`` is read by lines, not parsed (the hooks have no
-TOML parser on Python 3.8): a table with a quoted or escaped name counts as pytest's, and
-when a multi-line string outside pytest's tables could hide a table header, the whole file
-counts.
+tests import, configuration pytest finds above the project, Go and other runners'
+configuration, languages other than these, and JavaScript or Go that does not parse (they
+are read by patterns; Python that does not parse is reported). ``pyproject.toml`` is read
+by lines, not parsed (the hooks have no TOML parser on Python 3.8): a table with a quoted or
+escaped name counts as pytest's, and when a multi-line string outside pytest's tables could
+hide a table header, the whole file counts.
 
 Bounded: at most ``MAX_FILES`` files and ``MAX_FILE_BYTES`` per file are inventoried. Past
 the file cap the snapshot records the problem and :func:`weakened` reports it (a human
