@@ -300,6 +300,7 @@ _MARKER_TEXT = {
     "only": "an .only marker added (every other test in the file is skipped)",
     "not-collected": "collection disabled (__test__ = False)",
     "hook": "a pytest hook added that can skip, deselect or rewrite results",
+    "plugins": "pytest_plugins added (a plugin can skip, deselect or rewrite results)",
 }
 
 
@@ -1140,6 +1141,8 @@ def _statement_markers(body: list[ast.stmt]) -> dict[str, int]:
             markers = _add_counts(markers, _marks_in(statement.value))
         if "__test__" in names and _literal(statement.value) is False:
             markers["not-collected"] = markers.get("not-collected", 0) + 1
+        if "pytest_plugins" in names:
+            markers["plugins"] = markers.get("plugins", 0) + 1
     return markers
 
 

@@ -166,6 +166,10 @@ PYTHON_WEAKENINGS = {
         (None, "a pytest hook added"),
     ),
     "syntax error": (python_edit("def test_a():", "def test_a(:"), (None, "no longer parses")),
+    "pytest_plugins in a test module": (
+        python_edit("import pytest\n", "import pytest\npytest_plugins = ['support.evil']\n"),
+        (None, "pytest_plugins added"),
+    ),
 }
 
 
