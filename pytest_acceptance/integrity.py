@@ -22,26 +22,52 @@ What it can read, and how:
   ``expectedFailure``, ``pytest.skip()``/``xfail()``/``importorskip()``, ``self.skipTest()``,
   ``raise SkipTest``, ``__test__ = False``; literal ``parametrize`` case lists; skips in
   fixtures and helpers, and hooks that can skip, deselect or rewrite results
-  (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``, ...). A pytest command
-  also pins the ``conftest.py`` files above the files it names.
+  (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``, ...).
 - JavaScript/TypeScript (patterns, comments stripped): ``it``/``test`` calls and their
   ``.skip``/``.todo``/``.only``/``.failing`` forms, ``xit``/``xtest``, ``describe.skip``/
   ``xdescribe``/``describe.only``/``fit``; ``expect(`` and ``assert(`` calls between one test and
   the next, constant when their argument is a literal.
 - Go (patterns): ``func TestX(t *testing.T)``; ``t.Error*``/``t.Fatal*``/``t.Fail*``,
   ``assert.``/``require.`` calls; ``t.Skip*``.
-- ``package.json`` and ``Makefile``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and
-  the recipes of the targets a ``make`` command builds (a change reports; what those scripts
-  run in turn is followed only when the command names it).
-- Shell scripts named by a command: the number of command lines, and an unconditional
-  ``exit 0``/``true`` before the first of them.
+- ``package.json``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and its ``jest``/
+  ``mocha`` settings (dependencies and other scripts may change).
+
+The npm scripts and make recipes a command runs are followed (three levels deep): what they
+run is pinned as if the criterion ran it.
+
+Pinned by content hash instead (they have no notion of "adding a test": any change, a
+deletion, and a new file where the runner would read one, reports):
+
+- What the pytest a command starts reads or loads: in every directory from the root down to
+  each path it names (or to where it runs), ``pytest.ini``, ``.pytest.ini`` and the pytest
+  sections of ``pyproject.toml`` (``[tool.pytest]``, ``[tool.pytest.ini_options]``, with the
+  root and ``[tool]`` tables), ``tox.ini`` (``[pytest]``) and ``setup.cfg`` (``[tool:pytest]``);
+  ``conftest.py`` there and anywhere under a named directory; the non-test modules of the
+  test folders (``tests/helpers.py``, ``tests/__init__.py``; a new one is not reported until
+  a test imports it, which changes that test file); and the project modules named by
+  ``pytest_plugins`` in a pinned conftest, by ``-p`` in the pinned ``addopts`` or in the
+  command; a ``-c``/``--config-file`` file; a new ``__init__.py`` beside or above a pinned
+  test (it runs when pytest imports the test).
+- What a command runs: a script given to an interpreter (``bash``/``sh``/``python``/``node``
+  ...) or run by its path (``./scripts/check.sh``; a built binary is the work, not a check),
+  ``python -m tools.check``, the Makefile ``make`` reads (the root's, ``-C dir``, ``-f file``:
+  a changed recipe of a named target is reported as such, any other change as "changed").
+- ``jest.config.*``, ``vitest.config.*``, ``vite.config.*``, ``vitest.workspace.*`` and
+  ``.mocharc.*`` at the root and where a JavaScript runner starts.
 
 What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture
-that makes a test trivial without skipping it, a changed pytest configuration such as
-``addopts = --deselect ...``), tests that a runner discovers through its configuration alone (pytest
-``testpaths``, jest ``testMatch``: commands that name no path pin every conventionally named
-test file under the root instead), languages other than these, and JavaScript or Go that does
-not parse (they are read by patterns; Python that does not parse is reported).
+that makes a test trivial without skipping it), tests that a runner discovers through its
+configuration alone (pytest ``testpaths``, jest ``testMatch``: commands that name no path pin
+every conventionally named test file under the root instead), make variables in a recipe
+(``pytest $(ARGS)``: the recipe is followed as written; the Makefile itself is pinned by hash),
+shell code run by ``bash -c``, code that a new test file runs when it is imported, data
+files (expected outputs) in the test folders, Python modules outside the test folders that
+tests import, configuration pytest finds above the project, Go and other runners'
+configuration, languages other than these, and JavaScript or Go that does not parse (they
+are read by patterns; Python that does not parse is reported). ``pyproject.toml`` is read
+by lines, not parsed (the hooks have no TOML parser on Python 3.8): a table with a quoted or
+escaped name counts as pytest's, and when a multi-line string outside pytest's tables could
+hide a table header, the whole file counts.
 
 Bounded: at most ``MAX_FILES`` files and ``MAX_FILE_BYTES`` per file are inventoried. Past
 the file cap the snapshot records the problem and :func:`weakened` reports it (a human
@@ -62,11 +88,17 @@ from dataclasses import dataclass
 from typing import Any
 
 SCHEMA = "pytest-acceptance/integrity"
-VERSION = 1
+VERSION = 2
 MAX_FILES = 5000
 MAX_FILE_BYTES = 2 * 1024 * 1024
 FILE_LEVEL = ""  # inventory key for what applies to a whole file (module pytestmark, .only)
 WAY_OUT = "restore it, or /pytest-acceptance:escalate for a human decision"
+RUNS = "a criterion runs it"
+PYTEST_READS = "a criterion's pytest reads it"
+PYTEST_LOADS = "a criterion's pytest loads it"
+TESTS_IMPORT = "it sits with the tests a criterion's pytest runs, which may import it"
+RUNNER_READS = "a criterion's test runner reads it"
+MAKE_READS = "a criterion's make reads it"
 _SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache",
      ".acceptance", ".tox", ".nox", ".mypy_cache", ".ruff_cache", "vendor"}
@@ -84,13 +116,15 @@ class Finding:
 
     file: str  # relative to the root, with forward slashes
     test: str | None  # the test (``Class::method`` for methods), None for the whole file
-    how: str  # "deleted", "assertions removed (3 -> 1)", "skip marker added", ...
+    how: str  # "deleted", "assertions removed (3 -> 1)", "skip marker added", "changed", ...
+    why: str = RUNS  # how a criterion depends on the file
 
     def message(self) -> str:
         where = f"{self.file}::{self.test}" if self.test else self.file
+        way_out = WAY_OUT.replace("restore", "remove") if self.how == "added" else WAY_OUT
         return (
-            f"{where}: {self.how} since /pytest-acceptance:implement started; a criterion runs "
-            f"it, so this weakens the criterion: {WAY_OUT}."
+            f"{where}: {self.how} since /pytest-acceptance:implement started; {self.why}, so "
+            f"this can weaken the criterion: {way_out}."
         )
 
 
@@ -100,10 +134,17 @@ class Finding:
 def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     """The pin: every file the commands name, with its hash and inventory (JSON-serialisable)."""
     real_root = os.path.realpath(root)
+    commands = _with_what_they_run(real_root, commands)
     named, scripts, problems = _named_files(real_root, commands)
     selections = _node_id_selections(real_root, commands)
+    watches = _watches(real_root, commands) + _package_watches(real_root, named)
+    hashed = _hashed_files(real_root, commands, watches)
+    named |= set(hashed)
     files: dict[str, Any] = {}
     for relative in sorted(named)[:MAX_FILES]:
+        if relative in hashed:
+            files[relative] = _pin_hashed(real_root, relative, hashed[relative])
+            continue
         entry = _pin_file(real_root, relative, scripts.get(relative, []))
         if entry is not None:
             if selections.get(relative):
@@ -119,6 +160,7 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
         "version": VERSION,
         "files": files,
         "scripts": scripts,
+        "watch": watches,
         "problems": problems,
     }
 
@@ -150,12 +192,17 @@ def weakened(root: str, pinned: dict[str, Any]) -> list[Finding]:
     real_root = os.path.realpath(root)
     scripts = pinned.get("scripts")
     scripts = scripts if isinstance(scripts, dict) else {}
-    for relative, entry in sorted(pinned.get("files", {}).items()):
+    files = pinned.get("files")
+    files = files if isinstance(files, dict) else {}
+    for relative, entry in sorted(files.items()):
         findings.extend(_file_findings(real_root, relative, entry, scripts.get(relative, [])))
+    findings.extend(_new_files(real_root, pinned.get("watch"), files))
     return findings
 
 
 def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> list[Finding]:
+    if isinstance(entry, dict) and entry.get("kind") == HASHED:
+        return _hashed_findings(root, relative, entry)
     if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
         return [Finding(relative, None, "its pin is unreadable")]
     content = _read(os.path.join(root, relative))
@@ -181,11 +228,14 @@ def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> 
     if error and not entry.get("error"):
         return [Finding(relative, None, f"no longer parses ({error})")]
     selected = entry.get("selected")
-    return [
+    found = [
         Finding(relative, test or None, how)
         for test, how in compare_inventories(entry.get("tests", {}), inventory)
         if not selected or not test or any(_selects(node, test) for node in selected)
     ]
+    if not found and entry.get("kind") == "make":  # variables, prerequisites, .IGNORE, ...
+        return [Finding(relative, None, "changed", MAKE_READS)]
+    return found
 
 
 def _selects(node: str, test: str) -> bool:
@@ -222,6 +272,8 @@ def compare_inventories(before: dict[str, Any], after: dict[str, Any]) -> Iterat
 
 
 def _test_weakenings(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
+    if "config" in old and old["config"] != new.get("config"):
+        yield "its test configuration changed"
     if "script" in old and old["script"] != new.get("script"):
         yield f"the script it runs changed ({old['script']!r} -> {new.get('script')!r})"
     lost = old.get("assertions", 0) - new.get("assertions", 0)
@@ -248,7 +300,462 @@ _MARKER_TEXT = {
     "only": "an .only marker added (every other test in the file is skipped)",
     "not-collected": "collection disabled (__test__ = False)",
     "hook": "a pytest hook added that can skip, deselect or rewrite results",
+    "plugins": "pytest_plugins added (a plugin can skip, deselect or rewrite results)",
 }
+
+
+def _with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
+    """The commands, and the npm scripts and make recipes they run (three levels deep): a
+    ``make test`` whose recipe is ``pytest tests/`` pins what ``pytest tests/`` pins."""
+    found = list(dict.fromkeys(command for command in commands if isinstance(command, str)))
+    level = found
+    for _ in range(3):
+        following = []
+        for command in level:
+            words = _words(command)
+            for relative, name in _scripts_run(root, words, _runner(words)):
+                content = _read(os.path.join(root, relative))
+                if not isinstance(content, bytes) or len(content) > MAX_FILE_BYTES:
+                    continue
+                inventory, _ = inventory_of(_kind(relative), content, [name])
+                script = next(iter(inventory.values()), {}).get("script")
+                if isinstance(script, str) and script not in found:
+                    lines = (line.strip().lstrip("@-+") for line in script.split("\n"))
+                    following.extend(line for line in lines if line)  # @/-/+: make prefixes
+        level = [command for command in dict.fromkeys(following) if command not in found]
+        found.extend(level)
+    return found
+
+
+# -- files pinned by content hash ------------------------------------------------------
+#
+# What a runner loads besides the tests (configuration, conftest.py, helpers, plugins) and
+# the scripts a command runs have no notion of "adding a test": any change to them reports.
+
+HASHED = "hashed"
+_PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_JS_CONFIG = re.compile(
+    r"^(?:(?:jest|vitest|vite)\.config|vitest\.workspace|\.mocharc)(?:\.[\w-]+)*$"
+)
+_TEST_FOLDER = re.compile(r"^(?:tests?|testing|__tests__)$|^tests?_|_tests?$")
+_INTERPRETERS = re.compile(
+    r"^(?:ba|da|k|z)?sh$|^source$|^\.$|^python[\d.]*$|^node$|^perl$|^ruby$|^php$|^bun$|^tsx$"
+)
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".pl", ".rb", ".php")
+_PREFIXES = frozenset(
+    {"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run", "timeout"}
+)
+_PLUGIN_OPTION = re.compile(r"(?:^|\s)-p\s*([A-Za-z_][\w.]*)")
+
+
+def _watches(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
+    """The places a runner looks for configuration or conftest.py files: what is there when
+    the flow starts is pinned, and what appears there later is reported."""
+    watches: dict[tuple[str, str, bool], dict[str, Any]] = {}
+
+    def watch(directory: str, pattern: str, recursive: bool, new: bool, why: str) -> None:
+        key = (directory, pattern, recursive)
+        watches.setdefault(
+            key,
+            {"dir": directory, "pattern": pattern, "recursive": recursive, "new": new, "why": why},
+        )
+
+    for words in map(_words, commands):
+        for targets in _pytest_targets(root, words):
+            for target in targets:
+                is_dir = os.path.isdir(os.path.join(root, target))
+                for directory in _up_to_root(target if is_dir else os.path.dirname(target)):
+                    watch(directory, "pytest-config", False, True, PYTEST_READS)
+                    watch(directory, "conftest", False, True, PYTEST_LOADS)
+                if is_dir:
+                    watch(target, "conftest", True, True, PYTEST_LOADS)
+                for folder in _test_folders(root, target if is_dir else os.path.dirname(target)):
+                    watch(folder, "helper", True, False, TESTS_IMPORT)
+        if _runner(words) in ("npm", "js"):
+            for cwd, _ in _in_directories(root, words):
+                watch(cwd, "js-config", False, True, RUNNER_READS)
+            watch("", "js-config", False, True, RUNNER_READS)
+    return [watches[key] for key in sorted(watches)]
+
+
+def _up_to_root(directory: str) -> Iterator[str]:
+    while directory:
+        yield directory
+        directory = os.path.dirname(directory)
+    yield ""
+
+
+def _test_folders(root: str, directory: str) -> list[str]:
+    """The outermost test folders (``tests/``, ``testing/``) holding ``directory``, or under
+    it: their non-test modules are the tests' helpers (never the project's own code)."""
+    parts = directory.split("/") if directory else []
+    for depth, part in enumerate(parts):
+        if _TEST_FOLDER.match(part):
+            return ["/".join(parts[: depth + 1])]
+    found = []
+    for current, dirnames, _ in os.walk(os.path.join(root, directory)):
+        kept = []
+        for name in sorted(dirnames):
+            if name in _SKIP_DIRS or name.startswith("."):
+                continue
+            if _TEST_FOLDER.match(name):
+                found.append(os.path.relpath(os.path.join(current, name), root))
+            else:
+                kept.append(name)
+        dirnames[:] = kept
+    return [folder.replace(os.sep, "/") for folder in found]
+
+
+def _watched_files(root: str, watch: dict[str, Any]) -> Iterator[str]:
+    """The files matching a watch's pattern in its directory (and below, when recursive)."""
+    matches = _WATCH_PATTERNS.get(watch.get("pattern"))  # type: ignore[arg-type]
+    directory = watch.get("dir")
+    if matches is None or not isinstance(directory, str):
+        return
+    start = os.path.realpath(os.path.join(root, directory))
+    if os.path.relpath(start, root).startswith(os.pardir) or not os.path.isdir(start):
+        return
+    for current, dirnames, filenames in os.walk(start):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        if not watch.get("recursive"):
+            dirnames[:] = []
+        for name in sorted(filenames):
+            if matches(name):
+                yield os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
+
+
+def _package_watches(root: str, named: Iterable[str]) -> list[dict[str, Any]]:
+    """A new ``__init__.py`` beside a pinned Python test, or above it, runs when pytest
+    imports that test (existing ones outside the test folders are the project's code)."""
+    directories = {
+        directory
+        for relative in named
+        if _PYTHON_TEST.match(relative.rsplit("/", 1)[-1]) and relative.endswith(".py")
+        for directory in _up_to_root(os.path.dirname(relative))
+    }
+    watches = []
+    for directory in sorted(directories):
+        watch = {"dir": directory, "pattern": "init", "recursive": False, "new": True,
+                 "why": PYTEST_LOADS}  # fmt: skip
+        watch["known"] = list(_watched_files(root, watch))
+        watches.append(watch)
+    return watches
+
+
+_WATCH_PATTERNS = {
+    "init": lambda name: name == "__init__.py",
+    "pytest-config": lambda name: name in _PYTEST_CONFIGS,
+    "conftest": lambda name: name == "conftest.py",
+    "helper": lambda name: name.endswith(".py") and not _PYTHON_TEST.match(name),
+    "js-config": lambda name: bool(_JS_CONFIG.match(name)),
+}
+
+
+def _hashed_files(
+    root: str, commands: Iterable[str], watches: list[dict[str, Any]]
+) -> dict[str, str]:
+    """Every file pinned by content hash, with how a criterion depends on it."""
+    hashed: dict[str, str] = {}
+    for watch in watches:
+        if "known" in watch:  # watched for new files only
+            continue
+        for relative in _watched_files(root, watch):
+            hashed.setdefault(relative, watch["why"])
+    for words in map(_words, commands):
+        for relative, why in _run_files(root, words):
+            hashed.setdefault(relative, why)
+    for relative in _plugin_files(root, hashed):
+        hashed.setdefault(relative, PYTEST_LOADS)
+    return hashed
+
+
+def _plugin_files(root: str, hashed: dict[str, str]) -> set[str]:
+    """The modules that pinned conftest.py files (``pytest_plugins``) and configuration
+    (``-p`` in ``addopts``) load as plugins, when they are in the project."""
+    found = set()
+    for relative, why in sorted(hashed.items()):
+        content = _read(os.path.join(root, relative))
+        if not isinstance(content, bytes) or why not in (PYTEST_READS, PYTEST_LOADS):
+            continue
+        part = _pytest_part(relative, content)
+        names = _PLUGIN_OPTION.findall(part.decode("utf-8", "replace")) if part else []
+        if relative.endswith(".py"):
+            names += _pytest_plugins(content)
+        for name in names:
+            found.update(_module_files(root, name, os.path.dirname(relative)))
+    return found
+
+
+def _pytest_plugins(content: bytes) -> list[str]:
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and "pytest_plugins" in map(_name_of, node.targets):
+            value = _literal(node.value)
+            values = [value] if isinstance(value, str) else value
+            if isinstance(values, (list, tuple)):
+                names += [name for name in values if isinstance(name, str)]
+    return names
+
+
+def _module_files(root: str, module: str, near: str) -> Iterator[str]:
+    """The files in the project that ``import module`` could load (from the root, ``src/``
+    or the importing file's folder)."""
+    if not re.match(r"^[A-Za-z_][\w.]*$", module):
+        return
+    base = module.replace(".", "/")
+    for folder in {"", "src", near}:
+        for candidate in (f"{base}.py", f"{base}/__init__.py"):
+            relative = os.path.normpath(os.path.join(folder, candidate)).replace(os.sep, "/")
+            if os.path.isfile(os.path.join(root, relative)):
+                yield relative
+
+
+def _run_files(root: str, words: list[str]) -> Iterator[tuple[str, str]]:
+    """(file, why) for the scripts, tools, Makefiles and configuration files a command runs
+    or reads: a script named by an interpreter or run by its path, ``python -m module``,
+    ``make`` (``-f``/``-C``), ``pytest -c``/``-p``."""
+    for cwd, simple in _in_directories(root, words):
+        yield from _runs(root, cwd, simple)
+
+
+def _in_directories(root: str, words: list[str]) -> Iterator[tuple[str, list[str]]]:
+    """(directory it runs in, simple command) for each simple command but ``cd``."""
+    cwd = ""
+    for simple in _simple_commands(words):
+        if simple[:1] == ["cd"] and len(simple) > 1:
+            cwd = _inside(root, cwd, simple[1], directory=True) or cwd
+        else:
+            yield cwd, simple
+
+
+def _runs(root: str, cwd: str, simple: list[str]) -> Iterator[tuple[str, str]]:
+    name = os.path.basename(simple[0])
+    rest = simple[1:]
+    names = [os.path.basename(word) for word in simple]
+    for runner in ("pytest", "py.test"):
+        if runner in names:  # pytest, python -m pytest, uv run pytest
+            yield from _pytest_options(root, cwd, simple[names.index(runner) + 1 :])
+    if _INTERPRETERS.match(name):
+        options = [word for word in rest if word.startswith("-")]
+        if name.startswith("python") and "-m" in rest:
+            module = rest[rest.index("-m") + 1 : rest.index("-m") + 2]
+            for found in _module_files(root, module[0], cwd) if module else ():
+                yield found, RUNS
+            return
+        script = next((w for w in rest if not w.startswith("-")), None)
+        if script and "-c" not in options:
+            found = _inside(root, cwd, script)
+            if found:
+                yield found, RUNS
+    elif name in ("make", "gmake"):
+        yield from _makefiles(root, cwd, rest)
+    elif "/" in simple[0]:
+        found = _inside(root, cwd, simple[0])
+        if found and _is_script(os.path.join(root, found)):
+            yield found, RUNS
+
+
+def _pytest_options(root: str, cwd: str, rest: list[str]) -> Iterator[tuple[str, str]]:
+    for index, word in enumerate(rest):
+        option, _, value = word.partition("=")
+        if option in ("-c", "--config-file", "-p") and not value:
+            value = rest[index + 1] if index + 1 < len(rest) else ""
+        elif word.startswith("-p") and word != "-p" and not word.startswith("--"):
+            option, value = "-p", word[2:]
+        if option in ("-c", "--config-file"):
+            found = _inside(root, cwd, value)
+            if found:
+                yield found, PYTEST_READS
+        elif option == "-p":
+            for found in _module_files(root, value, cwd):
+                yield found, PYTEST_LOADS
+
+
+def _makefiles(root: str, cwd: str, rest: list[str]) -> Iterator[tuple[str, str]]:
+    given = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in ("-f", "--file")]
+    for index, word in enumerate(rest[:-1]):
+        if word in ("-C", "--directory"):
+            cwd = _inside(root, cwd, rest[index + 1], directory=True) or cwd
+    if not given and not cwd:
+        return  # the root's Makefile: pinned with the recipes of its targets (_scripts_run)
+    for name in given or ["GNUmakefile", "makefile", "Makefile"]:
+        found = _inside(root, cwd, name)
+        if found:
+            yield found, MAKE_READS
+            if not given:
+                return  # make reads the first of the default names it finds
+
+
+def _simple_commands(words: list[str]) -> Iterator[list[str]]:
+    """The simple commands of a command line, without leading assignments and wrappers."""
+    current: list[str] = []
+    for word in [*words, ";"]:
+        if word not in _OPERATORS:
+            current.append(word)
+            continue
+        while current and (
+            current[0] in _PREFIXES or re.match(r"^[A-Za-z_]\w*=", current[0]) is not None
+        ):
+            current = current[2:] if current[0] == "timeout" else current[1:]
+        if current:
+            yield current
+        current = []
+
+
+def _inside(root: str, cwd: str, word: str, directory: bool = False) -> str | None:
+    """``word`` as a path relative to the root, when it is an existing file (or directory)
+    inside the project."""
+    if not word or "\0" in word:
+        return None
+    path = os.path.realpath(os.path.join(root, cwd, word))
+    relative = os.path.relpath(path, root)
+    if relative.startswith(os.pardir) or os.path.isabs(relative):
+        return None
+    exists = os.path.isdir(path) if directory else os.path.isfile(path)
+    return (relative if relative != os.curdir else "").replace(os.sep, "/") if exists else None
+
+
+def _is_script(path: str) -> bool:
+    """A script (not a built binary, which is the implementation's output)."""
+    if path.endswith(_SCRIPT_SUFFIXES):
+        return True
+    content = _read(path)
+    return isinstance(content, bytes) and content.startswith(b"#!")
+
+
+def _pytest_targets(root: str, words: list[str]) -> Iterator[list[str]]:
+    """For each pytest a command starts, what it starts from: the existing paths it names
+    (made relative to the root), else the directory it runs in; nothing when it names only
+    paths outside the project (not the project's checks)."""
+    for cwd, simple in _in_directories(root, words):
+        if not {"pytest", "py.test"} & {os.path.basename(word) for word in simple}:
+            continue
+        targets: list[str] = []
+        outside = False
+        for word in simple[1:]:
+            if word.startswith("-") or "=" in word.split("/")[0]:
+                continue
+            word = word.split("::", 1)[0]
+            found = _inside(root, cwd, word) or _inside(root, cwd, word, directory=True)
+            if found is not None:
+                targets.append(found)
+            elif "\0" not in word and os.path.exists(os.path.join(root, cwd, word)):
+                outside = True
+        if targets or not outside:
+            yield targets or [cwd]
+
+
+def _pin_hashed(root: str, relative: str, why: str) -> dict[str, Any]:
+    return {"kind": HASHED, "sha256": _hashed_digest(root, relative), "why": why}
+
+
+def _hashed_digest(root: str, relative: str) -> str | None:
+    """The sha256 of what the runner reads in a file (the pytest sections of a shared
+    configuration file, else all of it); None when absent or without such a section; a
+    description when it is no regular file."""
+    content = _read(os.path.join(root, relative))
+    if not isinstance(content, bytes):
+        return content
+    part = _pytest_part(relative, content)
+    return None if part is None else hashlib.sha256(part).hexdigest()
+
+
+def _hashed_findings(root: str, relative: str, entry: dict[str, Any]) -> list[Finding]:
+    why = entry.get("why") if isinstance(entry.get("why"), str) else RUNS
+    before, now = entry.get("sha256"), _hashed_digest(root, relative)
+    if now == before:
+        return []
+    shared = relative.rsplit("/", 1)[-1] in _SHARED_CONFIGS
+    if now is None:
+        how = "its pytest section removed" if shared else "deleted"
+    elif " " in now:  # a description: "a directory", "a special file", ...
+        how = f"replaced by {now}"
+    elif before is None:
+        how = "a pytest section added"
+    else:
+        how = "changed"
+    return [Finding(relative, None, how, why)]
+
+
+def _new_files(root: str, watches: Any, files: dict[str, Any]) -> list[Finding]:
+    """Configuration and conftest.py files that appeared where a runner reads them."""
+    findings = []
+    seen = set(files)
+    for watch in watches if isinstance(watches, list) else []:
+        if not isinstance(watch, dict) or not watch.get("new"):
+            continue
+        known = watch.get("known")
+        for relative in _watched_files(root, watch):
+            if isinstance(known, list) and relative in known:
+                continue
+            if relative not in seen and _hashed_digest(root, relative) is not None:
+                seen.add(relative)  # one finding per file, whichever watch saw it
+                findings.append(Finding(relative, None, "added", str(watch.get("why"))))
+    return findings
+
+
+_SHARED_CONFIGS = frozenset({"pyproject.toml", "tox.ini", "setup.cfg"})
+
+
+def _pytest_part(relative: str, content: bytes) -> bytes | None:
+    """What pytest reads of a configuration file shared with other tools (None: nothing),
+    else the whole content."""
+    name = relative.rsplit("/", 1)[-1]
+    if name not in _SHARED_CONFIGS:
+        return content
+    text = content.decode("utf-8", errors="replace")
+    part = _toml_pytest_part(text) if name == "pyproject.toml" else _ini_pytest_part(text)
+    return None if part is None else part.encode("utf-8", errors="replace")
+
+
+def _ini_pytest_part(text: str) -> str | None:
+    """The ``[pytest]``/``[tool:pytest]`` sections, split as iniconfig splits them (a line
+    starting with ``[`` and ending, before a comment, with ``]`` opens a section)."""
+    sections: list[str] = []
+    relevant = False
+    for line in text.lstrip("\ufeff").splitlines():
+        header = re.split("[#;]", line.rstrip())[0].rstrip() if line.startswith("[") else ""
+        if header.endswith("]"):
+            relevant = "pytest" in header.lower()
+        if relevant:
+            sections.append(line)
+    return "\n".join(sections) if sections else None
+
+
+_TOML_BARE_HEADER = re.compile(
+    r"^\s*\[\[?\s*([A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*)\s*\]\]?\s*(?:#.*)?$"
+)
+
+
+def _toml_pytest_part(text: str) -> str | None:
+    """The tables pytest reads (``[tool.pytest]``, ``[tool.pytest.ini_options]``), with the
+    root and ``[tool]`` tables (dotted keys can reach it from there) and any table whose
+    header is not plain (quoted or escaped keys). Read by lines, not parsed: a multi-line
+    string outside those tables could hide a header, so then the whole file counts."""
+    relevant_lines: list[str] = []
+    other: list[str] = []
+    relevant = True  # the root table
+    for line in text.split("\n"):
+        if line.lstrip().startswith("["):
+            match = _TOML_BARE_HEADER.match(line)
+            path = re.split(r"\s*\.\s*", match.group(1)) if match else None
+            relevant = path is None or path == ["tool"] or path[:2] == ["tool", "pytest"]
+        (relevant_lines if relevant else other).append(line)
+    if any('"""' in line or "'''" in line for line in other):
+        return text
+    # Nothing but blank lines, comments and a bare [tool] header: pytest reads nothing here.
+    meaningful = [
+        line
+        for line in relevant_lines
+        if line.strip()
+        and not line.lstrip().startswith("#")
+        and not re.match(r"^\s*\[\s*tool\s*\]\s*(?:#.*)?$", line)
+    ]
+    return "\n".join(relevant_lines) if meaningful else None
 
 
 # -- which files a command names -------------------------------------------------------
@@ -273,6 +780,8 @@ def _named_files(
         for relative, name in _scripts_run(root, words, runner):
             files.add(relative)
             scripts.setdefault(relative, set()).add(name)
+        if runner == "js" and os.path.isfile(os.path.join(root, "package.json")):
+            files.add("package.json")  # its "jest"/"mocha" settings
         if not named_any and runner in _DEFAULT_TESTS:
             files.update(_test_files(root, "", runner, recursive=runner != "go"))
         if runner == "pytest":
@@ -632,6 +1141,8 @@ def _statement_markers(body: list[ast.stmt]) -> dict[str, int]:
             markers = _add_counts(markers, _marks_in(statement.value))
         if "__test__" in names and _literal(statement.value) is False:
             markers["not-collected"] = markers.get("not-collected", 0) + 1
+        if "pytest_plugins" in names:
+            markers["plugins"] = markers.get("plugins", 0) + 1
     return markers
 
 
@@ -839,7 +1350,14 @@ def _npm_inventory(text: str, scripts: Sequence[str]) -> tuple[dict[str, Any], s
         return {}, f"invalid JSON ({error})"
     declared = data.get("scripts") if isinstance(data, dict) else None
     declared = declared if isinstance(declared, dict) else {}
-    return {f"npm {name}": {"script": declared.get(name)} for name in scripts}, None
+    inventory: dict[str, Any] = {f"npm {name}": {"script": declared.get(name)} for name in scripts}
+    for key in _PACKAGE_TEST_CONFIG:  # jest and mocha read their settings from package.json too
+        value = data.get(key) if isinstance(data, dict) else None
+        inventory[f"{key} config"] = {"config": json.dumps(value, sort_keys=True)}
+    return inventory, None
+
+
+_PACKAGE_TEST_CONFIG = ("jest", "mocha")
 
 
 _MAKE_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*::?(?!=)", re.M)

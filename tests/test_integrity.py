@@ -166,6 +166,10 @@ PYTHON_WEAKENINGS = {
         (None, "a pytest hook added"),
     ),
     "syntax error": (python_edit("def test_a():", "def test_a(:"), (None, "no longer parses")),
+    "pytest_plugins in a test module": (
+        python_edit("import pytest\n", "import pytest\npytest_plugins = ['support.evil']\n"),
+        (None, "pytest_plugins added"),
+    ),
 }
 
 
@@ -310,23 +314,23 @@ def test_the_message_names_file_test_and_way_out() -> None:
 # -- which files a command names ---------------------------------------------------------
 
 
+PYTEST_LOADS = ["tests/conftest.py", "tests/helpers.py"]  # loaded, or importable, by the tests
+
+
 @pytest.mark.parametrize(
     "command, expected",
     [
-        ("pytest tests/test_x.py::test_a -q", ["tests/conftest.py", "tests/test_x.py"]),
-        ("pytest tests/deep/test_y.py", ["tests/conftest.py", "tests/deep/test_y.py"]),
-        (
-            "python -m pytest tests/ -x",
-            ["tests/conftest.py", "tests/deep/test_y.py", "tests/test_x.py"],
-        ),
-        ("cd . && pytest", ["tests/conftest.py", "tests/deep/test_y.py", "tests/test_x.py"]),
+        ("pytest tests/test_x.py::test_a -q", [*PYTEST_LOADS, "tests/test_x.py"]),
+        ("pytest tests/deep/test_y.py", [*PYTEST_LOADS, "tests/deep/test_y.py"]),
+        ("python -m pytest tests/ -x", [*PYTEST_LOADS, "tests/deep/test_y.py", "tests/test_x.py"]),
+        ("cd . && pytest", [*PYTEST_LOADS, "tests/deep/test_y.py", "tests/test_x.py"]),
         ("bash scripts/check.sh --strict", ["scripts/check.sh"]),
         ("go test ./pkg/...", ["pkg/inner/b_test.go", "pkg/a_test.go"]),
         ("go test ./pkg", ["pkg/a_test.go"]),
         ("npm test", ["package.json", "web/app.test.ts", "web/__tests__/c.js"]),
         ("pytest ../outside/test_out.py /etc/passwd", []),
         ("ruff check tests", []),
-        ("pytest 'unbalanced", ["tests/conftest.py", "tests/deep/test_y.py", "tests/test_x.py"]),
+        ("pytest 'unbalanced", [*PYTEST_LOADS, "tests/deep/test_y.py", "tests/test_x.py"]),
     ],
 )
 def test_the_files_a_command_names(tmp_path: Path, command: str, expected: list[str]) -> None:
@@ -479,7 +483,7 @@ def test_a_check_script_that_now_exits_early_is_reported(tmp_path: Path) -> None
     before = "#!/bin/sh\nset -e\ngrep -q ready status.txt\ntest -f out.bin\n"
     after = "#!/bin/sh\nexit 0\nset -e\ngrep -q ready status.txt\ntest -f out.bin\n"
     found = findings_after(tmp_path, "scripts/check.sh", before, after, "bash scripts/check.sh")
-    assert (None, "it now exits before its checks") in found
+    assert found == [(None, "changed")]
 
 
 def test_a_changed_npm_test_script_is_reported(tmp_path: Path) -> None:
@@ -503,8 +507,8 @@ def test_a_changed_make_recipe_is_reported(tmp_path: Path, command: str, target)
     found = findings_after(tmp_path, "Makefile", before, after, command)
     test = target or "make (default goal)"
     assert found == [(test, "the script it runs changed ('pytest tests/' -> 'true')")]
-    build_only = before.replace("cc -o app", "cc -O2 -o app")
-    assert findings_after(tmp_path, "Makefile", before, build_only, command) == []
+    build_only = before.replace("cc -o app", "cc -O2 -o app")  # make reads it all: reported
+    assert findings_after(tmp_path, "Makefile", before, build_only, command) == [(None, "changed")]
 
 
 def test_a_cd_before_the_runner_resolves_paths_from_there(tmp_path: Path) -> None:
@@ -619,3 +623,400 @@ def test_any_command_gives_a_pin(tmp_path_factory, command: str) -> None:
     write(root, "Makefile", "test:\n\tpytest\n")
     pin = json.loads(json.dumps(snapshot(str(root), [command])))
     assert weakened(str(root), pin) == []
+
+
+# -- what a criterion's pytest loads: pinned by content hash -------------------------------
+
+FAILING_TEST = "def test_fails():\n    assert compute() == 3\n"
+CONFTEST = "import pytest\n\n@pytest.fixture\ndef data():\n    return [1, 2]\n"
+
+
+def project(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """A project whose criterion runs ``pytest tests/``: tests, a conftest, a helper, a
+    pyproject without pytest settings and a setup.cfg with only flake8 settings."""
+    files = {
+        "tests/test_x.py": FAILING_TEST,
+        "tests/conftest.py": CONFTEST,
+        "tests/helpers.py": "def make():\n    return 3\n",
+        "tests/__init__.py": "",
+        "pyproject.toml": '[project]\nname = "app"\ndependencies = ["requests"]\n',
+        "setup.cfg": "[flake8]\nmax-line-length = 100\n",
+        "src/app.py": "def compute():\n    return 2\n",
+        **(extra or {}),
+    }
+    for relative, text in files.items():
+        write(root, relative, text)
+    return root
+
+
+def changes(root: Path, command: str, edits: dict[str, str | None]) -> list[tuple[str, str, str]]:
+    """(file, how, why) of every finding after the edits (None deletes the file)."""
+    pin = json.loads(json.dumps(snapshot(str(root), [command])))
+    assert weakened(str(root), pin) == []
+    for relative, text in edits.items():
+        if text is None:
+            (root / relative).unlink()
+        else:
+            write(root, relative, text)
+    return [(f.file, f.how, f.why) for f in weakened(str(root), pin) if f.test is None]
+
+
+LOADS = integrity.PYTEST_LOADS
+READS = integrity.PYTEST_READS
+EXIT = "import os\nos._exit(0)\n"
+DESELECT = "def pytest_collection_modifyitems(items):\n    items[:] = []\n"
+CO = "[pytest]\naddopts = --co\n"
+PROJECT = '[project]\nname = "app"\n'
+SECTION = "a pytest section added"
+HELPER = integrity.TESTS_IMPORT
+PYTEST_ROUTES = [  # (the file, its new content or None to delete it, how, why)
+    ("tests/conftest.py", EXIT + CONFTEST, "changed", LOADS),
+    ("tests/conftest.py", CONFTEST + DESELECT, "changed", LOADS),
+    ("tests/conftest.py", None, "deleted", LOADS),
+    ("conftest.py", EXIT, "added", LOADS),
+    ("tests/deep/conftest.py", DESELECT, "added", LOADS),
+    ("pytest.ini", CO, "added", READS),
+    ("tests/.pytest.ini", CO, "added", READS),
+    ("tox.ini", CO, "added", READS),
+    ("pyproject.toml", PROJECT + '[tool.pytest.ini_options]\naddopts = "--co"\n', SECTION, READS),
+    ("pyproject.toml", PROJECT + '[tool.pytest]\naddopts = ["--co"]\n', SECTION, READS),
+    ("pyproject.toml", 'tool.pytest.ini_options.addopts = "--co"\n' + PROJECT, SECTION, READS),
+    (
+        "pyproject.toml",
+        PROJECT + '[tool."\\u0070ytest".ini_options]\naddopts="--co"\n',
+        SECTION,
+        READS,
+    ),
+    (
+        "setup.cfg",
+        "[flake8]\nmax-line-length = 100\n[tool:pytest]\naddopts = --co\n",
+        SECTION,
+        READS,
+    ),
+    ("tests/helpers.py", "def make():\n    return 2\n", "changed", HELPER),
+    ("tests/__init__.py", EXIT, "changed", HELPER),
+]
+
+
+@pytest.mark.parametrize(
+    "relative, text, how, why",
+    PYTEST_ROUTES,
+    ids=[
+        f"{relative}:{how}:{number}" for number, (relative, _, how, _) in enumerate(PYTEST_ROUTES)
+    ],
+)
+def test_what_a_criterions_pytest_loads_is_pinned(
+    tmp_path: Path, relative: str, text: str | None, how: str, why: str
+) -> None:
+    """Conftest exits or deselects, config turns on --co (every form pytest reads), a
+    helper or package __init__ changes: each reported with file and reason."""
+    assert changes(project(tmp_path), "pytest tests/", {relative: text}) == [(relative, how, why)]
+
+
+PYTEST_HONEST = {
+    "a new test, an extra assertion and a new test file": {
+        "tests/test_x.py": FAILING_TEST + "    assert compute() > 0\n\ndef test_new():\n"
+        "    assert compute() != 4\n",
+        "tests/test_more.py": "def test_more():\n    assert compute() == 3\n",
+    },
+    "the implementation changed": {"src/app.py": "def compute():\n    return 3\n"},
+    "a dependency added to pyproject.toml": {
+        "pyproject.toml": '[project]\nname = "app"\ndependencies = ["requests", "rich"]\n'
+        "\n[tool.ruff]\nline-length = 100\n"
+    },
+    "flake8 settings changed": {"setup.cfg": "[flake8]\nmax-line-length = 120\n"},
+    "a new helper module nothing imports yet": {"tests/factories.py": "def build():\n    pass\n"},
+    "a pyproject.toml without pytest settings in the tests folder": {
+        "tests/pyproject.toml": "[tool.black]\nline-length = 100\n"
+    },
+}
+
+
+@pytest.mark.parametrize("edits", PYTEST_HONEST.values(), ids=PYTEST_HONEST)
+def test_honest_work_around_a_pytest_criterion_is_not_reported(tmp_path: Path, edits) -> None:
+    assert changes(project(tmp_path), "pytest tests/", edits) == []
+
+
+def test_pinned_pytest_sections_ignore_the_rest_of_a_shared_file(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "app"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    root = project(
+        tmp_path, {"pyproject.toml": pyproject, "tox.ini": "[pytest]\nxfail_strict = true\n"}
+    )
+    edits = {
+        "pyproject.toml": pyproject.replace('name = "app"', 'name = "app2"'),
+        "tox.ini": "[tox]\nenvlist = py312\n\n[pytest]\nxfail_strict = true\n",
+    }
+    assert changes(root, "pytest tests/", edits) == []
+    edits = {"pyproject.toml": pyproject.replace('"-q"', '"-q --co"'), "tox.ini": "[tox]\n"}
+    assert changes(root, "pytest tests/", edits) == [
+        ("pyproject.toml", "changed", READS),
+        ("tox.ini", "its pytest section removed", READS),
+    ]
+
+
+def test_plugins_a_pinned_file_or_the_command_loads_are_pinned(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        {
+            "conftest.py": 'pytest_plugins = ["support.fixtures"]\n',
+            "support/fixtures.py": "import pytest\n",
+            "support/cli_plugin.py": "import pytest\n",
+            "support/ini_plugin.py": "import pytest\n",
+            "pytest.ini": "[pytest]\naddopts = -p support.ini_plugin\n",
+        },
+    )
+    command = "python -m pytest -p support.cli_plugin tests/"
+    edits = {
+        f"support/{name}.py": "import os\nos._exit(0)\n"
+        for name in ("fixtures", "cli_plugin", "ini_plugin")
+    }
+    assert changes(root, command, edits) == [
+        (f"support/{name}.py", "changed", LOADS)
+        for name in ("cli_plugin", "fixtures", "ini_plugin")
+    ]
+
+
+def test_a_config_file_named_with_dash_c_is_pinned(tmp_path: Path) -> None:
+    root = project(tmp_path, {"ci/pytest-ci.ini": "[pytest]\naddopts = -q\n"})
+    edits = {"ci/pytest-ci.ini": "[pytest]\naddopts = --co\n"}
+    assert changes(root, "pytest -c ci/pytest-ci.ini tests", edits) == [
+        ("ci/pytest-ci.ini", "changed", READS)
+    ]
+
+
+def test_a_cd_before_pytest_watches_the_configuration_where_it_starts(tmp_path: Path) -> None:
+    write(tmp_path, "service/tests/test_s.py", "def test_s():\n    assert run() == 1\n")
+    edits = {"service/tests/pytest.ini": "[pytest]\naddopts = --co\n"}
+    assert changes(tmp_path, "cd service && pytest tests/", edits) == [
+        ("service/tests/pytest.ini", "added", READS)
+    ]
+
+
+def test_colocated_tests_never_pin_the_code_beside_them(tmp_path: Path) -> None:
+    """Only test folders hold helpers: the module a colocated test checks is the work (its
+    package's __init__.py too), but a new __init__.py beside the test runs on import."""
+    write(tmp_path, "pkg/calc.py", "def add(a, b):\n    return 0\n")
+    write(tmp_path, "pkg/sub/__init__.py", "")
+    write(tmp_path, "pkg/sub/test_sub.py", "def test_sub():\n    assert sub() == 0\n")
+    edits = {"pkg/sub/__init__.py": "from .impl import sub\n", "pkg/__init__.py": "import os\n"}
+    assert changes(tmp_path, "pytest pkg/sub", edits) == [("pkg/__init__.py", "added", LOADS)]
+    write(
+        tmp_path,
+        "pkg/test_calc.py",
+        "from pkg.calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    )
+    edits = {"pkg/calc.py": "def add(a, b):\n    return a + b\n"}
+    assert changes(tmp_path, "pytest pkg/test_calc.py", edits) == []
+
+
+CONFIG_FORMS = {  # file, content: real pytest reads each and collects nothing
+    "pytest.ini": ("pytest.ini", "[pytest]\naddopts = --co\n"),
+    "pyproject escaped key": (
+        "pyproject.toml",
+        '[project]\nname = "app"\n[tool."\\u0070ytest".ini_options]\naddopts = "--co"\n',
+    ),
+    "pyproject dotted key": ("pyproject.toml", 'tool.pytest.ini_options.addopts = "--co"\n'),
+    "setup.cfg": ("setup.cfg", "[flake8]\nx = 1\n[tool:pytest]\naddopts = --co\n"),
+}
+
+
+@pytest.mark.parametrize("relative, text", CONFIG_FORMS.values(), ids=CONFIG_FORMS)
+def test_each_configuration_form_really_weakens_and_is_reported(
+    tmp_path: Path, relative: str, text: str
+) -> None:
+    """The real pytest (a subprocess) passes a failing test under each configuration form,
+    and integrity reports that form."""
+    import subprocess
+    import sys
+
+    write(tmp_path, "tests/test_x.py", "def test_fails():\n    assert False\n")
+    pin = snapshot(str(tmp_path), ["pytest tests/"])
+    write(tmp_path, relative, text)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [(f.file, f.why) for f in weakened(str(tmp_path), pin)] == [(relative, READS)]
+
+
+# -- the scripts, tools and Makefiles a command runs: pinned by content hash -------------
+
+CHECK_SCRIPT = "#!/bin/sh\nset -e\ngrep -q ready status.txt\ntest -f out.bin\n"
+SCRIPT_ROUTES = {
+    "exit 0 appended": CHECK_SCRIPT + "exit 0\n",
+    "|| true added": CHECK_SCRIPT.replace("status.txt", "status.txt || true"),
+    ": prefixed": CHECK_SCRIPT.replace("grep", ": grep"),
+}
+SCRIPT_COMMANDS = [
+    "bash scripts/check.sh",
+    "./scripts/check.sh --strict",
+    "sh scripts/check.sh",
+    "cd scripts && bash ./check.sh",
+    "env CI=1 timeout 60 scripts/check.sh",
+]
+
+
+@pytest.mark.parametrize("after", SCRIPT_ROUTES.values(), ids=SCRIPT_ROUTES)
+@pytest.mark.parametrize("command", SCRIPT_COMMANDS)
+def test_a_weakened_check_script_is_reported(tmp_path: Path, command: str, after: str) -> None:
+    write(tmp_path, "scripts/check.sh", CHECK_SCRIPT)
+    assert changes(tmp_path, command, {"scripts/check.sh": after}) == [
+        ("scripts/check.sh", "changed", integrity.RUNS)
+    ]
+
+
+@pytest.mark.parametrize("command", ["python tools/check.py --all", "python3 -m tools.check"])
+def test_a_weakened_python_tool_is_reported(tmp_path: Path, command: str) -> None:
+    write(tmp_path, "tools/check.py", "import sys\nsys.exit(run())\n")
+    edits = {"tools/check.py": "import sys\nsys.exit(0)\nsys.exit(run())\n"}
+    assert changes(tmp_path, command, edits) == [("tools/check.py", "changed", integrity.RUNS)]
+
+
+@pytest.mark.parametrize(
+    "command, makefile",
+    [
+        ("make check", "Makefile"),
+        ("make -C sub check", "sub/Makefile"),
+        ("make -f ci.mk check", "ci.mk"),
+    ],
+)
+def test_a_makefile_weakened_outside_the_recipe_is_reported(
+    tmp_path: Path, command: str, makefile: str
+) -> None:
+    """The recipe stays ``pytest $(ARGS)``: the variable it reads is what changed."""
+    before = "ARGS = tests/\n\ncheck:\n\tpytest $(ARGS)\n"
+    write(tmp_path, makefile, before)
+    edits = {makefile: before.replace("ARGS = tests/", "ARGS = --co tests/")}
+    assert changes(tmp_path, command, edits) == [(makefile, "changed", integrity.MAKE_READS)]
+
+
+def test_a_built_binary_the_command_runs_is_the_work_not_a_check(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build/app").write_bytes(b"\x7fELF old")
+    assert changes(tmp_path, "./build/app --selftest", {"build/app": "\x7fELF new"}) == []
+
+
+# -- JavaScript runner configuration -----------------------------------------------------
+
+
+def test_javascript_runner_configuration_is_pinned(tmp_path: Path) -> None:
+    package = {
+        "scripts": {"test": "jest"},
+        "jest": {"testMatch": ["**/*.test.js"]},
+        "dependencies": {"left-pad": "1"},
+    }
+    write(tmp_path, "package.json", json.dumps(package))
+    write(tmp_path, "jest.config.js", "module.exports = {};\n")
+    write(tmp_path, "web/a.test.js", "it('a', () => { expect(a()).toBe(1); });\n")
+    honest = {**package, "dependencies": {"left-pad": "2"}}
+    assert changes(tmp_path, "npm test", {"package.json": json.dumps(honest)}) == []
+    edits = {
+        "jest.config.js": "module.exports = { testPathIgnorePatterns: ['web'] };\n",
+        "vitest.config.ts": "export default {};\n",
+    }
+    assert changes(tmp_path, "npx jest", edits) == [
+        ("jest.config.js", "changed", integrity.RUNNER_READS),
+        ("vitest.config.ts", "added", integrity.RUNNER_READS),
+    ]
+    weaker = {**package, "jest": {"testMatch": ["nothing"]}}
+    pin = snapshot(str(tmp_path), ["npm test"])
+    write(tmp_path, "package.json", json.dumps(weaker))
+    assert [(f.file, f.test, f.how) for f in weakened(str(tmp_path), pin)] == [
+        ("package.json", "jest config", "its test configuration changed")
+    ]
+
+
+def test_the_message_says_how_the_criterion_depends_on_the_file() -> None:
+    message = Finding("tests/conftest.py", None, "changed", integrity.PYTEST_LOADS).message()
+    assert message.startswith("tests/conftest.py: changed since /pytest-acceptance:implement")
+    assert "a criterion's pytest loads it" in message
+    added = Finding("conftest.py", None, "added", integrity.PYTEST_LOADS).message()
+    assert "remove it, or /pytest-acceptance:escalate" in added
+
+
+# -- configuration content never breaks the contract -------------------------------------
+
+CONFIG_TEXT = st.text(
+    alphabet=st.sampled_from("[]#;:=.\"'\\ \n\ttoolpyest_inaddopts-u0\ufeff"), max_size=200
+)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from(
+        ["pyproject.toml", "setup.cfg", "tox.ini", "pytest.ini", "conftest.py", "jest.config.js"]
+    ),
+    before=st.one_of(st.binary(max_size=200), CONFIG_TEXT.map(str.encode)),
+    after=st.one_of(st.binary(max_size=200), CONFIG_TEXT.map(str.encode)),
+)
+def test_any_configuration_bytes_give_a_pin_and_findings(tmp_path_factory, name, before, after):
+    """Whatever a configuration file holds, before and after: the pin is JSON, the
+    unchanged tree reports nothing, and a changed one gives findings with a file and a
+    reason (never an exception)."""
+    root = tmp_path_factory.mktemp("config")
+    write(root, "tests/test_x.py", FAILING_TEST)
+    (root / name).write_bytes(before)
+    pin = json.loads(json.dumps(snapshot(str(root), ["pytest tests/", "npx jest"])))
+    assert weakened(str(root), pin) == []
+    (root / name).write_bytes(after)
+    for finding in weakened(str(root), pin):
+        assert finding.file == name and finding.how and finding.message()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    description=st.text(
+        alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=["Cs", "Cc"]),
+        max_size=40,
+    ),
+    addopts=st.text(
+        alphabet=st.characters(blacklist_characters='"\\\n\r', blacklist_categories=["Cs", "Cc"]),
+        max_size=40,
+    ),
+)
+def test_pyproject_edits_report_exactly_when_pytest_reads_them(description, addopts) -> None:
+    """Editing the project's description never changes the pinned part; editing addopts
+    always does."""
+
+    def pyproject(description: str, addopts: str) -> bytes:
+        return (
+            f'[project]\nname = "app"\ndescription = "{description}"\n\n'
+            f'[tool.pytest.ini_options]\naddopts = "{addopts}"\n'
+        ).encode()
+
+    part = integrity._pytest_part
+    base = part("pyproject.toml", pyproject("x", "-q"))
+    assert part("pyproject.toml", pyproject(description, "-q")) == base
+    assert (part("pyproject.toml", pyproject("x", addopts)) == base) == (addopts == "-q")
+
+
+@pytest.mark.parametrize(
+    "runner_file, content, command",
+    [
+        ("Makefile", "check: lint\n\t@pytest tests/\n\nlint:\n\truff check .\n", "make check"),
+        ("package.json", '{"scripts": {"test": "make check"}}', "npm test"),
+    ],
+)
+def test_what_an_npm_script_or_make_recipe_runs_is_pinned_too(
+    tmp_path: Path, runner_file: str, content: str, command: str
+) -> None:
+    """``make check`` runs ``pytest tests/``: the tests and what that pytest loads are pinned
+    as if the criterion ran it (through ``npm test`` -> ``make check`` as well)."""
+    root = project(tmp_path, {runner_file: content})
+    write(root, "Makefile", "check: lint\n\t@pytest tests/\n\nlint:\n\truff check .\n")
+    weaker = FAILING_TEST.replace("compute() == 3", "True")
+    edits = {"tests/conftest.py": EXIT + CONFTEST, "tests/test_x.py": weaker}
+    pin = snapshot(str(root), [command])
+    for relative, text in edits.items():
+        write(root, relative, text)
+    found = {(f.file, f.test, f.how) for f in weakened(str(root), pin)}
+    assert found == {
+        ("tests/conftest.py", None, "changed"),
+        ("tests/test_x.py", "test_fails", "assertion replaced by a constant"),
+    }
