@@ -56,6 +56,21 @@ def test_the_failing_example_shows_location_expected_and_actual(example: Path) -
     assert "AssertionError: assert 'cr-me-br-l-e' == 'creme-brulee'" in verdict
 
 
+def test_plain_pytest_in_the_example_runs_its_tests(example: Path) -> None:
+    """The pytest script (unlike ``python -m pytest``) does not put the cwd on sys.path:
+    the example's ``pythonpath`` setting does, so ``tests/`` can import ``slug``."""
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "pytest"), "-q", "-p", "no:cacheprovider"],
+        cwd=example,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(example)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No module named" not in result.stdout
+
+
 def test_the_readme_first_commands_are_the_ones_tested_here() -> None:
     first, failing, *rest = readme_commands()
     assert "pip install -e ." in first and "pytest --acceptance spec.md" in first
