@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 
 from pytest_acceptance.model import Criterion, Method, Result, RunContext, SpecError, Status
+from pytest_acceptance.verdict import in_agent_session
 
 # pytest loads this module in every run of every project that has the plugin installed:
 # the agent machinery below is imported inside the functions, only with --acceptance.
@@ -366,7 +367,9 @@ def _dispatch_error(
             "check smaller"
         )
     else:
-        advice = "fix the agent setup (see the output below) and verify again"
+        # The reader is the agent inside Claude Code, else a person at a terminal.
+        again = "call /verify again" if in_agent_session() else "run the same pytest command again"
+        advice = f"fix the agent setup (see the output below), then {again}"
     message = (
         f"no valid verdict from the agent in {len(failures)} dispatches: {reasons}. Next: {advice}."
     )

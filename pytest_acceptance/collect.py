@@ -30,7 +30,7 @@ from pytest_acceptance.model import (
 from pytest_acceptance.plugin import read_ini
 from pytest_acceptance.spec_cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
-from pytest_acceptance.verdict import display_path, spec_location
+from pytest_acceptance.verdict import display_path, message_beyond_issues, spec_location
 
 _parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
 
@@ -193,8 +193,8 @@ def describe_failure(criterion: Criterion, result: Result, rootdir: Path) -> str
     for issue in result.issues:
         lines += [f"Location: {issue.location}", f"Expected: {issue.expected}"]
         lines += [f"Actual: {issue.actual}"]
-    if result.message:
-        lines.append(result.message)
+    if message := message_beyond_issues(result.message, result.issues):
+        lines.append(message)
     if result.output:
         lines += ["", "Output (last lines):", result.output.rstrip()]
     return "\n".join(lines)

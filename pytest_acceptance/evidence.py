@@ -298,6 +298,8 @@ class EvidenceReporter:
 
 
 def summary_lines(report: dict[str, Any], where: str) -> list[str]:
+    from pytest_acceptance.report import resolution_words
+
     lines = [f"{report['spec']}: report {where}"]
     gaps = report["gaps"]
     if any(gaps.values()):
@@ -309,7 +311,7 @@ def summary_lines(report: dict[str, Any], where: str) -> list[str]:
         lines.append(f"  no deltas: previous report {previous['source']}: {previous['reason']}")
     elif report["resolutions"] is not None:
         moved = [
-            f"{kind.replace('_', ' ')} {_ids(ids)}"
+            f"{resolution_words(kind)} {_ids(ids)}"
             for kind, ids in report["resolutions"].items()
             if ids and kind != "unchanged"
         ]

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Status
-from pytest_acceptance.report import report_scope
+from pytest_acceptance.report import report_scope, resolution_words
 from pytest_acceptance.verdict import (
     Outcome,
     Verdict,
     VerdictStatus,
     display_path,
+    message_beyond_issues,
     scope_lines,
     spec_location,
 )
@@ -111,12 +112,17 @@ def headline(verdict: Verdict) -> str:
     if verdict.status is VerdictStatus.FAIL:
         return f"{_count(counts['failed'], 'criterion')} failed"
     if verdict.status is VerdictStatus.MANUAL:
-        return f"Automated criteria pass; {_count(counts['manual'], 'criterion')} need a human"
+        manual = counts["manual"]
+        return f"Automated criteria pass; {_count(manual, 'criterion')} {_verb(manual)} a human"
     return "Not verified: the run could not verify every criterion"
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else 'criteria'}"
+
+
+def _verb(number: int) -> str:
+    return "needs" if number == 1 else "need"
 
 
 def _banner(verdict: Verdict, finished: float) -> str:
@@ -178,7 +184,7 @@ def _deltas(report: dict[str, Any]) -> str:
         why = f"{previous['source']}: {previous['reason']}"
         return f"<p>No deltas: previous report {text(why)}</p>\n"
     items = [
-        f"<li>{text(kind.replace('_', ' '))} ({len(ids)}): {_ids(ids)}</li>"
+        f"<li>{text(resolution_words(kind))} ({len(ids)}): {_ids(ids)}</li>"
         for kind, ids in report["resolutions"].items()
         if ids
     ]
@@ -206,7 +212,7 @@ def _table(outcomes: list[Outcome], entries: dict[str, Any], rootdir: Path) -> s
             text(criterion.priority.value),
             _badge(outcome.result.status),
             text(gap),
-            text((entry.get("resolution") or "").replace("_", " ")),
+            text(resolution_words(entry.get("resolution") or "")),
             f"<code>{text(spec_location(criterion, rootdir))}</code>",
         ]
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
@@ -246,8 +252,8 @@ def _details(outcome: Outcome, entry: dict[str, Any], rootdir: Path) -> str:
             for i in result.issues
         ]
         parts.append("</tbody></table>")
-    if result.message:
-        parts.append(f"<p>{text(result.message)}</p>")
+    if message := message_beyond_issues(result.message, result.issues):
+        parts.append(f"<p>{text(message)}</p>")
     if result.output.strip():
         tail = "\n".join(result.output.rstrip().splitlines()[-OUTPUT_LINES:])
         parts.append(f"<p class='muted'>Output (last lines):</p><pre>{text(tail)}</pre>")

@@ -139,6 +139,10 @@ def _find_specs(config: pytest.Config) -> list[Path]:
     return list(dict.fromkeys(named))
 
 
+def _files(count: int) -> str:
+    return f"{count} markdown file{'' if count == 1 else 's'}"
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """Name the markdown files a directory or glob held that no spec format recognised:
     a spec an agent made unrecognisable must not vanish unseen."""
@@ -147,7 +151,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         return []
     names = [os.path.relpath(path, config.rootpath) for path in skipped]
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-    return [f"acceptance: skipped {len(names)} markdown file(s) that are no spec: {shown}"]
+    what = "is not a spec" if len(names) == 1 else "are not specs"
+    return [f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
 
 
 def _format_choice(config: pytest.Config) -> Any:

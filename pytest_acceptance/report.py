@@ -42,7 +42,7 @@ from pytest_acceptance.fragments import (
     spec_dir,
 )
 from pytest_acceptance.model import Criterion, Priority, Result, Spec, Status
-from pytest_acceptance.verdict import display_path
+from pytest_acceptance.verdict import display_path, message_beyond_issues
 
 SCHEMA = "pytest-acceptance/report"
 SCHEMA_VERSION = 1
@@ -306,11 +306,21 @@ def report_scope(report: dict[str, Any]) -> str:
     """``22 criteria, all ran`` or ``1 of 22 criteria selected, …: a partial run …``."""
     total, selected = report["criteria_total"], report["selected"]
     if report["complete"]:
-        return f"{total} criteria, all ran"
-    scope = f"{selected} of {total} criteria selected"
+        return f"{_criteria(total)}, all ran" if total != 1 else "1 criterion, which ran"
+    scope = f"{selected} of {_criteria(total)} selected"
     if not_run := report.get("not_run", 0):
         scope += f", {selected - not_run} ran, {not_run} not run"
     return scope + ": a partial run, not a verification of the spec"
+
+
+def resolution_words(kind: str) -> str:
+    """A resolution as shown to people: ``still_failing`` also covers a criterion that
+    ended as an error, so it reads "still open"."""
+    return "still open" if kind == "still_failing" else kind.replace("_", " ")
+
+
+def _criteria(count: int) -> str:
+    return f"{count} {'criterion' if count == 1 else 'criteria'}"
 
 
 def _gap_lines(report: dict[str, Any]) -> list[str]:
@@ -331,7 +341,7 @@ def _gap_line(entry: dict[str, Any], spec: str) -> str:
     line = f"- {entry['id']} [{entry['priority']}] {state}: {_cell(entry['title'])}"
     line += f" ({spec}:{entry['line']})"
     if entry["resolution"]:
-        line += f", {entry['resolution'].replace('_', ' ')}"
+        line += f", {resolution_words(entry['resolution'])}"
     return line
 
 
@@ -350,7 +360,7 @@ def _delta_lines(report: dict[str, Any]) -> list[str]:
     lines.append("")
     for kind, ids in report["resolutions"].items():
         if ids:
-            lines.append(f"- {kind.replace('_', ' ')} ({len(ids)}): {', '.join(ids)}")
+            lines.append(f"- {resolution_words(kind)} ({len(ids)}): {', '.join(ids)}")
     for removed in report["removed"]:
         lines.append(f"- removed: {removed['id']} (was {removed['previous_status']})")
     return [*lines, ""]
@@ -376,7 +386,7 @@ def _table(entries: list[dict[str, Any]]) -> list[str]:
             entry["priority"],
             entry["status"],
             entry["gap"] or "",
-            (entry["resolution"] or "").replace("_", " "),
+            resolution_words(entry["resolution"] or ""),
             _cell(entry["title"]),
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -391,7 +401,7 @@ def _details(report: dict[str, Any]) -> list[str]:
     for entry in open_entries:
         lines.append(f"### {entry['id']}: {entry['title']}")
         lines.append(
-            f"- Status: {entry['status']} after {entry['attempts']} attempt(s), "
+            f"- Status: {entry['status']} after {_attempts(entry['attempts'])}, "
             f"method {entry['method']}, spec `{report['spec']}:{entry['line']}`"
         )
         for issue in entry["issues"]:
@@ -399,10 +409,14 @@ def _details(report: dict[str, Any]) -> list[str]:
                 f"- Issue at `{_cell(issue['location'])}`: expected {_cell(issue['expected'])}; "
                 f"actual {_cell(issue['actual'])}"
             )
-        if entry["message"]:
-            lines.append(f"- Message: {_cell(entry['message'])}")
+        if message := message_beyond_issues(entry["message"], entry["issues"]):
+            lines.append(f"- Message: {_cell(message)}")
         lines.append("")
     return lines
+
+
+def _attempts(count: int) -> str:
+    return f"{count} attempt{'' if count == 1 else 's'}"
 
 
 def _cell(text: str) -> str:

@@ -128,10 +128,11 @@ def render(
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
     lines += _not_run_section(verdict.of(Status.NOT_RUN))
-    if passed:
+    if passed and quiet:  # counted, not listed: a line, not an empty section
+        lines += [f"{len(passed)} passed", ""]
+    elif passed:
         lines.append(f"### Passed ({len(passed)})")
-        if not quiet:
-            lines += _by_spec(passed, rootdir, several, lambda o: [_passed_line(o)])
+        lines += _by_spec(passed, rootdir, several, lambda o: [_passed_line(o)])
         lines.append("")
     if verdict.status is VerdictStatus.MANUAL:
         lines += _manual_section(manual, rootdir, several)
@@ -171,7 +172,7 @@ def _section(
 ) -> list[str]:
     lines = [f"### {name} ({len(outcomes) + len(problems)})"]
     lines += _by_spec(outcomes, rootdir, several, lambda o: _failure_entry(o, rootdir))
-    lines += [f"- {problem}" for problem in problems]
+    lines += [f"- {_indent(problem, '  ')}" for problem in problems]
     return [*lines, ""]
 
 
@@ -186,11 +187,31 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
         ]
     if not result.issues:
         lines.append(f"  Location: {spec_location(criterion, rootdir)}")
-    if result.status is Status.ERROR and result.message:
-        lines.append(f"  Error: {_indent(result.message)}")
-    elif result.message and not result.issues:
-        lines.append(f"  Note: {_indent(result.message)}")
+    message = message_beyond_issues(result.message, result.issues)
+    if result.status is Status.ERROR and message:
+        lines.append(f"  Error: {_indent(message)}")
+    elif message and not result.issues:
+        lines.append(f"  Note: {_indent(message)}")
     return lines
+
+
+def message_beyond_issues(message: str, issues: Iterable[Any]) -> str:
+    """What a result's message says beyond its issues: a bash failure's message restates
+    its one issue (``expected …; found …``) and an error's often is its issue's ``actual``,
+    which a reader should not get twice. Issues are ``Issue`` objects or report dicts."""
+    rest = message.strip()
+    for issue in issues:
+        expected, actual = _issue_field(issue, "expected"), _issue_field(issue, "actual")
+        restated = f"expected {expected}; found {actual}"
+        if rest.startswith(restated):
+            rest = rest[len(restated) :].strip()
+        elif rest == actual.strip():
+            rest = ""
+    return rest
+
+
+def _issue_field(issue: Any, name: str) -> str:
+    return str(issue[name] if isinstance(issue, dict) else getattr(issue, name))
 
 
 def _passed_line(outcome: Outcome) -> str:
@@ -323,8 +344,8 @@ def display_path(path: Path, rootdir: Path) -> str:
         return Path(os.path.relpath(resolved, root)).as_posix()
 
 
-def _indent(text: str) -> str:
-    return text.strip().replace("\n", "\n    ")
+def _indent(text: str, by: str = "    ") -> str:
+    return text.strip().replace("\n", "\n" + by)
 
 
 # --- the machine-readable verdict ----------------------------------------------------------

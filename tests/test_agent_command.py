@@ -168,8 +168,9 @@ def test_other_methods_are_left_to_their_runners(judge: Judge, tmp_path: Path) -
     ],
 )
 def test_unusable_answer_is_redispatched_once_then_an_error(
-    judge: Judge, tmp_path: Path, first: str, reason: str
+    judge: Judge, tmp_path: Path, first: str, reason: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("CLAUDECODE", raising=False)  # a person reads it: no /verify to call
     judge.plan({"AC-7": [first]})
     result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
     assert result is not None
@@ -179,7 +180,10 @@ def test_unusable_answer_is_redispatched_once_then_an_error(
     assert result.extra["dispatches"] == 2
     assert result.message.startswith("no valid verdict from the agent in 2 dispatches: 1) ")
     assert reason in result.message
-    assert "Next: fix the agent setup" in result.message
+    assert (
+        "Next: fix the agent setup (see the output below), then run the same pytest"
+        in result.message
+    )
 
 
 def test_crash_output_reaches_the_report(judge: Judge, tmp_path: Path) -> None:

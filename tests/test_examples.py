@@ -56,11 +56,56 @@ def test_the_failing_example_shows_location_expected_and_actual(example: Path) -
     assert "AssertionError: assert 'cr-me-br-l-e' == 'creme-brulee'" in verdict
 
 
+def test_plain_pytest_in_the_example_runs_its_tests(example: Path) -> None:
+    """The pytest script (unlike ``python -m pytest``) does not put the cwd on sys.path:
+    the example's ``pythonpath`` setting does, so ``tests/`` can import ``slug``."""
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "pytest"), "-q", "-p", "no:cacheprovider"],
+        cwd=example,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "HOME": str(example)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No module named" not in result.stdout
+
+
 def test_the_readme_first_commands_are_the_ones_tested_here() -> None:
     first, failing, *rest = readme_commands()
     assert "pip install -e ." in first and "pytest --acceptance spec.md" in first
     assert "cd examples" in first and "pytest --acceptance failing.md" in failing
     assert any(".venv/bin/pytest -n 2" in command for command in rest)
+
+
+SPEC_KIT_STORY = (
+    "# Feature Specification: Export\n\n### User Story 1 - Export (Priority: P1)\n\n"
+    "1. **Given** a saved report, **When** it is exported, **Then** a CSV downloads\n\n"
+    "## Requirements\n\n"
+)
+KIRO_REQUIREMENT = (
+    "# Requirements Document\n\n## Requirements\n\n### Requirement 2: Expiring links\n\n"
+    "**User Story:** As a user, I want reset links to expire, so that old mail is harmless.\n\n"
+)
+
+
+def test_the_readme_verification_blocks_in_list_items_make_bash_criteria() -> None:
+    """The README's way to run a spec-kit or Kiro spec without an agent: a yaml block
+    indented inside a spec-kit item or a Kiro criterion makes it a bash criterion."""
+    from pytest_acceptance.formats import parse_text
+    from pytest_acceptance.model import Method
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("carry a yaml verification block", 1)[1].split("````markdown\n", 1)[1]
+    spec_kit, kiro = block.split("````", 1)[0].split("\n\n#### ", 1)
+    criteria = parse_text(SPEC_KIT_STORY + spec_kit, Path("spec.md")).criteria
+    by_id = {criterion.id: criterion for criterion in criteria}
+    assert by_id["FR-001"].method is Method.BASH
+    assert by_id["FR-001"].command == "python -m pytest tests/test_export.py -q"
+    kiro_text = KIRO_REQUIREMENT + "#### " + kiro
+    (reset,) = parse_text(kiro_text, Path(".kiro/specs/x/requirements.md")).criteria
+    assert (reset.id, reset.method) == ("2.1", Method.BASH)
+    assert reset.command == "python -m pytest tests/test_reset.py -q -k used_once"
 
 
 def test_no_file_reads_or_cites_a_path_outside_the_repository() -> None:

@@ -82,7 +82,7 @@ def test_the_header_names_the_markdown_files_a_directory_skipped(
 ) -> None:
     result = pytester.runpytest("--acceptance", "specs/kiro", "--acceptance", "specs", "--co")
     result.stdout.fnmatch_lines(
-        ["acceptance: skipped 1 markdown file(s) that are no spec: specs/README.md"]
+        ["acceptance: skipped 1 markdown file that is not a spec: specs/README.md"]
     )
 
 

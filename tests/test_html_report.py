@@ -269,3 +269,15 @@ def test_a_partial_pass_does_not_look_verified(tmp_path: Path) -> None:
     page = render_html(decide([passed], (), Scope(total=3)), [], tmp_path)
     assert '<header class="partial">' in page and "not a verification" in page
     assert '<header class="pass">' in render_html(decide([passed], (), Scope(1)), [], tmp_path)
+
+
+def test_a_failure_is_shown_once_not_again_under_its_issue_table(tmp_path: Path) -> None:
+    """A bash failure's message restates its one issue: the page shows the issue only;
+    what the message adds (all attempts failed) stays."""
+    criterion = outcome("AC-1", "t", Status.FAILED, "", tmp_path / "spec.md").criterion
+    issue = Issue("app.py:3", "exit code 0", 'exit code 1; last output line: "boom"')
+    message = f"expected {issue.expected}; found {issue.actual} (all 2 attempts failed)"
+    failed = Outcome(criterion, Result(Status.FAILED, 2, issues=(issue,), message=message))
+    page = render_html(decide([failed]), [], tmp_path)
+    assert page.count("last output line") == 1
+    assert "(all 2 attempts failed)" in page

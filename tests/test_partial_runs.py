@@ -82,7 +82,7 @@ def test_only_a_complete_run_becomes_the_baseline_of_the_deltas(
         in (spec_dir(pytester) / "report.md").read_text()
     )
     again = pytester.runpytest("--acceptance", "spec.md")
-    again.stdout.fnmatch_lines(["  since the previous report: still failing 1 (AC-2)"])
+    again.stdout.fnmatch_lines(["  since the previous report: still open 1 (AC-2)"])
     resolutions = load(spec_dir(pytester) / "report.json")["resolutions"]
     assert (resolutions["new"], resolutions["unchanged"]) == ([], ["AC-1"])
     assert (spec_dir(pytester) / "baseline.json").read_text() != baseline  # a complete run
@@ -140,7 +140,7 @@ def test_x_after_a_complete_run_lists_the_skipped_criteria_as_not_run_not_as_del
     result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-x", "-n", "0")
     result.stdout.fnmatch_lines(
         [
-            "  since the previous report: still failing 1 (AC-2); "
+            "  since the previous report: still open 1 (AC-2); "
             "not run 6 (AC-3, AC-4, AC-5, AC-6, AC-7, AC-8)"
         ]
     )

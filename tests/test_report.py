@@ -352,3 +352,10 @@ def test_a_criterion_that_was_not_run_is_no_problem_no_gap_and_no_delta(project:
     assert report["problems"] == [] and report["not_run"] == 1 and report["complete"] is False
     assert report["resolutions"]["still_failing"] == []  # unknown is not still failing
     assert "2 of 3 criteria selected, 1 ran, 1 not run: a partial run" in render_markdown(report)
+
+
+def test_one_criterion_is_named_in_the_singular(tmp_path: Path) -> None:
+    lone = Project(tmp_path, "AC-1")
+    markdown = render_markdown(lone.assemble(lone.run({"AC-1": result("failed", 1)})))
+    assert "1 criterion, which ran" in markdown and "after 1 attempt," in markdown
+    assert "1 criteria" not in markdown and "attempt(s)" not in markdown

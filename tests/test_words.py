@@ -78,8 +78,9 @@ def test_counts_agree_in_number(pytester: pytest.Pytester, text: str, line: str)
 @pytest.mark.usefixtures("person")
 def test_quiet_lists_failures_and_only_counts_passes(pytester: pytest.Pytester) -> None:
     result = run(pytester, FAILING, "-q")
-    result.stdout.fnmatch_lines(["### Failed (1)", "- AC-2: broken", "*", "### Passed (1)"])
+    result.stdout.fnmatch_lines(["### Failed (1)", "- AC-2: broken", "*", "1 passed", "", "Not*"])
     assert "- AC-1: fine" not in result.stdout.str()
+    assert "### Passed" not in result.stdout.str()  # no heading over an empty section
     verbose = run(pytester, FAILING)
     verbose.stdout.fnmatch_lines(["### Passed (1)", "- AC-1: fine ✓"])
 
@@ -117,3 +118,36 @@ def test_a_failure_location_is_a_project_file_not_an_installed_package(
         spec(bash("AC-1", "echo '.venv/lib/python3.11/site-packages/pkg/mod.py:2: E'; exit 1")),
     )
     only_installed.stdout.fnmatch_lines(["  Location: spec.md:*"])
+
+
+@pytest.mark.usefixtures("person")
+def test_a_failure_states_its_fact_once_in_pytests_failures_section(
+    pytester: pytest.Pytester,
+) -> None:
+    """The item's failure text says "Actual: ..." and no restating "expected ...; found ..."
+    line; what the message adds (all attempts failed) stays."""
+    result = run(pytester, spec(bash("AC-1", "echo nope; exit 1", "broken", retries=1)))
+    failures = result.stdout.str().split("= FAILURES =")[1].split("acceptance verdict")[0]
+    assert 'Actual: exit code 1; last output line: "nope"' in failures
+    assert "found exit code 1" not in failures
+    assert "(all 2 attempts failed)" in failures
+
+
+@pytest.mark.usefixtures("person")
+def test_every_problem_of_a_collection_error_sits_under_its_bullet(
+    pytester: pytest.Pytester,
+) -> None:
+    text = "# S\n\n## AC-1: a\n```yaml\nmethod: bash\n```\n\n## AC-2: b\n```yaml\nmethod: x\n```\n"
+    result = run(pytester, text)
+    result.stdout.fnmatch_lines(
+        ["- collection error: spec.md:5: AC-1: *", "  spec.md:10: AC-2: unknown method 'x'*"]
+    )
+
+
+@pytest.mark.usefixtures("person")
+def test_skipped_markdown_files_are_named_in_plain_words(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".md", spec=spec(bash("AC-1", "true")), README="# Hello\n", NOTES="# n\n")
+    result = pytester.runpytest("--acceptance", ".")
+    result.stdout.fnmatch_lines(
+        ["acceptance: skipped 2 markdown files that are not specs: NOTES.md, README.md"]
+    )
