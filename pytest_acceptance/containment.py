@@ -62,6 +62,7 @@ class _Place:
     cgroup: Path | None = None  # ours, where our commands are born
     home: Path | None = None  # where we were before, to return to at the end
     residents: frozenset[int] = frozenset()  # in our cgroup before any command: not theirs
+    reaper: bool = False  # tracking: orphans of our commands reparent to us
 
 
 _place: _Place | None = None
@@ -145,9 +146,7 @@ def use(run: Path | None, label: str = "main") -> str:
                 _place = _Place("cgroup", directory, home, residents)
                 return "cgroup"
     mode = _default_mode()
-    if mode == "tracking":
-        become_subreaper()
-    _place = _Place(mode)
+    _place = _Place(mode, reaper=mode == "tracking" and become_subreaper())
     return mode
 
 
@@ -169,7 +168,12 @@ def become_subreaper() -> bool:
 
 
 def _current() -> _Place:
-    return _place if _place is not None else _Place(_default_mode())
+    """Where this process runs its commands; a caller that never chose (the runner used as
+    a library) tracks them, as a subreaper where Linux allows."""
+    if _place is None:
+        use(None)
+    assert _place is not None
+    return _place
 
 
 def _default_mode() -> str:
@@ -192,7 +196,8 @@ class Contained:
         self.process: subprocess.Popen[bytes] | None = None
         # Our children before the command: as a subreaper, every orphan of the command
         # becomes our child, so once it has exited, "no new child" means nothing is left.
-        self.children_before = _children() if self.mode == "tracking" else None
+        # Without the subreaper, orphans go to init and "no new child" would prove nothing.
+        self.children_before = _children() if self.mode == "tracking" and place.reaper else None
 
     def popen(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]:
         """``subprocess.Popen`` in a session of its own (and in our cgroup, by birth)."""
