@@ -98,8 +98,8 @@ def changes(python: str, pinned: dict[str, object], path_rest: str) -> list[str]
     found = []
     if symlink_hops(python) != pinned.get("hops"):
         found.append(f"{python} (the interpreter path now resolves differently)")
-    before = pinned.get("bin") if isinstance(pinned.get("bin"), dict) else {}
-    assert isinstance(before, dict)
+    before = pinned.get("bin")
+    before = before if isinstance(before, dict) else {}
     now = bin_entries(python)
     folder = os.path.dirname(python)
     for name, kind in before.items():

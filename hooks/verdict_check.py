@@ -114,9 +114,8 @@ def shape_problem(verdict: object, pinned_ids: list[str]) -> str | None:
 
 def _criterion_problem(criterion: object) -> str | None:
     problem = _fields(criterion, CRITERION, "a criterion", required=False)
-    if problem is not None:
-        return problem
-    assert isinstance(criterion, dict)
+    if problem is not None or not isinstance(criterion, dict):
+        return problem or "a criterion is not an object"
     if not isinstance(criterion.get("id"), str):
         return "a criterion without an id"
     if criterion.get("status") not in CRITERION_STATUSES:
