@@ -4,12 +4,13 @@ Claude Code hot-reloads its settings files and sends a ConfigChange event (paylo
 = user_settings | project_settings | local_settings | policy_settings | skills, `file_path`)
 before the change takes effect; a hook answering `{"decision": "block"}` keeps the old
 settings. While a flow is open, a change of a user, project or local settings file is refused
-when it sets `disableAllHooks`, disables this plugin in `enabledPlugins`, makes its `hooks`
-section differ from the one in force when the flow started, or changes `env`, `sandbox`,
-a credential helper or a permission rule other than a new "allow" (RUNTIME_KEYS). "In force
-when the flow started" is a snapshot the PreToolUse guard takes at the flow's first guarded
-tool call (before the agent can have written anything), kept in the plugin's own state
-($CLAUDE_PLUGIN_DATA).
+when it sets `disableAllHooks`, disables this plugin in `enabledPlugins`, changes an
+`ACCEPTANCE_*`/`CLAUDE_*` variable of its `env` section (the hooks' switches), makes its
+`hooks` section differ from the one in force when the flow started, or changes anything
+else of `env`, `sandbox`, a credential helper or a permission rule other than a new
+"allow" (RUNTIME_KEYS). "In force when the flow started" is a snapshot the PreToolUse guard
+takes at the flow's first guarded tool call (before the agent can have written anything),
+kept in the plugin's own state ($CLAUDE_PLUGIN_DATA).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ RUNTIME_KEYS = (
 # "don't ask again" and is let through).
 PERMISSION_KEYS = ("deny", "ask", "defaultMode", "additionalDirectories")
 SNAPSHOTS = "settings-snapshots"
-REFUSALS = "settings-refusals.jsonl"  # under the plugin's data folder: what was refused
+REFUSALS = "settings-refusals.jsonl"
+# Settings' "env" reaches the hooks: the plugin's switches and Claude Code's own are frozen.
+SWITCH_PREFIXES = ("ACCEPTANCE_", "CLAUDE_")  # under the plugin's data folder: what was refused
 
 
 def settings_files(project_dir: Path, home: Path) -> list[Path]:
@@ -67,10 +70,17 @@ def hook_view(path: Path) -> dict[str, Any]:
         if isinstance(plugins, dict)
         else {}
     )
+    env = data.get("env")
+    switches = (
+        {key: value for key, value in env.items() if str(key).startswith(SWITCH_PREFIXES)}
+        if isinstance(env, dict)
+        else {}
+    )
     return {
         "disableAllHooks": data.get("disableAllHooks") is True,
         "hooks": data.get("hooks"),
         "ourPlugin": ours,
+        "switches": switches,
         "runtime": runtime_view(data),
     }
 
@@ -125,6 +135,8 @@ def refusal(source: object, file_path: object, snapshot: dict[str, Any]) -> str 
     for key, enabled in (after.get("ourPlugin") or {}).items():
         if enabled is False and (before.get("ourPlugin") or {}).get(key) is not False:
             return f"{file_path} disables the plugin {key}"
+    if (after.get("switches") or {}) != (before.get("switches") or {}):
+        return f"{file_path} changes ACCEPTANCE_*/CLAUDE_* variables in its env section"
     if (after.get("hooks") or None) != (before.get("hooks") or None):
         return f"{file_path} changes its hooks section (hooks added, removed or altered)"
     changed = sorted(

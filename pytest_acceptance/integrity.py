@@ -20,20 +20,25 @@ What it can read, and how:
   calls, and calls to the module's own helpers that assert; ``pytest.mark.skip``/``skipif``/
   ``xfail`` (on the function, its class or ``pytestmark``), ``unittest.skip*``,
   ``expectedFailure``, ``pytest.skip()``/``xfail()``/``importorskip()``, ``self.skipTest()``,
-  ``raise SkipTest``, ``__test__ = False``; literal ``parametrize`` case lists.
+  ``raise SkipTest``, ``__test__ = False``; literal ``parametrize`` case lists; skips in
+  fixtures and helpers, and hooks that can skip, deselect or rewrite results
+  (``pytest_collection_modifyitems``, ``pytest_runtest_makereport``, ...). A pytest command
+  also pins the ``conftest.py`` files above the files it names.
 - JavaScript/TypeScript (patterns, comments stripped): ``it``/``test`` calls and their
   ``.skip``/``.todo``/``.only``/``.failing`` forms, ``xit``/``xtest``, ``describe.skip``/
   ``xdescribe``/``describe.only``/``fit``; ``expect(`` and ``assert(`` calls between one test and
   the next, constant when their argument is a literal.
 - Go (patterns): ``func TestX(t *testing.T)``; ``t.Error*``/``t.Fatal*``/``t.Fail*``,
   ``assert.``/``require.`` calls; ``t.Skip*``.
-- ``package.json``: the scripts an ``npm``/``yarn``/``pnpm`` command runs (a change reports).
+- ``package.json`` and ``Makefile``: the scripts an ``npm``/``yarn``/``pnpm`` command runs and
+  the recipes of the targets a ``make`` command builds (a change reports; what those scripts
+  run in turn is followed only when the command names it).
 - Shell scripts named by a command: the number of command lines, and an unconditional
   ``exit 0``/``true`` before the first of them.
 
-What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture or
-conftest.py that makes a test trivial, a changed pytest configuration such as ``addopts``
-``--deselect``), tests that a runner discovers through its configuration alone (pytest
+What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture
+that makes a test trivial without skipping it, a changed pytest configuration such as
+``addopts = --deselect ...``), tests that a runner discovers through its configuration alone (pytest
 ``testpaths``, jest ``testMatch``: commands that name no path pin every conventionally named
 test file under the root instead), languages other than these, and JavaScript or Go that does
 not parse (they are read by patterns; Python that does not parse is reported).
@@ -95,11 +100,11 @@ class Finding:
 def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     """The pin: every file the commands name, with its hash and inventory (JSON-serialisable)."""
     real_root = os.path.realpath(root)
-    named, npm_scripts, problems = _named_files(real_root, commands)
+    named, scripts, problems = _named_files(real_root, commands)
     selections = _node_id_selections(real_root, commands)
     files: dict[str, Any] = {}
     for relative in sorted(named)[:MAX_FILES]:
-        entry = _pin_file(real_root, relative, npm_scripts)
+        entry = _pin_file(real_root, relative, scripts.get(relative, []))
         if entry is not None:
             if selections.get(relative):
                 entry["selected"] = sorted(selections[relative])
@@ -113,12 +118,12 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
         "schema": SCHEMA,
         "version": VERSION,
         "files": files,
-        "npm_scripts": npm_scripts,
+        "scripts": scripts,
         "problems": problems,
     }
 
 
-def _pin_file(root: str, relative: str, npm_scripts: list[str]) -> dict[str, Any] | None:
+def _pin_file(root: str, relative: str, scripts: list[str]) -> dict[str, Any] | None:
     content = _read(os.path.join(root, relative))
     if not isinstance(content, bytes):
         return None  # not a regular file at pin time: nothing to weaken
@@ -127,7 +132,7 @@ def _pin_file(root: str, relative: str, npm_scripts: list[str]) -> dict[str, Any
     if len(content) > MAX_FILE_BYTES:
         entry["error"] = f"over {MAX_FILE_BYTES:,} bytes"
         return entry
-    inventory, error = inventory_of(kind, content, npm_scripts)
+    inventory, error = inventory_of(kind, content, scripts)
     entry["tests"] = inventory
     if error:
         entry["error"] = error
@@ -143,13 +148,14 @@ def weakened(root: str, pinned: dict[str, Any]) -> list[Finding]:
         return [Finding("", None, "the integrity pin is unreadable (not a snapshot)")]
     findings = [Finding("", None, f"not checked: {p}") for p in pinned.get("problems", [])]
     real_root = os.path.realpath(root)
-    npm_scripts = pinned.get("npm_scripts", [])
+    scripts = pinned.get("scripts")
+    scripts = scripts if isinstance(scripts, dict) else {}
     for relative, entry in sorted(pinned.get("files", {}).items()):
-        findings.extend(_file_findings(real_root, relative, entry, npm_scripts))
+        findings.extend(_file_findings(real_root, relative, entry, scripts.get(relative, [])))
     return findings
 
 
-def _file_findings(root: str, relative: str, entry: Any, npm_scripts: list[str]) -> list[Finding]:
+def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> list[Finding]:
     if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
         return [Finding(relative, None, "its pin is unreadable")]
     content = _read(os.path.join(root, relative))
@@ -171,7 +177,7 @@ def _file_findings(root: str, relative: str, entry: Any, npm_scripts: list[str])
                 f"changed, and it is now too large to check (over {MAX_FILE_BYTES:,} bytes)",
             )
         ]
-    inventory, error = inventory_of(entry.get("kind", "other"), content, npm_scripts)
+    inventory, error = inventory_of(entry.get("kind", "other"), content, scripts)
     if error and not entry.get("error"):
         return [Finding(relative, None, f"no longer parses ({error})")]
     selected = entry.get("selected")
@@ -241,16 +247,20 @@ _MARKER_TEXT = {
     "xfail": "xfail marker added",
     "only": "an .only marker added (every other test in the file is skipped)",
     "not-collected": "collection disabled (__test__ = False)",
+    "hook": "a pytest hook added that can skip, deselect or rewrite results",
 }
 
 
 # -- which files a command names -------------------------------------------------------
 
 
-def _named_files(root: str, commands: Iterable[str]) -> tuple[set[str], list[str], list[str]]:
-    """(relative paths, npm script names, problems) for the files the commands name."""
+def _named_files(
+    root: str, commands: Iterable[str]
+) -> tuple[set[str], dict[str, list[str]], list[str]]:
+    """(relative paths, script names per package.json/Makefile, problems) for the files the
+    commands name."""
     files: set[str] = set()
-    scripts: list[str] = []
+    scripts: dict[str, set[str]] = {}
     for command in commands:
         words = _words(command)
         runner = _runner(words)
@@ -260,14 +270,62 @@ def _named_files(root: str, commands: Iterable[str]) -> tuple[set[str], list[str
             if found is not None:
                 files.update(found)
                 named_any = True
-        if runner == "npm":
-            script = _npm_script(words)
-            if script and os.path.isfile(os.path.join(root, "package.json")):
-                files.add("package.json")
-                scripts.append(script)
+        for relative, name in _scripts_run(root, words, runner):
+            files.add(relative)
+            scripts.setdefault(relative, set()).add(name)
         if not named_any and runner in _DEFAULT_TESTS:
             files.update(_test_files(root, "", runner, recursive=runner != "go"))
-    return files, sorted(set(scripts)), []
+        if runner == "pytest":
+            files.update(_conftests_above(root, files))
+    return files, {path: sorted(names) for path, names in scripts.items()}, []
+
+
+def _scripts_run(root: str, words: list[str], runner: str | None) -> Iterator[tuple[str, str]]:
+    """(file, name) of the package.json scripts and Makefile targets a command runs."""
+    if runner == "npm":
+        script = _npm_script(words)
+        if script and os.path.isfile(os.path.join(root, "package.json")):
+            yield "package.json", script
+    for index, word in enumerate(words):
+        if os.path.basename(word) not in ("make", "gmake"):
+            continue
+        makefile = next(
+            (
+                n
+                for n in ("GNUmakefile", "makefile", "Makefile")
+                if os.path.isfile(os.path.join(root, n))
+            ),
+            None,
+        )
+        if makefile is None:
+            return
+        targets = []
+        for target in words[index + 1 :]:
+            if target in _OPERATORS:
+                break
+            if not target.startswith("-") and "=" not in target:
+                targets.append(target)
+        for target in targets or [_DEFAULT_GOAL]:
+            yield makefile, target
+
+
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
+_DEFAULT_GOAL = "(default goal)"
+
+
+def _conftests_above(root: str, files: Iterable[str]) -> set[str]:
+    """The conftest.py files pytest loads for these files: in each directory up to the root."""
+    found = set()
+    directories = {os.path.dirname(relative) for relative in files}
+    for directory in directories:
+        while True:
+            candidate = os.path.join(directory, "conftest.py")
+            if os.path.isfile(os.path.join(root, candidate)):
+                found.add(candidate.replace(os.sep, "/"))
+            if not directory:
+                break
+            directory = os.path.dirname(directory)
+    return found
 
 
 _DEFAULT_TESTS = ("pytest", "go", "npm", "js")
@@ -310,8 +368,8 @@ def _npm_script(words: list[str]) -> str | None:
 
 def _paths_of(root: str, word: str, runner: str | None) -> list[str] | None:
     """The pinned files a word names; None when the word names no existing path at all."""
-    if not word or word.startswith("-") or "=" in word.split("/")[0]:
-        return None
+    if not word or "\0" in word or word.startswith("-") or "=" in word.split("/")[0]:
+        return None  # options, assignments, and what no file system path can hold
     word = word.split("::", 1)[0]  # a pytest node id names its file
     recursive = True
     if word.endswith("/...") or word == "...":  # go test ./pkg/...
@@ -362,8 +420,10 @@ def _read(path: str) -> bytes | str | None:
     now (a FIFO or device is never opened: reading one could block or do anything)."""
     try:
         info = os.stat(path)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError as error:  # a loop of links, a file where a directory was
+        return f"an unreadable path ({error.strerror})"
     if stat.S_ISDIR(info.st_mode):
         return "a directory"
     if not stat.S_ISREG(info.st_mode):
@@ -391,6 +451,8 @@ def _kind(relative: str) -> str:
     name = relative.rsplit("/", 1)[-1]
     if name == "package.json":
         return "npm"
+    if name in ("GNUmakefile", "makefile", "Makefile"):
+        return "make"
     if name.endswith(".py"):
         return "python"
     if _GO_TEST.search(name) or name.endswith(".go"):
@@ -403,7 +465,7 @@ def _kind(relative: str) -> str:
 
 
 def inventory_of(
-    kind: str, content: bytes, npm_scripts: Sequence[str] = ()
+    kind: str, content: bytes, scripts: Sequence[str] = ()
 ) -> tuple[dict[str, Any], str | None]:
     """(inventory, parse error or None) of one file's content."""
     text = content.decode("utf-8", errors="replace")
@@ -414,7 +476,9 @@ def inventory_of(
     if kind == "go":
         return _go_inventory(text), None
     if kind == "npm":
-        return _npm_inventory(text, npm_scripts)
+        return _npm_inventory(text, scripts)
+    if kind == "make":
+        return _make_inventory(text, scripts), None
     if kind == "shell":
         return {FILE_LEVEL: _shell_inventory(text)}, None
     return {}, None
@@ -431,9 +495,15 @@ _ASSERT_CALLS = frozenset({"fail", "raises", "warns", "deprecated_call", "assert
 def _python_inventory(content: bytes) -> tuple[dict[str, Any], str | None]:
     try:
         tree = ast.parse(content)
+        return _python_tests(tree), None
     except (SyntaxError, ValueError) as error:
         line = getattr(error, "lineno", None)
         return {}, f"{type(error).__name__}{f' at line {line}' if line else ''}"
+    except (RecursionError, MemoryError):
+        return {}, "nested too deeply to read"
+
+
+def _python_tests(tree: ast.Module) -> dict[str, Any]:
     helpers = {
         node.name
         for node in tree.body
@@ -443,7 +513,16 @@ def _python_inventory(content: bytes) -> tuple[dict[str, Any], str | None]:
     }
     inventory: dict[str, Any] = {FILE_LEVEL: {"markers": _module_markers(tree)}}
     _collect_tests(tree.body, "", {}, helpers, inventory)
-    return inventory, None
+    return inventory
+
+
+# Hooks through which a conftest.py or test module can skip, deselect or rewrite results.
+_RESULT_HOOKS = frozenset(
+    {"pytest_collection_modifyitems", "pytest_ignore_collect", "pytest_collect_file",
+     "pytest_pycollect_makeitem", "pytest_collection", "pytest_runtest_setup",
+     "pytest_runtest_call", "pytest_runtest_protocol", "pytest_runtest_makereport",
+     "pytest_pyfunc_call", "pytest_report_teststatus", "pytest_configure"}
+)  # fmt: skip
 
 
 def _collect_tests(
@@ -525,10 +604,17 @@ def _class_markers(node: ast.ClassDef) -> dict[str, int]:
 
 
 def _module_markers(tree: ast.Module) -> dict[str, int]:
+    """Module-wide: ``pytestmark``, module-level ``pytest.skip()``, skips in fixtures and
+    helpers (an autouse fixture that skips skips everything), and result-changing hooks."""
     markers = _statement_markers(tree.body)
-    for statement in tree.body:  # pytest.skip(..., allow_module_level=True), also under if
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
             continue
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name.startswith("test"):
+                continue  # counted on the test itself
+            if statement.name in _RESULT_HOOKS:
+                markers["hook"] = markers.get("hook", 0) + 1
         for kind in _skip_calls(statement):
             markers[kind] = markers.get(kind, 0) + 1
     return markers
@@ -609,20 +695,41 @@ def _literal(node: ast.AST | None) -> Any:
 
 def _is_constant_test(test: ast.expr) -> bool:
     """``assert True``, ``assert 1``, ``assert (x, "message")`` (a tuple is always true),
-    ``assert 1 == 1``, ``assert x == x``."""
+    ``assert not False``, ``assert len([1]) == 1`` (nothing but literals and pure builtins),
+    ``assert x == x``. ``assert False`` is no weakening: it always fails."""
     value = _literal(test)
     if value is not _NOT_LITERAL:
         return bool(value)
     if isinstance(test, ast.Tuple) and test.elts:
         return True
+    if _stateless(test):
+        return True
     if isinstance(test, ast.Compare) and len(test.comparators) == 1:
-        left, right = test.left, test.comparators[0]
-        if _literal(left) is not _NOT_LITERAL and _literal(right) is not _NOT_LITERAL:
-            return True
         return isinstance(test.ops[0], (ast.Eq, ast.Is, ast.GtE, ast.LtE)) and (
-            ast.dump(left) == ast.dump(right)
+            ast.dump(test.left) == ast.dump(test.comparators[0])
         )
     return False
+
+
+_PURE_BUILTINS = frozenset(
+    {"len", "bool", "int", "float", "str", "abs", "all", "any", "sum", "min", "max", "sorted",
+     "list", "tuple", "set", "dict", "round", "repr", "True", "False", "None"}
+)  # fmt: skip
+
+
+_STATEFUL = (ast.Attribute, ast.Subscript, ast.Await, ast.Starred, ast.Lambda, ast.NamedExpr,
+             ast.Yield, ast.YieldFrom, ast.comprehension)  # fmt: skip
+
+
+def _stateless(node: ast.expr) -> bool:
+    """An expression of literals, operators and pure builtins: the same value every run."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Name):
+            if inner.id not in _PURE_BUILTINS:
+                return False
+        elif isinstance(inner, _STATEFUL):
+            return False
+    return True
 
 
 def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
@@ -646,8 +753,8 @@ def _cases(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
 _JS_COMMENT = re.compile(r"/\*.*?\*/|(?<![:\\\"'`])//[^\n]*", re.S)
 _JS_TEST_CALL = re.compile(
     r"(?<![\w$.])(?P<call>x?it|x?test|fit|(?:it|test)\.(?:skip|only|todo|failing|concurrent))"
-    r"\s*\(\s*(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q)).)*)(?P=q)",
-    re.S,
+    # A bounded name on one line: an unterminated quote cannot make the scan quadratic.
+    r"\s*\(\s*(?P<q>['\"`])(?P<name>(?:\\.|(?!(?P=q))[^\n]){0,500})(?P=q)"
 )
 _JS_SUITE_MARK = re.compile(r"(?<![\w$.])(xdescribe|describe\.skip|describe\.only|fdescribe)\s*\(")
 _JS_ASSERT = re.compile(r"(?<![\w$.])(?:expect|assert(?:\.\w+)?)\s*\(")
@@ -663,6 +770,7 @@ def _js_inventory(text: str) -> dict[str, Any]:
         kind = "only" if match.group(1) in ("describe.only", "fdescribe") else "skip"
         file_markers[kind] = file_markers.get(kind, 0) + 1
     inventory: dict[str, Any] = {}
+    seen: dict[str, int] = {}
     calls = list(_JS_TEST_CALL.finditer(text))
     for index, match in enumerate(calls):
         end = calls[index + 1].start() if index + 1 < len(calls) else len(text)
@@ -681,18 +789,17 @@ def _js_inventory(text: str) -> dict[str, Any]:
                 constant += 1
             else:
                 real += 1
-        name = _unique(inventory, match.group("name"))
+        name = _unique(match.group("name"), seen)
         inventory[name] = {"assertions": real, "constants": constant, "markers": markers}
     inventory[FILE_LEVEL] = {"markers": file_markers}
     return inventory
 
 
-def _unique(inventory: dict[str, Any], name: str) -> str:
-    candidate, number = name or "<unnamed>", 1
-    while candidate in inventory:
-        number += 1
-        candidate = f"{name} #{number}"
-    return candidate
+def _unique(name: str, seen: dict[str, int]) -> str:
+    """Same-named tests (one per describe block) keep apart as ``name #2``, ``name #3``."""
+    name = name or "<unnamed>"
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name} #{seen[name]}"
 
 
 # -- Go ---------------------------------------------------------------------------------
@@ -732,7 +839,33 @@ def _npm_inventory(text: str, scripts: Sequence[str]) -> tuple[dict[str, Any], s
         return {}, f"invalid JSON ({error})"
     declared = data.get("scripts") if isinstance(data, dict) else None
     declared = declared if isinstance(declared, dict) else {}
-    return {f"scripts.{name}": {"script": declared.get(name)} for name in scripts}, None
+    return {f"npm {name}": {"script": declared.get(name)} for name in scripts}, None
+
+
+_MAKE_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*::?(?!=)", re.M)
+
+
+def _make_inventory(text: str, targets: Sequence[str]) -> dict[str, Any]:
+    """The recipe of each named target (its tab-indented lines), as the scripts it runs."""
+    recipes: dict[str, str] = {}
+    lines = text.splitlines()
+    default = None
+    for number, line in enumerate(lines):
+        match = _MAKE_RULE.match(line)
+        if not match or line.startswith("\t"):
+            continue
+        recipe = []
+        for following in lines[number + 1 :]:
+            if not following.startswith("\t"):
+                break
+            recipe.append(following.strip())
+        for name in match.group(1).split():
+            recipes.setdefault(name, "\n".join(recipe))
+            if default is None and not name.startswith("."):
+                default = name
+    if default is not None:
+        recipes.setdefault(_DEFAULT_GOAL, recipes[default])
+    return {f"make {name}": {"script": recipes.get(name)} for name in targets}
 
 
 _SHELL_EARLY_EXIT = re.compile(r"^\s*(exit(\s+0)?|true|:)\s*(;.*)?$")

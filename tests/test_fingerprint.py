@@ -340,6 +340,22 @@ def test_a_missing_git_raises_in_a_repository(
         tree_fingerprint(str(repo))
 
 
+def test_a_git_planted_in_the_project_is_never_run(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An activated .venv/bin on PATH is agent-writable: a `git` there that calls every
+    file ignored would blind the fingerprint. Only a git outside the project runs."""
+    planted = repo / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    (planted / "git").write_text("#!/bin/sh\nprintf 'src/\\0tests/\\0'\n")
+    (planted / "git").chmod(0o755)
+    honest = tree_fingerprint(str(repo))
+    monkeypatch.setenv("PATH", f"{planted}{os.pathsep}.{os.pathsep}{os.environ['PATH']}")
+    assert tree_fingerprint(str(repo)) == honest
+    (repo / "src" / "app.py").write_text("changed\n")
+    assert tree_fingerprint(str(repo)) != honest
+
+
 def test_a_broken_git_directory_raises(tmp_path: Path) -> None:
     """An empty .git is no repository: git fails, and so does the fingerprint (it does not
     fall back to whatever repository encloses the directory)."""
@@ -352,6 +368,8 @@ def test_a_broken_git_directory_raises(tmp_path: Path) -> None:
 def test_a_missing_root_raises(tmp_path: Path) -> None:
     with pytest.raises(FingerprintError, match="not a directory"):
         tree_fingerprint(str(tmp_path / "missing"))
+    with pytest.raises(FingerprintError, match="null"):
+        tree_fingerprint(str(tmp_path) + "\0")
 
 
 def test_past_the_file_cap_it_raises_rather_than_cover_part(
@@ -400,7 +418,13 @@ NAMES = st.binary(min_size=1, max_size=40).filter(
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(files=st.dictionaries(NAMES, st.binary(max_size=64), min_size=1, max_size=6), data=st.data())
+@given(
+    # A file named .git makes a repository of the directory (covered by the fail-closed tests).
+    files=st.dictionaries(
+        NAMES.filter(lambda name: name != b".git"), st.binary(max_size=64), min_size=1, max_size=6
+    ),
+    data=st.data(),
+)
 def test_any_names_are_fingerprinted_deterministically(tmp_path_factory, files, data) -> None:
     """Arbitrary file names (newlines, invalid UTF-8, leading dashes) never crash the walk,
     the same tree gives the same fingerprint, and changing one file's bytes changes it."""

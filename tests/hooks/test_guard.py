@@ -311,6 +311,7 @@ def config_change(transcript: Path, repo: Path, file_path: Path, source: str) ->
             "changes its hooks section",
         ),
         ({"enabledPlugins": {"pytest-acceptance@pytest-acceptance": False}}, "disables the plugin"),
+        ({"hooks": {"PostToolUse": []}, "env": {"ACCEPTANCE_HOOK_GUARD": "0"}}, "env section"),
         ({"permissions": {"allow": ["Bash(npm test:*)"]}, "hooks": {"PostToolUse": []}}, None),
     ],
 )
