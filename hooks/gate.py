@@ -15,7 +15,10 @@ project's file), with:
   project's configuration as it was at /implement (never ``acceptance_cache``);
 - ``--rootdir`` the repository pinned at /implement, and the run's cwd;
 - the verdict read from a pipe the gate hands to pytest (``--acceptance-verdict-fd``), not
-  from ``.acceptance/verdict.json``;
+  from ``.acceptance/verdict.json``, believed only in its exact shape (verdict_check.py:
+  any same-user process can open that pipe through /proc), and /done needs pytest's own
+  exit code 0;
+- no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc);
 - the tree fingerprint taken by the gate before and after the run, equal;
 - a deadline below the hook's timeout: a run that cannot finish is killed (its whole
   process group) and blocks with the reason.
