@@ -15,7 +15,10 @@ project's file), with:
   project's configuration as it was at /implement (never ``acceptance_cache``);
 - ``--rootdir`` the repository pinned at /implement, and the run's cwd;
 - the verdict read from a pipe the gate hands to pytest (``--acceptance-verdict-fd``), not
-  from ``.acceptance/verdict.json``;
+  from ``.acceptance/verdict.json``, believed only in its exact shape (verdict_check.py:
+  any same-user process can open that pipe through /proc), and /done needs pytest's own
+  exit code 0;
+- no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc);
 - the tree fingerprint taken by the gate before and after the run, equal;
 - a deadline below the hook's timeout: a run that cannot finish is killed (its whole
   process group) and blocks with the reason.
@@ -27,7 +30,6 @@ the gate let through does not run again on the same tree.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import stat
@@ -42,13 +44,15 @@ from flow_state import Flow
 from gate_runtime import (
     GateError,
     clean_env,
-    complete_pin,
     file_digest,
     integrity_module,
+    never_pinned,
     probe,
     runtime_changes,
 )
 from hook_io import PLUGIN_ROOT, env_int
+from interpreter_paths import private_pycache
+from verdict_check import parse as parse_verdict
 
 DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
 PROBE_TIMEOUT = 120
@@ -90,10 +94,13 @@ def fingerprint(repo: str, deadline_at: float) -> str:
         raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
 
 
-def run(flow: Flow, deadline_at: float) -> dict[str, Any]:
+def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
     """The gate's verification run of the pinned spec on the current tree (or the result it
-    already stored for this tree). Raises GateError when no trustworthy result comes out."""
-    complete_pin(flow, deadline_at - time.monotonic())
+    already stored for this tree, when `reuse`). Raises GateError when no trustworthy result
+    comes out."""
+    missing_pin = never_pinned(flow)
+    if missing_pin is not None:
+        raise GateError(missing_pin)
     changed = runtime_changes(flow)
     if changed:
         raise GateError(
@@ -102,11 +109,12 @@ def run(flow: Flow, deadline_at: float) -> dict[str, Any]:
             "/implement so the gate pins the environment again."
         )
     before = fingerprint(flow.repo, deadline_at)
-    stored = flow.result_for(before)
+    stored = flow.result_for(before) if reuse else None
     if stored is not None:
         return stored
     started = time.time()
-    verdict, returncode, tail = _pytest(flow, deadline_at)
+    with private_pycache() as pycache:
+        verdict, returncode, tail = _pytest(flow, deadline_at, pycache)
     after = fingerprint(flow.repo, deadline_at)
     result = _result(flow, verdict, returncode, tail, before, after)
     result["duration"] = round(time.time() - started, 3)
@@ -115,10 +123,19 @@ def run(flow: Flow, deadline_at: float) -> dict[str, Any]:
     return result
 
 
-def _pytest(flow: Flow, deadline_at: float) -> tuple[dict[str, Any] | None, int, str]:
+def _pytest(
+    flow: Flow, deadline_at: float, pycache: str
+) -> tuple[dict[str, Any] | str | None, int, str]:
+    """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
+    log's tail. No __pycache__ is read: `pycache`, a fresh folder, is every child Python's
+    (criteria run project code, which must never meet bytecode of an earlier run); the gate's
+    own pytest imports only the pinned, hash-checked packages and keeps its bytecode in the
+    flow's state (compiling pytest afresh each run costs about a second)."""
     python = str(flow.get("python"))
     reader, writer = os.pipe()
-    command = [python, "-I", "-m", "pytest", "--acceptance", str(flow.spec_copy)]
+    own_pycache = f"pycache_prefix={flow.folder / 'pycache'}"
+    command = [python, "-I", "-X", own_pycache, "-m", "pytest", "--acceptance"]
+    command += [str(flow.spec_copy)]
     command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
     command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
     command += ["--acceptance-verdict-fd", str(writer), "-q", "--color=no"]
@@ -129,7 +146,7 @@ def _pytest(flow: Flow, deadline_at: float) -> tuple[dict[str, Any] | None, int,
             process = subprocess.Popen(
                 command,
                 cwd=flow.repo,
-                env=clean_env(python),
+                env=clean_env(python, pycache),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -151,12 +168,9 @@ def _pytest(flow: Flow, deadline_at: float) -> tuple[dict[str, Any] | None, int,
         if writer >= 0:
             os.close(writer)
     tail = _tail(log_path)
-    raw = b"".join(chunks)
-    try:
-        verdict = json.loads(raw) if raw.strip() else None
-    except ValueError:
-        verdict = None  # two writers, or a torn write: not a verdict the gate can trust
-    return (verdict if isinstance(verdict, dict) else None), returncode, tail
+    pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
+    verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
+    return (untrusted if untrusted is not None else verdict), returncode, tail
 
 
 def _drain(reader: int, chunks: list[bytes]) -> None:
@@ -201,7 +215,7 @@ def _tail(path: Path, lines: int = 12) -> str:
 
 def _result(
     flow: Flow,
-    verdict: dict[str, Any] | None,
+    verdict: dict[str, Any] | str | None,
     returncode: int,
     tail: str,
     before: str,
@@ -215,8 +229,8 @@ def _result(
         "tail": tail,
         "spec_sha256": flow.get("spec_sha256"),
     }
-    if verdict is None:
-        result["error"] = (
+    if verdict is None or isinstance(verdict, str):
+        result["error"] = verdict or (
             f"the gate's verification run produced no verdict (exit code {returncode})"
         )
         result["real_run"] = False
@@ -292,9 +306,10 @@ def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
             f"the automated criteria pass but manual criteria remain: {named_criteria(manual)}. "
             f"{DONE} is not possible: call {ESCALATE} with them so a human checks them"
         )
-    if result.get("status") != "pass":
+    if result.get("status") != "pass" or result.get("returncode") != 0:
         return (
-            f"the gate's verification run ended with status {result.get('status')!r}: "
+            f"the gate's verification run ended with status {result.get('status')!r} (pytest "
+            f"exit code {result.get('returncode')}): "
             + "; ".join(result.get("problems") or [])[:600]
         )
     return None
@@ -332,15 +347,20 @@ def named_criteria(items: list[dict[str, Any]]) -> str:
     return "; ".join(named) + more
 
 
-def judge(flow: Flow, skill: str, deadline_at: float) -> tuple[str | None, str | None]:
+def judge(
+    flow: Flow, skill: str, deadline_at: float, reuse: bool = True
+) -> tuple[str | None, str | None]:
     """(why `skill` -- "done" or "escalate" -- is refused, or None; the tree fingerprint the
-    decision was made on). Every reason names the way out."""
+    decision was made on). Every reason names the way out. `reuse`: a result stored for the
+    same tree fingerprint may stand in for a run."""
+    if skill == "escalate" and never_pinned(flow) is not None:
+        return None, None  # nothing can verify this flow: escalating is the way out
     try:
         if skill == "done":
             refusal = _done_preconditions(flow, deadline_at)
             if refusal is not None:
                 return refusal, None
-        result = run(flow, deadline_at)
+        result = run(flow, deadline_at, reuse)
     except GateError as error:
         return f"The gate cannot verify this tree: {error}", None
     check = done_problem if skill == "done" else escalate_problem

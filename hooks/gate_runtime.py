@@ -41,13 +41,20 @@ def candidate_pythons(repo: Path) -> list[str]:
 
 def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
     """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError."""
-    command = [python, "-I", "-m", "pytest_acceptance.gate_probe"]
-    command += ["--config-dir", str(config_dir), str(spec)]
+    import interpreter_paths
+
+    with interpreter_paths.private_pycache() as pycache:
+        return _probe(python, spec, config_dir, timeout, pycache)
+
+
+def _probe(python: str, spec: Path, config_dir: Path, timeout: float, pycache: str) -> Any:
+    command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-m"]
+    command += ["pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
     try:
         done = subprocess.run(
             command,
             cwd=str(config_dir),
-            env=clean_env(python),
+            env=clean_env(python, pycache),
             capture_output=True,
             timeout=max(1.0, timeout),
             check=False,
@@ -121,9 +128,13 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     """Record what the gate's interpreter is made of, hashed by this (stdlib) process."""
     files = [str(path) for path in report.get("runtime_files", []) if isinstance(path, str)]
     folders = [str(path) for path in report.get("site_folders", []) if isinstance(path, str)]
-    flow.data["python"] = report["python"]
+    import interpreter_paths  # it imports this module
+
+    python = interpreter_paths.absolute_python(str(report["python"]))
+    flow.data["python"] = python
     flow.data["runtime"] = {path: file_digest(path) for path in files}
     flow.data["startup_files"] = startup_files(folders)
+    flow.data["python_paths"] = interpreter_paths.pin(python)
 
 
 def runtime_changes(flow: Flow) -> list[str]:
@@ -136,12 +147,31 @@ def runtime_changes(flow: Flow) -> list[str]:
     pinned = dict(flow.get("startup_files") or {})
     for folder, names in startup_files(list(pinned)).items():
         changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
+    paths = flow.get("python_paths")
+    if isinstance(paths, dict):  # pinned by this version: the symlink hops and bin folder
+        import interpreter_paths
+
+        changed += interpreter_paths.changes(str(flow.get("python")), paths, clean_env("")["PATH"])
     return changed
 
 
+def never_pinned(flow: Flow) -> str | None:
+    """Why the gate cannot verify this flow at all: no interpreter could run
+    pytest_acceptance when /implement started. Pinning one later would pin whatever the
+    agent planted meanwhile (a .venv whose .pth sets PYTEST_ADDOPTS), so it never is."""
+    if flow.get("criteria") is not None:
+        return None
+    return (
+        "no Python interpreter could run pytest_acceptance when /implement started "
+        f"({str(flow.get('pin_pending') or 'not recorded')[:300]}), and the gate never pins "
+        "one later (the agent could have planted it). /pytest-acceptance:done cannot be "
+        "verified in this flow: call /pytest-acceptance:escalate, or install the package "
+        "(into the project's .venv, or set ACCEPTANCE_GATE_PYTHON) and start a new /implement"
+    )
+
+
 def complete_pin(flow: Flow, timeout: float) -> None:
-    """Parse the pinned spec and pin the interpreter, if /implement could not (the package
-    was not installed yet). Later than at /implement, so weaker: the README says so."""
+    """Parse the pinned spec and pin the interpreter: at /implement only (pin.py)."""
     if flow.get("criteria") is not None:
         return
     report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
@@ -178,8 +208,9 @@ def integrity_module() -> Any:
     return integrity
 
 
-def clean_env(python: str) -> dict[str, str]:
-    """The run's environment, from scratch: nothing the agent's shell could have set."""
+def clean_env(python: str, pycache: str = "") -> dict[str, str]:
+    """The run's environment, from scratch: nothing the agent's shell could have set.
+    `pycache`: the run's private bytecode folder, so no child Python reads __pycache__."""
     env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
     env.update(
         {
@@ -194,4 +225,6 @@ def clean_env(python: str) -> dict[str, str]:
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["ACCEPTANCE_PARSE_CACHE"] = "0"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if pycache:
+        env["PYTHONPYCACHEPREFIX"] = pycache
     return env

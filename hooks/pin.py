@@ -65,7 +65,7 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
         gate_runtime.complete_pin(flow, PROBE_BUDGET)
         flow.data["pinned_late"] = False
         flow.save()
-    except gate_runtime.GateError as error:  # the package is not installed yet: pinned at /done
+    except gate_runtime.GateError as error:  # not installed: /done is refused (never_pinned)
         flow.data["pin_pending"] = str(error)
         flow.save()
     return flow

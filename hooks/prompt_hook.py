@@ -34,8 +34,9 @@ def main() -> int:
         if flow.problem is None and flow.get("pin_pending"):
             hook_io.tell_user(
                 "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "
-                f"was found yet ({flow.get('pin_pending')}); the gate pins its interpreter at "
-                "the first /done or /escalate."
+                f"was found ({flow.get('pin_pending')}). The gate never pins one later: "
+                "/done cannot be verified in this flow (only /escalate). Install the package "
+                "(or set ACCEPTANCE_GATE_PYTHON), then start /implement again."
             )
     return 0
 

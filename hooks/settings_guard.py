@@ -5,10 +5,12 @@ Claude Code hot-reloads its settings files and sends a ConfigChange event (paylo
 before the change takes effect; a hook answering `{"decision": "block"}` keeps the old
 settings. While a flow is open, a change of a user, project or local settings file is refused
 when it sets `disableAllHooks`, disables this plugin in `enabledPlugins`, changes an
-`ACCEPTANCE_*`/`CLAUDE_*` variable of its `env` section (the hooks' switches), or makes its
-`hooks` section differ from the one in force when the flow started. "In force when the flow started"
-is a snapshot the PreToolUse guard takes at the flow's first guarded tool call (before the
-agent can have written anything), kept in the plugin's own state ($CLAUDE_PLUGIN_DATA).
+`ACCEPTANCE_*`/`CLAUDE_*` variable of its `env` section (the hooks' switches), makes its
+`hooks` section differ from the one in force when the flow started, or changes anything
+else of `env`, `sandbox`, a credential helper or a permission rule other than a new
+"allow" (RUNTIME_KEYS). "In force when the flow started" is a snapshot the PreToolUse guard
+takes at the flow's first guarded tool call (before the agent can have written anything),
+kept in the plugin's own state ($CLAUDE_PLUGIN_DATA).
 """
 
 from __future__ import annotations
@@ -23,6 +25,21 @@ from flow_state import data_dir
 from hook_io import PLUGIN_NAME
 
 GUARDED_SOURCES = {"user_settings", "project_settings", "local_settings"}
+# Settings that change how hooks and tools run: `env` reaches every hook command (a PATH
+# with a fake python3, a PYTHONPATH with a json.py that exits 0), the others run commands
+# or loosen the sandbox and the permission rules. Any change to them waits for the flow's end.
+RUNTIME_KEYS = (
+    "env",
+    "sandbox",
+    "apiKeyHelper",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "otelHeadersHelper",
+    "forceLoginMethod",
+)
+# Permission fields whose change loosens the rules (a new "allow" entry is the user's own
+# "don't ask again" and is let through).
+PERMISSION_KEYS = ("deny", "ask", "defaultMode", "additionalDirectories")
 SNAPSHOTS = "settings-snapshots"
 REFUSALS = "settings-refusals.jsonl"
 # Settings' "env" reaches the hooks: the plugin's switches and Claude Code's own are frozen.
@@ -64,7 +81,21 @@ def hook_view(path: Path) -> dict[str, Any]:
         "hooks": data.get("hooks"),
         "ourPlugin": ours,
         "switches": switches,
+        "runtime": runtime_view(data),
     }
+
+
+def runtime_view(data: dict[str, Any]) -> dict[str, Any]:
+    """The RUNTIME_KEYS and PERMISSION_KEYS a settings file sets (absent keys left out)."""
+    view = {key: data[key] for key in RUNTIME_KEYS if key in data}
+    permissions = data.get("permissions")
+    if isinstance(permissions, dict):
+        kept = {key: permissions[key] for key in PERMISSION_KEYS if key in permissions}
+        if kept:
+            view["permissions"] = kept
+    elif permissions is not None:
+        view["permissions"] = permissions
+    return view
 
 
 def snapshot_path(flow_key: str) -> Path:
@@ -108,6 +139,13 @@ def refusal(source: object, file_path: object, snapshot: dict[str, Any]) -> str 
         return f"{file_path} changes ACCEPTANCE_*/CLAUDE_* variables in its env section"
     if (after.get("hooks") or None) != (before.get("hooks") or None):
         return f"{file_path} changes its hooks section (hooks added, removed or altered)"
+    changed = sorted(
+        key
+        for key in set(after.get("runtime") or {}) | set(before.get("runtime") or {})
+        if (after.get("runtime") or {}).get(key) != (before.get("runtime") or {}).get(key)
+    )
+    if changed:
+        return f"{file_path} changes {', '.join(changed)} (how hooks and tools run)"
     return None
 
 

@@ -119,7 +119,7 @@ def judge(
         cwd = hook_io.text_field(payload, "cwd")
         verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
         return _unfinished_reason(flow, spec, verdict, problems), None
-    reason = _gate_refusal(pin, terminal.skill)
+    reason = _gate_refusal(pin, terminal.skill, _tools_after(transcript, terminal))
     if reason is not None:
         prefix = f"{ESCALATE} needs evidence. " if terminal.skill == "escalate" else ""
         return prefix + reason, None
@@ -128,12 +128,22 @@ def judge(
     return None, None
 
 
-def _gate_refusal(pin: PinnedFlow, skill: str) -> str | None:
-    """The gate's decision on /done or /escalate; it records what it let through."""
+def _tools_after(transcript: Transcript, terminal: SkillEvent) -> bool:
+    """A tool call after the accepted /done or /escalate: it may have changed a git-ignored
+    file a criterion reads, which the tree fingerprint does not see."""
+    line_end = transcript.data.find(b"\n", terminal.offset)
+    if line_end < 0:
+        return False
+    return transcript.tool_call_between(line_end + 1, len(transcript.data))
+
+
+def _gate_refusal(pin: PinnedFlow, skill: str, tools_after: bool = False) -> str | None:
+    """The gate's decision on /done or /escalate; it records what it let through. After
+    tool calls that followed it, the stored result for the same fingerprint is not reused."""
     if skill == "escalate" and pin.get("real_run_at") is not None:
         return None  # the gate already ran the pinned spec for real within this flow
     deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
-    reason, fingerprint = gate.judge(pin, skill, deadline_at)
+    reason, fingerprint = gate.judge(pin, skill, deadline_at, reuse=not tools_after)
     if reason is None:
         pin.record_terminal(skill, fingerprint)
     return reason
