@@ -176,9 +176,11 @@ def test_a_hook_disabling_settings_change_does_not_take_effect(
         for path in (claude_home / ".claude" / "plugins" / "data").glob("*/settings-refusals.jsonl")
         for line in path.read_text().splitlines()
     ]
-    assert [r["refused_because"] for r in refusals] == [
+    # The CLI may report one change more than once (file-watcher events): each is refused.
+    assert refusals
+    assert {r["refused_because"] for r in refusals} == {
         f"{project / '.claude' / 'settings.local.json'} sets disableAllHooks"
-    ]
+    }
     assert carries(api.requests[2], BLOCK_TAG)  # the hooks still run
     assert result["terminal_reason"] == "stop_hook_prevented"
 

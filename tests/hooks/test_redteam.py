@@ -275,6 +275,12 @@ PYTEST_SPEC = SPEC_TEXT.replace(
     "grep -qx 'VALUE = 2' app.py", "python -m pytest -q -p no:cacheprovider test_value.py"
 )
 RUNNER_ATTACKS = {"second_verdict_on_the_pipe": SECOND_VERDICT, "kill_the_runner": KILL_THE_RUNNER}
+# What the gate says: a doubled verdict fails its one-JSON-value check, a killed runner
+# leaves none.
+REFUSED_BECAUSE = {
+    "second_verdict_on_the_pipe": "result channel was tampered with",
+    "kill_the_runner": "produced no verdict",
+}
 
 
 @pytest.mark.parametrize("attack", sorted(RUNNER_ATTACKS))
@@ -289,7 +295,7 @@ def test_project_code_attacking_the_gates_runner_is_refused(tmp_path: Path, atta
     )
     (repo / "app.py").write_text(GATE_PYTEST + RUNNER_ATTACKS[attack])
     gate, stop = attempt_done(repo, tmp_path, lambda repo: None)
-    assert_stopped(gate, stop, "produced no verdict")
+    assert_stopped(gate, stop, REFUSED_BECAUSE[attack])
     assert (tmp_path / "forged").exists() == (attack == "second_verdict_on_the_pipe")
 
 
