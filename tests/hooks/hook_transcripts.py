@@ -536,6 +536,18 @@ def plugin_data() -> Path:
     return PLUGIN_DATA["current"]
 
 
+def settings_refusals(claude_home: Path) -> set[str]:
+    """Why the ConfigChange hook refused settings changes in a real CLI session, as recorded
+    in the plugin's data folders. A set: the CLI may report one change more than once (its
+    file watcher), and each report is refused and recorded."""
+    data = claude_home / ".claude" / "plugins" / "data"
+    return {
+        json.loads(line)["refused_because"]
+        for path in data.glob("*/settings-refusals.jsonl")
+        for line in path.read_text().splitlines()
+    }
+
+
 def expansion_payload(cwd: Path, args: str, prompt_id: str = "prompt-1") -> dict[str, Any]:
     """What CLI 2.1.328 sends to UserPromptExpansion for a typed /implement."""
     return {

@@ -35,6 +35,7 @@ from hook_transcripts import (
     make_pass,
     make_repo,
     run_hook,
+    settings_refusals,
     stop_payload,
 )
 from hypothesis import given, settings
@@ -171,14 +172,9 @@ def test_a_settings_env_written_mid_flow_does_not_reach_the_hooks(
     )
     assert tool_results(api.requests[1])[0].get("is_error") is not True  # the write landed
     assert json.loads((project / ".claude" / "settings.local.json").read_text()) == {"env": env}
-    refusals = [
-        json.loads(line)
-        for path in (claude_home / ".claude" / "plugins" / "data").glob("*/settings-refusals.jsonl")
-        for line in path.read_text().splitlines()
-    ]
-    assert [r["refused_because"] for r in refusals] == [
+    assert settings_refusals(claude_home) == {
         f"{project / '.claude' / 'settings.local.json'} changes env (how hooks and tools run)"
-    ]
+    }
     assert BLOCK_TAG in json.dumps(api.requests[2])  # the Stop hook still runs, and blocks
     assert result["terminal_reason"] == "stop_hook_prevented"
 

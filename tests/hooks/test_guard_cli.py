@@ -31,7 +31,7 @@ from claude_harness import (
     tool_results,
     tool_use,
 )
-from hook_transcripts import BLOCK_TAG, REPO_ROOT, git, make_repo
+from hook_transcripts import BLOCK_TAG, REPO_ROOT, git, make_repo, settings_refusals
 
 pytestmark = pytest.mark.cli
 
@@ -171,14 +171,7 @@ def test_a_hook_disabling_settings_change_does_not_take_effect(
     assert tool_results(api.requests[1])[0].get("is_error") is not True  # it ran
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert settings == {"disableAllHooks": True}
-    refusals = [
-        json.loads(line)
-        for path in (claude_home / ".claude" / "plugins" / "data").glob("*/settings-refusals.jsonl")
-        for line in path.read_text().splitlines()
-    ]
-    # The CLI may report one change more than once (file-watcher events): each is refused.
-    assert refusals
-    assert {r["refused_because"] for r in refusals} == {
+    assert settings_refusals(claude_home) == {
         f"{project / '.claude' / 'settings.local.json'} sets disableAllHooks"
     }
     assert carries(api.requests[2], BLOCK_TAG)  # the hooks still run
