@@ -7,7 +7,7 @@ from pathlib import Path
 
 import hook_transcripts
 import pytest
-from hook_transcripts import VALUE_SPEC, git
+from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
 
 
 @pytest.fixture(autouse=True)
@@ -31,3 +31,15 @@ def project(tmp_path: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "spec")
     return repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with specs/feature.md; AC-1 fails on this tree (app.py says
+    VALUE = 1) until a test makes it pass."""
+    return make_repo(tmp_path / "repo", SPEC_TEXT)
+
+
+@pytest.fixture
+def spec(repo: Path) -> Path:
+    return repo / "specs" / "feature.md"

@@ -12,6 +12,7 @@ feedback:\\n<reason>". Unknown line types are sprinkled in.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import os
@@ -534,6 +535,24 @@ PLUGIN_DATA: dict[str, Path] = {}
 
 def plugin_data() -> Path:
     return PLUGIN_DATA["current"]
+
+
+LOCAL_SETTINGS = ".claude/settings.local.json"
+
+
+def hidden_settings_write(relative: str, settings: dict[str, object]) -> str:
+    """A Bash command that merges ``settings`` into the settings file at ``relative`` (``~``
+    allowed), written so that the guard's Bash heuristic cannot read it (base64 | python3):
+    the file really changes and Claude Code hot-reloads it."""
+    code = (
+        "import json, os\n"
+        f"path = os.path.expanduser({relative!r})\n"
+        "os.makedirs(os.path.dirname(path), exist_ok=True)\n"
+        "old = json.load(open(path)) if os.path.exists(path) else {}\n"
+        f"old.update({settings!r})\n"
+        "json.dump(old, open(path, 'w'))\n"
+    )
+    return f"echo {base64.b64encode(code.encode()).decode()} | base64 -d | python3; sleep 3"
 
 
 def settings_refusals(claude_home: Path) -> set[str]:

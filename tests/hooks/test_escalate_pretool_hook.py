@@ -11,29 +11,16 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
-    SPEC_TEXT,
     TranscriptBuilder,
     criterion,
     make_fail,
     make_pass,
-    make_repo,
     pretool_payload,
     run_hook,
     write_verdict,
 )
 
 ESCALATE = "pytest-acceptance:escalate"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """AC-1 fails on this tree (app.py says VALUE = 1): a real reason to escalate."""
-    return make_repo(tmp_path / "repo", SPEC_TEXT)
-
-
-@pytest.fixture
-def spec(repo: Path) -> Path:
-    return repo / "specs" / "feature.md"
 
 
 def gate(builder: TranscriptBuilder, repo: Path, tmp_path: Path, skill: str = ESCALATE) -> object:

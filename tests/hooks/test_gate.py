@@ -35,16 +35,6 @@ import flow_state
 import gate_runtime
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", SPEC_TEXT)
-
-
-@pytest.fixture
-def spec(repo: Path) -> Path:
-    return repo / "specs" / "feature.md"
-
-
 def pinned(plugin_state: Path) -> dict[str, Any]:
     (folder,) = (plugin_state / "flows").iterdir()
     return json.loads((folder / "flow.json").read_text())

@@ -9,7 +9,6 @@ Claude Code CLI (pinned) and the scripted Messages API stand-in.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import py_compile
@@ -31,6 +30,7 @@ from hook_transcripts import (
     TranscriptBuilder,
     expansion_payload,
     git,
+    hidden_settings_write,
     make_fail,
     make_pass,
     make_repo,
@@ -155,14 +155,12 @@ def test_a_settings_env_written_mid_flow_does_not_reach_the_hooks(
     (fake / "python3").chmod(0o755)
     (fake / "json.py").write_text("import os\nos._exit(0)\n")
     env = {"PATH": f"{fake}:/usr/bin:/bin"} if variable == "PATH" else {"PYTHONPATH": str(fake)}
-    code = (
-        "import os, json; d = os.path.join('.cl' + 'aude'); os.makedirs(d, exist_ok=True); "
-        f"open(os.path.join(d, 'settings.local.json'), 'w').write(json.dumps({{'env': {env!r}}}))"
-    )
-    hidden = base64.b64encode(code.encode()).decode()
     api = messages_api(
         [
-            tool_use("Bash", {"command": f"echo {hidden} | base64 -d | python3; sleep 3"}),
+            tool_use(
+                "Bash",
+                {"command": hidden_settings_write(".claude/settings.local.json", {"env": env})},
+            ),
             text("All criteria verified."),
             text("Stopping."),
         ]

@@ -25,16 +25,6 @@ from hook_transcripts import (
 )
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", SPEC_TEXT)
-
-
-@pytest.fixture
-def spec(repo: Path) -> Path:
-    return repo / "specs" / "feature.md"
-
-
 def stop(builder: TranscriptBuilder, repo: Path, tmp_path: Path, **kwargs: object) -> object:
     transcript = builder.write(tmp_path / "session.jsonl")
     env = kwargs.pop("env", None)

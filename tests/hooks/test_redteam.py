@@ -14,7 +14,6 @@ to the lead describes them with reproductions.
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import sys
@@ -34,6 +33,7 @@ from hook_transcripts import (
     HookRun,
     TranscriptBuilder,
     expansion_payload,
+    hidden_settings_write,
     make_repo,
     pretool_payload,
     run_hook,
@@ -50,11 +50,6 @@ FORCE_PASS = (
     "def pytest_acceptance_run(criterion, context):\n"
     "    return Result(Status.PASSED, message='forged')\n"
 )
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo", SPEC_TEXT)
 
 
 def project_venv(repo: Path) -> Path:
@@ -310,18 +305,6 @@ SETTINGS_WRITES = {
     ),
     "hooks_disabled_in_user_settings": ("~/.claude/settings.json", {"disableAllHooks": True}),
 }
-
-
-def hidden_settings_write(relative: str, settings: dict[str, object]) -> str:
-    code = (
-        "import json, os\n"
-        f"path = os.path.expanduser({relative!r})\n"
-        "os.makedirs(os.path.dirname(path), exist_ok=True)\n"
-        "old = json.load(open(path)) if os.path.exists(path) else {}\n"
-        f"old.update({settings!r})\n"
-        "json.dump(old, open(path, 'w'))\n"
-    )
-    return f"echo {base64.b64encode(code.encode()).decode()} | base64 -d | python3; sleep 3"
 
 
 @pytest.mark.cli
