@@ -40,8 +40,12 @@ def open_flow(payload: dict[str, Any]) -> OpenFlow | None:
     situation = pinned_flow.resolve(pin, transcript)
     if situation.flow is None:
         return None
-    spec = _pinned_spec(pin) if pin is not None else None
-    return OpenFlow(spec or situation.flow.spec_path(cwd), _key(session, situation.flow.offset))
+    if pin is None:  # a transcript flow without a pin: its /implement line names it
+        return OpenFlow(situation.flow.spec_path(cwd), _key(session, situation.flow.offset))
+    # The pin names the flow whatever the transcript shows: a truncated transcript must not
+    # give the same flow a new key, and so a fresh snapshot of already-changed settings.
+    spec = _pinned_spec(pin) or situation.flow.spec_path(cwd)
+    return OpenFlow(spec, _key(session, pin.get("pinned_at")))
 
 
 def _pinned_spec(pin: PinnedFlow) -> Path | None:

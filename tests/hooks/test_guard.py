@@ -512,3 +512,26 @@ def test_the_marketplace_lists_this_plugin_by_a_relative_source() -> None:
     [entry] = market["plugins"]
     assert entry["name"] == plugin["name"] == market["name"]
     assert entry["source"] == "./"
+
+
+def test_a_cut_transcript_does_not_give_the_open_flow_a_new_settings_key(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pin names the flow: with the transcript truncated, the flow keeps the key of its
+    settings snapshot, so ConfigChange still compares with the snapshot taken before any
+    change (a new key would start from settings the agent may already have changed)."""
+    import session_flow
+
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(plugin_data()))
+    builder = TranscriptBuilder(repo)
+    builder.implement(SPEC)
+    builder.text("Working on it.")
+    transcript = builder.write(tmp_path / "session.jsonl")
+    payload = stop_payload(transcript, repo)
+    whole = session_flow.open_flow(payload)
+    transcript.write_text("")
+    cut = session_flow.open_flow(payload)
+    transcript.unlink()
+    gone = session_flow.open_flow(payload)
+    assert whole is not None and cut is not None and gone is not None
+    assert whole.key == cut.key == gone.key
