@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hook_io import PLUGIN_ROOT, HookInputError, git_toplevel
+from hook_io import HookInputError, git_toplevel
 from transcript import Flow, format_epoch
 
 VERDICT_RELATIVE = Path(".acceptance") / "verdict.json"
@@ -148,16 +147,6 @@ def evidence_roots(cwd: str | None, flow: Flow, spec: Path) -> list[Path]:
         Path(folder) for folder in (cwd, flow.implement.cwd, str(spec.parent)) if folder
     )
     return unique_paths([*folders, *(git_toplevel(folder) for folder in folders)])
-
-
-def tree_fingerprint(root: str) -> str:
-    """The package's own fingerprint (pytest_acceptance.fingerprint is stdlib-only), imported
-    from the plugin root: the hooks run without the package installed."""
-    if str(PLUGIN_ROOT) not in sys.path:
-        sys.path.insert(0, str(PLUGIN_ROOT))
-    from pytest_acceptance.fingerprint import tree_fingerprint as fingerprint
-
-    return fingerprint(root, timeout=60)
 
 
 def _same_path(value: object, spec: Path) -> bool:

@@ -90,15 +90,7 @@ def _problem(skill: str, verified: bool, pin: PinnedFlow) -> str | None:
 
 
 def deny(reason: str) -> None:
-    hook_io.emit(
-        {
-            "hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": f"{TAG} {reason}",
-            }
-        }
-    )
+    hook_io.deny_tool_call(f"{TAG} {reason}")
 
 
 def fail_closed(error: BaseException) -> None:

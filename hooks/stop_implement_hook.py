@@ -59,10 +59,7 @@ CONTRADICTIONS = (
     "could not be completed",
     "unable to complete",
 )
-VERIFY = "/pytest-acceptance:verify"
-DONE = "/pytest-acceptance:done"
-ESCALATE = "/pytest-acceptance:escalate"
-LISTED = 10  # criteria named in one reason; the rest are counted
+VERIFY, DONE, ESCALATE, LISTED = gate.VERIFY, gate.DONE, gate.ESCALATE, gate.LISTED
 DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hook's timeout in hooks.json is 900
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 DEFAULT_SETTLE_SECONDS = 10.0  # well under the deadline; an honest flow waits milliseconds
@@ -222,7 +219,7 @@ def _not_passing(spec: Path, verdict: evidence.Verdict) -> str:
 
 def _tree_changed(verdict: evidence.Verdict, spec: Path) -> str | None:
     try:
-        now = evidence.tree_fingerprint(verdict.rootdir)
+        now = gate.fingerprint(verdict.rootdir, time.monotonic() + 60)
     except Exception as error:  # an unusable fingerprint must not pass as "unchanged"
         return f"Cannot fingerprint the working tree {verdict.rootdir} ({error!r}). Run {VERIFY}."
     if now in verdict.fingerprints:
