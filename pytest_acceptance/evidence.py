@@ -241,10 +241,11 @@ class EvidenceReporter:
             self.problems.append(str(error))
             return
         self.problems += [f"{spec_path.name}: {problem}" for problem in report["problems"]]
-        write_atomic(directory / "report.json", report_json(report))
+        data = report_json(report)
+        write_atomic(directory / "report.json", data)
         write_atomic(directory / "report.md", render_markdown(report))
         if report["complete"]:  # a partial run (-k, -m, --lf, node ids, -x) never is one
-            write_atomic(directory / BASELINE, report_json(report))
+            write_atomic(directory / BASELINE, data)
         self.reports.append((directory / "report.md", report))
 
     def _previous(self, spec: Spec, directory: Path) -> Previous | None:

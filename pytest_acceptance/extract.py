@@ -36,7 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from pytest_acceptance.model import Criterion, Location, Method, Priority, SpecError, raise_all
+from pytest_acceptance.model import (
+    Criterion,
+    Location,
+    Method,
+    Priority,
+    SpecError,
+    one_line,
+    raise_all,
+)
 
 # "3.2 Title", "3.2. Title", "3) Title", "§3 Title"; at most 3 digits a part (not "2024 plan").
 _LEADING_NUMBER = re.compile(r"§?\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?(?:[)\s]|\Z)")
@@ -223,8 +231,7 @@ def _sentences(text: str) -> Iterator[tuple[int, str]]:
 def _criterion(
     ident: str, section: _Section, statement: str, priority: Priority, path: Path, line: int
 ) -> Criterion:
-    flat = " ".join(statement.split())
-    title = flat if len(flat) <= TITLE_LIMIT else flat[: TITLE_LIMIT - 1] + "…"
+    title = one_line(statement, TITLE_LIMIT)
     return Criterion(
         id=ident,
         title=title,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pytest_acceptance.conditions import Check
+from pytest_acceptance.model import one_line
 
 
 class _Run(Protocol):
@@ -70,7 +71,7 @@ def _go(run: _Run) -> str | None:
     packages = [line[0] for line in _GO_PACKAGE.finditer(run.stdout)]
     empty = [line for line in packages if "[no test files]" in line or "[no tests to run]" in line]
     if packages and len(empty) == len(packages):
-        return f"go test ran no test ({_excerpt(empty[0])})"
+        return f"go test ran no test ({one_line(empty[0], 120)})"
     if not packages and re.search(r"^testing: warning: no tests to run", run.stdout, re.M):
         return 'go test says "no tests to run"'
     return None
@@ -143,8 +144,3 @@ def unless_vacuous(command: str, run: _Run, check: Check) -> Check:
         f"{reason}: a test run that runs nothing verifies nothing; fix the test selection "
         "or the path in the command",
     )
-
-
-def _excerpt(line: str) -> str:
-    line = " ".join(line.split())
-    return line if len(line) <= 120 else line[:119] + "…"

@@ -174,7 +174,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config._acceptance_specs = set(specs)  # type: ignore[attr-defined]
     if not specs:
         return
-    config._acceptance_ini = read_ini(config)  # type: ignore[attr-defined]
+    read_ini(config)  # a bad value is a usage error now, before anything runs
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)

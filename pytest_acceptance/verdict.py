@@ -243,7 +243,7 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
     passed = len(verdict.of(Status.PASSED, Status.FLAKY))
     manual = len(verdict.of(Status.MANUAL))
     if verdict.partial_selection and verdict.status in (VerdictStatus.PASS, VerdictStatus.MANUAL):
-        return _partial_next_step(verdict, passed, manual)
+        return _partial_next_step(passed, manual)
     if verdict.status is VerdictStatus.FAIL:
         if for_agent:
             return "Continue working on failed criteria, then call /verify again."
@@ -318,13 +318,13 @@ def _not_run_section(not_run: list[Outcome]) -> list[str]:
     return [*lines, ""]
 
 
-def _partial_next_step(verdict: Verdict, passed: int, manual: int) -> str:
+def _partial_next_step(passed: int, manual: int) -> str:
     """A partial pass: the selection passes, the spec is not verified."""
     found = []
     if passed:
-        found.append(f"{passed} selected {'criterion passes' if passed == 1 else 'criteria pass'}")
+        found.append(f"{passed} selected {_verb(passed, 'criterion passes', 'criteria pass')}")
     if manual:
-        found.append(f"{manual} {'needs' if manual == 1 else 'need'} a human")
+        found.append(f"{manual} {_verb(manual, 'needs', 'need')} a human")
     return (
         f"{' and '.join(found)}, but this run was partial: the spec is not verified. "
         "Run every criterion (no -k, -m, --lf or node ids) to verify it."

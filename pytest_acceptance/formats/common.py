@@ -20,6 +20,7 @@ from pytest_acceptance.model import (
     Priority,
     Spec,
     SpecError,
+    one_line,
     raise_all,
 )
 
@@ -32,11 +33,6 @@ _CODE_SPAN = re.compile(r"(`+)(?P<code>(?:(?!\1).)+?)\1", re.DOTALL)
 def safe_id(raw: str) -> str:
     """An author's id as a file-safe id: ``US1/AC2`` -> ``US1-AC2``, spaces -> ``-``."""
     return _UNSAFE.sub("-", raw.strip()).strip("-._")
-
-
-def shorten(text: str, limit: int = TITLE_LIMIT) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def keyword_priority(text: str, default: Priority = Priority.MUST) -> Priority:
@@ -144,7 +140,7 @@ class Builder:
         self.criteria.append(
             Criterion(
                 id=ident,
-                title=shorten(title or text) or ident,
+                title=one_line(title or text, TITLE_LIMIT) or ident,
                 location=Location(self.path, line),
                 verification_line=fence.line if fence is not None else line,
                 description=description,
