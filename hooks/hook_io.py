@@ -16,6 +16,7 @@ from typing import Any
 
 PLUGIN_NAME = "pytest-acceptance"
 PLUGIN_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SETTLE_SECONDS = 10.0
 
 
 class HookInputError(Exception):
@@ -105,6 +106,13 @@ def env_float(name: str, default: float) -> float:
         return float(os.environ.get(name, "").strip() or default)
     except ValueError:
         return default
+
+
+def settle_seconds() -> float:
+    """How long a hook waits for the CLI's lazily written transcript to hold the event it
+    judges (ACCEPTANCE_HOOK_SETTLE_SECONDS): well under the hooks' deadline; an honest flow
+    waits milliseconds. Past it, the transcript is judged as written."""
+    return env_float("ACCEPTANCE_HOOK_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS)
 
 
 def env_enabled(name: str) -> bool:

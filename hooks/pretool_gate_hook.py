@@ -44,7 +44,14 @@ def main() -> int:
     pin = PinnedFlow.load(session_id) if session_id else None
     _SEEN["pin"] = pin
     try:
-        transcript = Transcript.load(payload.get("transcript_path"))
+        # The CLI writes its transcript lazily (under load, the /verify just before this
+        # call can be missing for ~0.1 s): wait, bounded, until it holds this very call.
+        tool_use_id = payload.get("tool_use_id")
+        transcript = Transcript.load_settled(
+            payload.get("transcript_path"),
+            lambda written: written.holds_tool_use(tool_use_id),
+            hook_io.settle_seconds(),
+        )
     except hook_io.HookInputError as error:
         if pin is not None and pin.is_open:
             raise

@@ -62,7 +62,6 @@ CONTRADICTIONS = (
 VERIFY, DONE, ESCALATE, LISTED = gate.VERIFY, gate.DONE, gate.ESCALATE, gate.LISTED
 DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hook's timeout in hooks.json is 900
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
-DEFAULT_SETTLE_SECONDS = 10.0  # well under the deadline; an honest flow waits milliseconds
 
 
 def main() -> int:
@@ -75,10 +74,11 @@ def main() -> int:
     try:
         # The CLI writes its transcript lazily: wait (bounded) until it holds the message
         # that ended this turn, so the /done or /escalate just before it is on disk too.
+        message = payload.get("last_assistant_message")
         transcript = Transcript.load_settled(
             payload.get("transcript_path"),
-            payload.get("last_assistant_message"),
-            hook_io.env_float("ACCEPTANCE_HOOK_SETTLE_SECONDS", DEFAULT_SETTLE_SECONDS),
+            lambda written: written.holds_message(message),
+            hook_io.settle_seconds(),
         )
     except hook_io.HookInputError as error:
         if pin is not None and pin.is_open:

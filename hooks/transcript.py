@@ -16,7 +16,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -284,14 +284,29 @@ class Transcript:
             return True  # nothing to wait for
         return " ".join(self.last_assistant_text().split()).endswith(wanted)
 
+    def holds_tool_use(self, tool_use_id: object) -> bool:
+        """Whether the transcript already holds the assistant line that made the tool call
+        `tool_use_id` (a PreToolUse payload's): everything before that call is then on disk."""
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            return True  # nothing to wait for
+        marker = json.dumps(tool_use_id).encode()
+        return any(
+            block.get("id") == tool_use_id
+            for _, _, entry in self.lines_with(marker)
+            for block in tool_uses(entry)
+        )
+
     @classmethod
-    def load_settled(cls, path_value: object, message: object, timeout: float) -> Transcript:
-        """The transcript once it holds `message` (see holds_message), polling with short
-        sleeps for at most `timeout` seconds; after that, as it is (judged as written)."""
+    def load_settled(
+        cls, path_value: object, ready: Callable[[Transcript], bool], timeout: float
+    ) -> Transcript:
+        """The transcript once `ready` says it holds what the hook's event is about
+        (holds_message, holds_tool_use), polling with short sleeps for at most `timeout`
+        seconds; after that, as it is (judged as written)."""
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             transcript = cls.load(path_value)
-            if transcript.holds_message(message) or time.monotonic() >= deadline:
+            if ready(transcript) or time.monotonic() >= deadline:
                 return transcript
             time.sleep(SETTLE_POLL_SECONDS)
 

@@ -640,8 +640,12 @@ def stop_payload(
     return payload
 
 
-def pretool_payload(transcript: Path, cwd: Path, skill: str, args: str = "") -> dict[str, Any]:
-    return {
+def pretool_payload(
+    transcript: Path, cwd: Path, skill: str, args: str = "", tool_use_id: str | None = None
+) -> dict[str, Any]:
+    """A PreToolUse payload for a Skill call; with `tool_use_id` (as the real CLI sends it)
+    the gate waits until the transcript holds that call."""
+    payload: dict[str, Any] = {
         "session_id": SESSION_ID,
         "transcript_path": str(transcript),
         "cwd": str(cwd),
@@ -649,5 +653,7 @@ def pretool_payload(transcript: Path, cwd: Path, skill: str, args: str = "") -> 
         "hook_event_name": "PreToolUse",
         "tool_name": "Skill",
         "tool_input": {"skill": skill, "args": args},
-        "tool_use_id": "toolu_current",
     }
+    if tool_use_id is not None:
+        payload["tool_use_id"] = tool_use_id
+    return payload

@@ -7,6 +7,9 @@ result does not exist yet) when the hook runs.
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,9 +27,9 @@ ESCALATE = "pytest-acceptance:escalate"
 
 
 def gate(builder: TranscriptBuilder, repo: Path, tmp_path: Path, skill: str = ESCALATE) -> object:
-    builder.skill(skill, "AC-1 /tmp/implement-log-1.md", outcome="pending")
+    call = builder.skill(skill, "AC-1 /tmp/implement-log-1.md", outcome="pending")
     transcript = builder.write(tmp_path / "session.jsonl")
-    return run_hook("PreToolUse", pretool_payload(transcript, repo, skill, "AC-1"))
+    return run_hook("PreToolUse", pretool_payload(transcript, repo, skill, "AC-1", call))
 
 
 def flow(repo: Path) -> TranscriptBuilder:
@@ -51,6 +54,32 @@ def test_allows_after_verify(repo: Path, spec: Path, tmp_path: Path) -> None:
     result = gate(builder, repo, tmp_path)
     assert not result.denied, result.deny_reason
     assert result.output is None
+
+
+def test_waits_until_the_transcript_holds_the_call(repo: Path, spec: Path, tmp_path: Path) -> None:
+    """The CLI writes its transcript lazily: under load the PreToolUse hook for /escalate
+    can start before the /verify just before it (and the call itself) are on disk. The hook
+    waits until the transcript holds the call it judges, instead of denying "Must call
+    /verify" on a stale file; with no wait, the same stale file is denied."""
+    builder = flow(repo)
+    stale = builder.write(tmp_path / "stale.jsonl")
+    builder.verify(spec)
+    call = builder.skill(ESCALATE, "AC-1", outcome="pending")
+    later = builder.write(tmp_path / "later.jsonl")
+    write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(stale.read_bytes())
+    payload = pretool_payload(path, repo, ESCALATE, "AC-1", call)
+
+    writer = threading.Thread(target=lambda: (time.sleep(0.4), os.replace(later, path)))
+    writer.start()
+    result = run_hook("PreToolUse", payload)
+    writer.join()
+    assert not result.denied, result.deny_reason
+
+    path.write_bytes(stale.read_bytes())
+    quick = run_hook("PreToolUse", payload, {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"})
+    assert "Must call /pytest-acceptance:verify" in quick.deny_reason
 
 
 def test_denies_without_an_implement_flow(repo: Path, tmp_path: Path) -> None:
