@@ -10,6 +10,7 @@ session:
     flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
     flows/<session key>/config/...     the project's pytest configuration files, same moment
     flows/<session key>/results/*.json the gate's own verification results, by tree fingerprint
+    flows/<session key>/hashes         the gate's file-hash cache (fingerprint.HashCache)
 
 Every write goes through a temporary file and a rename, so a reader never sees half a file.
 Standard library only, like every hook module.
@@ -76,6 +77,10 @@ class Flow:
     @property
     def results_folder(self) -> Path:
         return self.folder / "results"
+
+    @property
+    def hashes_file(self) -> Path:
+        return self.folder / "hashes"
 
     # -- the pin's fields
 
