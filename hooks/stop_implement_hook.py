@@ -116,7 +116,8 @@ def judge(
         cwd = hook_io.text_field(payload, "cwd")
         verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
         return _unfinished_reason(flow, spec, verdict, problems), None
-    reason = _gate_refusal(pin, terminal.skill, _tools_after(transcript, terminal))
+    tools_after = pin.tool_after_terminal() or _tools_after(transcript, terminal)
+    reason = _gate_refusal(pin, terminal.skill, tools_after)
     if reason is not None:
         prefix = f"{ESCALATE} needs evidence. " if terminal.skill == "escalate" else ""
         return prefix + reason, None
