@@ -283,12 +283,18 @@ def test_the_gate_keeps_its_hash_cache_in_its_own_state_and_still_sees_a_change(
     repo: Path, spec: Path, tmp_path: Path, plugin_state: Path
 ) -> None:
     """Files older than the racy window are cached by stat data (ctime included) beside the
-    pin, never in the project; a later same-size rewrite with the old mtime restored gets a
+    pin, never in the project (filled at /implement, kept up by each gate run); a later same-size rewrite with the old mtime restored gets a
     new ctime, so the stop after it is blocked all the same."""
-    builder = verified_and_done(repo, spec)
     time.sleep(RACY_SECONDS + 0.5)  # the tree's files become old enough to be cached
-    assert not stop(builder, repo, tmp_path).blocked
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")  # pins, and fills the cache
     (hashes,) = (plugin_state / "flows").glob("*/hashes")
+    assert os.fsencode(repo / "specs" / "feature.md") in hashes.read_bytes()
+    make_pass(repo)
+    builder.verify(spec)
+    builder.done()
+    time.sleep(RACY_SECONDS + 0.5)
+    assert not stop(builder, repo, tmp_path).blocked
     assert os.fsencode(repo / "app.py") in hashes.read_bytes()
     app = repo / "app.py"
     old, text = app.stat(), app.read_text()
