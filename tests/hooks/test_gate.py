@@ -283,8 +283,9 @@ def test_the_gate_keeps_its_hash_cache_in_its_own_state_and_still_sees_a_change(
     repo: Path, spec: Path, tmp_path: Path, plugin_state: Path
 ) -> None:
     """Files older than the racy window are cached by stat data (ctime included) beside the
-    pin, never in the project (filled at /implement, kept up by each gate run); a later same-size rewrite with the old mtime restored gets a
-    new ctime, so the stop after it is blocked all the same."""
+    pin, never in the project (filled at /implement, kept up by each gate run); a later
+    same-size rewrite with the old mtime restored gets a new ctime, so the stop after it is
+    blocked all the same."""
     time.sleep(RACY_SECONDS + 0.5)  # the tree's files become old enough to be cached
     builder = TranscriptBuilder(repo)
     builder.implement("specs/feature.md")  # pins, and fills the cache
