@@ -129,9 +129,14 @@ class Flow:
 
     # -- flow status
 
-    def record_terminal(self, skill: str, fingerprint: str | None) -> None:
-        """/done or /escalate was let through by the gate."""
+    def note_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate; written by the next save (the
+        Stop hook's record_stop: one write per Stop)."""
         self.data["terminal"] = {"skill": skill, "at": time.time(), "fingerprint": fingerprint}
+
+    def record_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate, written now."""
+        self.note_terminal(skill, fingerprint)
         self.save()
 
     def record_stop(self, decision: str) -> None:
