@@ -28,7 +28,12 @@ from typing import Any
 
 from hook_io import PLUGIN_ROOT, HookInputError
 
-sys.path.insert(0, str(PLUGIN_ROOT))  # the package's stdlib-only modules, not installed here
+# The one place the hooks put the plugin's root on sys.path (they run as `python3 -E -S`:
+# the package is not importable otherwise). Its stdlib-only modules are imported from there:
+# CONFIG_FILES below, and lazily gate.py's fingerprint and gate_runtime.py's integrity, which
+# both import this module first.
+if str(PLUGIN_ROOT) not in sys.path:
+    sys.path.insert(0, str(PLUGIN_ROOT))
 from pytest_acceptance.gate_probe import CONFIG_FILES
 
 STATE_VERSION = 1
