@@ -32,13 +32,17 @@ def correct_setup(config: pytest.Config, parser: pytest.Parser, args: list[str])
     if not getattr(known, "acceptance", None):
         return
     determine_setup = private_setup_api(config)
-    rootpath, inipath, inicfg, *ignored = determine_setup(
-        inifile=known.inifilename,
-        override_ini=known.override_ini,
-        args=known.file_or_dir,
-        rootdir_cmd_arg=known.rootdir or None,
-        invocation_dir=config.invocation_params.dir,
-    )
+    try:
+        rootpath, inipath, inicfg, *ignored = determine_setup(
+            inifile=known.inifilename,
+            override_ini=known.override_ini,
+            args=known.file_or_dir,
+            rootdir_cmd_arg=known.rootdir or None,
+            invocation_dir=config.invocation_params.dir,
+        )
+    except (TypeError, ValueError) as error:  # another signature or result than 9.2.0's
+        has = f"determine_setup as pytest {PRIVATE_API_CHECKED_WITH} has it ({error})"
+        raise _unsupported(has) from None
     if (rootpath, inipath) == (config.rootpath, config.inipath):
         return
     had_ini = config.inipath is not None
@@ -69,12 +73,15 @@ def private_setup_api(config: Any) -> Callable[..., tuple[Any, ...]]:
         from _pytest.config.findpaths import determine_setup
     except ImportError:
         missing.insert(0, "_pytest.config.findpaths.determine_setup")
-        determine_setup = None
-    if missing or determine_setup is None:
-        raise pytest.UsageError(
-            f"pytest-acceptance cannot keep the rootdir where you are: pytest "
-            f"{pytest.__version__} lacks {', '.join(missing)} (private names, checked "
-            f"against pytest {PRIVATE_API_CHECKED_WITH}). Install a pytest-acceptance release "
-            "made for this pytest, or a pytest it was checked with."
-        )
+    if missing:
+        raise _unsupported(", ".join(missing))
     return determine_setup
+
+
+def _unsupported(what: str) -> pytest.UsageError:
+    return pytest.UsageError(
+        f"pytest-acceptance cannot keep the rootdir where you are: pytest "
+        f"{pytest.__version__} lacks {what} (private names, checked against pytest "
+        f"{PRIVATE_API_CHECKED_WITH}). Install a pytest-acceptance release made for this "
+        "pytest, or a pytest it was checked with."
+    )

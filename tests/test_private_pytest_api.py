@@ -80,24 +80,39 @@ def test_a_pinned_config_pytest_cannot_read_gives_no_report(tmp_path: Path) -> N
 RUN = "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))"
 
 
-@pytest.mark.parametrize("where", ["outside", "inside"])
+# pytest 8.4's determine_setup takes no override_ini (and returns three values).
+_OLD_SIGNATURE = (
+    "import _pytest.config.findpaths as f; "
+    "f.determine_setup = lambda *, inifile, args, rootdir_cmd_arg, invocation_dir: None; "
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "patch", "named"),
+    [
+        ("outside", _WITHOUT.format("determine_setup"), "_pytest.config.findpaths.determine_setup"),
+        ("inside", _WITHOUT.format("determine_setup"), "_pytest.config.findpaths.determine_setup"),
+        ("outside", _OLD_SIGNATURE, "determine_setup as pytest 9.2.0 has it"),
+    ],
+    ids=["missing-spec-outside", "missing-spec-inside", "another-signature"],
+)
 def test_a_pytest_without_determine_setup_stops_an_acceptance_run_with_a_usage_error(
-    tmp_path: Path, where: str
+    tmp_path: Path, where: str, patch: str, named: str
 ) -> None:
-    """Exit code 4 and "ERROR: ..." naming the name and the checked pytest: no traceback,
-    no criterion run, no verdict -- wherever the spec is (the check does not depend on
-    whether the rootdir would have moved)."""
+    """Exit code 4 and "ERROR: ..." naming what is missing and the checked pytest: no
+    traceback, no criterion run, no verdict -- wherever the spec is (the check does not
+    depend on whether the rootdir would have moved)."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "pytest.ini").write_text("[pytest]\n")
     spec_file = (tmp_path if where == "outside" else project) / "spec.md"
     spec_file.write_text(spec(bash("AC-1", "touch ran")))
-    code = _WITHOUT.format("determine_setup") + RUN
+    code = patch + RUN
     done = python(code, "--acceptance", str(spec_file), "-p", "no:cacheprovider", cwd=project)
     assert done.returncode == 4, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     assert "ERROR: pytest-acceptance cannot keep the rootdir" in done.stderr
-    assert "_pytest.config.findpaths.determine_setup" in done.stderr
+    assert named in done.stderr
     assert f"checked against pytest {rootdir.PRIVATE_API_CHECKED_WITH}" in done.stderr
     assert not (project / "ran").exists() and not (project / ".acceptance").exists()
 
