@@ -1,9 +1,14 @@
 """Issue 8's fingerprint target, measured side by side in one process: fingerprinting a
-10,000-file git repository (every file's content read and hashed, git listing what
-``.gitignore`` excludes) vs ``git status`` on the same tree (stat data only). Target ratio <= 3.
+10,000-file git repository vs ``git status`` on the same tree (stat data only). Target ratio
+<= 3.
 
-Timed alternately in this process, best of N: ``git status`` as a subprocess (as a hook runs
-it), the fingerprint as one call (which runs two git listings itself).
+Two fingerprints are timed: cold (every file's content read and hashed, git listing what
+``.gitignore`` excludes), and with the hash cache the Claude Code gate keeps in its own state
+(files whose stat data, ctime included, are unchanged are not read again: the gate's second
+and later fingerprints of a flow). Timed alternately in this process, best of N: ``git
+status`` as a subprocess (as a hook runs it), each fingerprint as one call (which runs two git
+listings itself). The tree is aged past the cache's racy window first (files changed less
+than ``RACY_SECONDS`` ago are never cached).
 
 Usage: python bench/bench_fingerprint.py [--rounds N] [--files N]
 """
@@ -17,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.fingerprint import RACY_SECONDS, HashCache, tree_fingerprint
 
 
 def build_repository(root: Path, files: int) -> None:
@@ -54,28 +59,37 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        hashes = Path(tmp) / "hashes"
         build_repository(root, options.files)
+        time.sleep(RACY_SECONDS + 0.5)
         status = ["git", "status", "--porcelain"]
         actions = {
             "git status": lambda: subprocess.run(status, cwd=root, capture_output=True, check=True),
-            "tree_fingerprint": lambda: tree_fingerprint(str(root)),
+            "cold": lambda: tree_fingerprint(str(root)),
+            "cached": lambda: tree_fingerprint(str(root), cache=HashCache(hashes)),
         }
-        first = tree_fingerprint(str(root))  # warms the page cache and git's index
+        first = tree_fingerprint(str(root), cache=HashCache(hashes))  # warms caches, fills ours
         times: dict[str, list[float]] = {name: [] for name in actions}
         for _ in range(options.rounds):  # alternately: load on a shared machine hits both
             for name, action in actions.items():
                 start = time.perf_counter()
                 action()
                 times[name].append(time.perf_counter() - start)
-        if tree_fingerprint(str(root)) != first:
+        if {tree_fingerprint(str(root)), actions["cached"]()} != {first}:
             sys.exit("the fingerprint of an unchanged tree changed between calls")
-    base, cand = min(times["git status"]), min(times["tree_fingerprint"])
+    base = min(times["git status"])
     print(
-        f"fingerprint of {options.files:,} files: git status {base * 1e3:.1f} ms, "
-        f"tree_fingerprint {cand * 1e3:.1f} ms (best of {options.rounds}, in this process), "
-        f"ratio {cand / base:.2f} (target <= 3.0) {'ok' if cand / base <= 3 else 'OVER TARGET'}"
+        f"fingerprint of {options.files:,} files vs git status {base * 1e3:.1f} ms "
+        f"(best of {options.rounds}, in this process):"
     )
+    for name in ("cold", "cached"):
+        best = min(times[name])
+        verdict = "ok" if best / base <= 3 else "OVER TARGET"
+        print(
+            f"  {name:<7} {best * 1e3:6.1f} ms  ratio {best / base:.2f} (target <= 3.0) {verdict}"
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ session:
     flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
     flows/<session key>/config/...     the project's pytest configuration files, same moment
     flows/<session key>/results/*.json the gate's own verification results, by tree fingerprint
+    flows/<session key>/hashes         the gate's file-hash cache (fingerprint.HashCache)
+    flows/<session key>/tool-after-terminal  a file-writing tool call came after the gate
+                                       let /done or /escalate through (the guard hook's note)
 
 Every write goes through a temporary file and a rename, so a reader never sees half a file.
 Standard library only, like every hook module.
@@ -82,6 +85,10 @@ class Flow:
     def results_folder(self) -> Path:
         return self.folder / "results"
 
+    @property
+    def hashes_file(self) -> Path:
+        return self.folder / "hashes"
+
     # -- the pin's fields
 
     @property
@@ -148,6 +155,28 @@ class Flow:
         """What the Stop hook decided last: "allow", "block" or "forced"."""
         self.data["last_stop"] = {"decision": decision, "at": time.time()}
         self.save()
+
+    # -- tool calls after the accepted /done or /escalate (a file of its own: the guard hooks
+    #    of parallel tool calls write it at once, and must never race flow.json's updates)
+
+    def note_tool_after_terminal(self) -> None:
+        """A file-writing tool call after the gate let /done or /escalate through: its stored
+        result is not reused at the next stop, whatever the transcript shows."""
+        terminal = self.data.get("terminal")
+        if isinstance(terminal, dict) and not self.tool_after_terminal():
+            write_json(self.folder / "tool-after-terminal", {"terminal_at": terminal.get("at")})
+
+    def tool_after_terminal(self) -> bool:
+        terminal = self.data.get("terminal")
+        if not isinstance(terminal, dict):
+            return False
+        try:
+            note = json.loads((self.folder / "tool-after-terminal").read_bytes())
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError):
+            return True  # a damaged note: the safe reading is "something ran"
+        return not isinstance(note, dict) or note.get("terminal_at") == terminal.get("at")
 
     def finished(self) -> bool:
         """A /done or /escalate was let through and no stop was blocked after it: the user's

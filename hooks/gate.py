@@ -80,13 +80,16 @@ def write_ini(flow: Flow) -> Path:
     return path
 
 
-def fingerprint(repo: str, deadline_at: float) -> str:
+def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> str:
     """The tree fingerprint, taken by the gate within the deadline; GateError when it cannot
-    be taken (a failing git, a FIFO, too slow)."""
+    be taken (a failing git, a FIFO, too slow). `hashes`: the flow's hash cache file, in the
+    plugin's state (files whose stat data, ctime included, are unchanged are not read again)."""
     try:
-        from pytest_acceptance.fingerprint import tree_fingerprint
+        from pytest_acceptance.fingerprint import HashCache, tree_fingerprint
 
-        return tree_fingerprint(repo, timeout=max(1.0, deadline_at - time.monotonic()))
+        cache = None if hashes is None else HashCache(hashes)
+        timeout = max(1.0, deadline_at - time.monotonic())
+        return tree_fingerprint(repo, timeout=timeout, cache=cache)
     except Exception as error:  # an unusable fingerprint must never pass as "unchanged"
         raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
 
@@ -105,14 +108,14 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
             f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
             "/implement so the gate pins the environment again."
         )
-    before = fingerprint(flow.repo, deadline_at)
+    before = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     stored = flow.result_for(before) if reuse else None
     if stored is not None:
         return stored
     started = time.time()
     with private_pycache() as pycache:
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache)
-    after = fingerprint(flow.repo, deadline_at)
+    after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = _result(flow, verdict, returncode, tail, before, after)
     result["duration"] = round(time.time() - started, 3)
     if before == after:

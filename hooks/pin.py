@@ -7,18 +7,21 @@ prompt. Only a user types a prompt: the model's own Skill calls never pin anythi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
 from pathlib import Path
 from typing import Any
 
+import gate
 import gate_runtime
 from flow_state import Flow, FlowStateError, sha256_bytes, start
 from hook_io import git_toplevel, text_field
 from transcript import first_word, skill_name
 
 PROBE_BUDGET = 60.0  # the pin hook's timeout in hooks.json is 120 s
+HASH_BUDGET = 30.0  # what is left of it for filling the gate's hash cache
 
 
 def implement_args(payload: dict[str, Any]) -> str | None:
@@ -68,7 +71,16 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     except gate_runtime.GateError as error:  # not installed: /done is refused (never_pinned)
         flow.data["pin_pending"] = str(error)
         flow.save()
+    _fill_hash_cache(flow)
     return flow
+
+
+def _fill_hash_cache(flow: Flow) -> None:
+    """One fingerprint now fills the gate's hash cache, so that its first /done reads only
+    the files the flow changed. A tree that cannot be fingerprinted is the gate's to report
+    at /done (it fails closed there); here it only leaves the cache empty."""
+    with contextlib.suppress(gate.GateError):
+        gate.fingerprint(flow.repo, time.monotonic() + HASH_BUDGET, flow.hashes_file)
 
 
 def read_regular(path: str) -> bytes | None:

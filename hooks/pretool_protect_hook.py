@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import hook_io
 import protect
 import session_flow
 import settings_guard
+from flow_state import Flow as PinnedFlow
 from flow_state import data_dir
 
 TAG = "[pytest-acceptance guard]"
@@ -25,6 +27,7 @@ TAG = "[pytest-acceptance guard]"
 
 def main() -> int:
     payload = hook_io.read_payload(sys.stdin.buffer.read())
+    _note_tool_after_terminal(payload)
     if not hook_io.env_enabled("ACCEPTANCE_HOOK_GUARD"):
         return 0  # switched off by whoever started Claude Code (to test the gate behind it)
     flow = session_flow.open_flow(payload)
@@ -60,6 +63,18 @@ def main() -> int:
             "/pytest-acceptance:escalate with the evidence so a human decides."
         )
     return 0
+
+
+def _note_tool_after_terminal(payload: dict[str, Any]) -> None:
+    """Part of the gate, not of the guard (so it runs with the guard switched off): a tool
+    that can write files, called after the gate let /done or /escalate through, means the
+    gate's stored result must not stand in for a new run at the next stop -- the transcript
+    says so too, but the transcript is the agent's to edit. Raises FlowStateError when the
+    note cannot be written: the hook then denies the call (fails closed)."""
+    session = hook_io.session_id(payload)
+    pin = PinnedFlow.load(session) if session else None
+    if pin is not None and pin.is_open:
+        pin.note_tool_after_terminal()
 
 
 def _snapshot_settings(flow: session_flow.OpenFlow, cwd: Path) -> None:

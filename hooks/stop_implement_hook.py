@@ -118,7 +118,8 @@ def judge(
         roots = evidence.evidence_roots(cwd, flow, spec, Path(pin.repo))
         verdict, problems = evidence.find_verdict(spec, roots)
         return _unfinished_reason(flow, spec, verdict, problems), None
-    reason = _gate_refusal(pin, terminal.skill, _tools_after(transcript, terminal))
+    tools_after = pin.tool_after_terminal() or _tools_after(transcript, terminal)
+    reason = _gate_refusal(pin, terminal.skill, tools_after)
     if reason is not None:
         prefix = f"{ESCALATE} needs evidence. " if terminal.skill == "escalate" else ""
         return prefix + reason, None

@@ -36,14 +36,22 @@ files (walked, wherever it is), or ``dangling``/``loop``. A directory holding a 
 own (nested repository, submodule) is fingerprinted with its own ignore rules; one whose ``.git``
 git does not accept is walked like any directory, ``.git`` content included (git would skip it).
 
-Speed, measured by ``bench/bench_fingerprint.py`` (10,000 small files, best of 9 on a loaded
-2-core machine): about 4x ``git status``, over the 3x target. The floor is the system calls:
-``git status`` makes one ``lstat`` per file, reading a file takes ``open``, ``fstat`` (type and
-size: one ``read`` then suffices), ``read`` and ``close``; the Python around them is a single
-tight loop. What would be faster is unsafe: reusing git's blob ids for files whose index stat
-data match (``.git/index`` is the agent's to write, mtime is settable with ``touch -d``), or a
-cache of our own keyed by ctime (a page of a writable ``mmap`` that stays dirty changes
-without a new ctime). Threads do not help (the per-file work holds the GIL).
+Speed, measured by ``bench/bench_fingerprint.py`` (10,000 small files): about 4x ``git status``
+without a cache, about 2x with one. ``git status`` makes one ``lstat`` per file; reading a
+file takes ``open``, ``fstat``, ``read`` and ``close``. Threads do not help (the per-file work
+holds the GIL). Git's own shortcut is unsafe here: its index stat data and blob ids are the
+agent's to write, and mtime is settable with ``touch -d``.
+
+The Claude Code gate passes a :class:`HashCache` kept in the plugin's own state (never in the
+project). A file's hash is reused only while its ``lstat`` shows the same device, inode, mode,
+size, mtime *and ctime*. No process can set ctime (short of root setting the system clock):
+any write, ``touch``, ``chmod`` or rename-over gives the inode a new one. Entries whose ctime
+is less than ``RACY_SECONDS`` old when hashed are never stored, so two writes within one
+timestamp tick cannot share a key (git's "racily clean" problem). What a cache cannot see is
+a write through a shared ``mmap`` to a page that is already writable, which changes content
+without a new ctime. That needs a process still running while the gate hashes, and such a
+process can as well rewrite the file after the session ends: both are outside what a
+stop-time gate can stop (the README's threat model: sandbox the agent's processes).
 
 Outside git every file under the root counts (content, not mtime), except the directories in
 ``_SKIP_DIRS``.
@@ -51,6 +59,7 @@ Outside git every file under the root counts (content, not mtime), except the di
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -68,6 +77,9 @@ MAX_ENTRIES = 1_000_000
 MAX_BYTES = 4 << 30
 _GIT_TIMEOUT = 60.0
 _CHUNK = 1 << 20
+# A file changed less than this long before it is hashed is never cached: a second write in
+# the same timestamp tick (coarse clocks, 2 s on some file systems) would keep its ctime.
+RACY_SECONDS = 3.0
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the type check cannot block
@@ -92,23 +104,37 @@ def recorded_fingerprint(root: str | os.PathLike[str]) -> str:
         return f"unavailable: {error}"
 
 
-def tree_fingerprint(root: str | os.PathLike[str], *, timeout: float | None = None) -> str:
+def tree_fingerprint(
+    root: str | os.PathLike[str],
+    *,
+    timeout: float | None = None,
+    cache: HashCache | None = None,
+) -> str:
     """``git:<sha256>`` inside a git work tree, else ``files:<sha256>``; see the module doc.
 
-    ``timeout`` (seconds) bounds the whole call: past it, :class:`FingerprintError`."""
+    ``timeout`` (seconds) bounds the whole call: past it, :class:`FingerprintError`.
+    ``cache`` reuses the hashes of files whose stat data (ctime included) are unchanged, and
+    is saved afterwards; the fingerprint is the same with or without it."""
     try:
         real = os.fsencode(os.path.realpath(root))
     except (OSError, ValueError) as error:  # ValueError: a NUL in the path
         raise FingerprintError(f"cannot fingerprint {root!r}: {error}") from None
     if not os.path.isdir(real):
         raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
-    walker = _Walker(_Limits(timeout))
+    walker = _Walker(_Limits(timeout), cache)
+    if cache is not None:
+        cache.kept.clear()  # what an earlier, failed call saw is no part of this one
     top = _repository_top(real)
     if top is None:
         walker.plain(real, b"", _SKIP_DIRS)
-        return "files:" + walker.digest()
-    walker.repository(top, b"", nested=False)
-    return "git:" + walker.digest()
+        kind = "files:"
+    else:
+        walker.repository(top, b"", nested=False)
+        kind = "git:"
+    digest = walker.digest()
+    if cache is not None:
+        cache.save()
+    return kind + digest
 
 
 def _repository_top(path: bytes) -> bytes | None:
@@ -252,15 +278,19 @@ class _Walker:
     Regular files are queued and hashed in one tight loop at the end: per-file Python
     overhead is most of the cost on a tree of small files."""
 
-    def __init__(self, limits: _Limits) -> None:
+    def __init__(self, limits: _Limits, cache: HashCache | None = None) -> None:
         self.limits = limits
+        self.cache = cache
         self.records: list[bytes] = []
         self.regular: list[tuple[bytes, bytes]] = []  # (relative, absolute) of regular files
         self.active: set[bytes] = set()  # real paths of the roots being walked (loops)
 
     def digest(self) -> str:
         self._count()
-        self.records.extend(_hash_files(self.regular, self.limits))
+        if self.cache is None:
+            self.records.extend(_hash_files(self.regular, self.limits))
+        else:
+            self.records.extend(self.cache.hash_files(self.regular, self.limits))
         self.regular = []
         self.records.sort()
         return hashlib.sha256(b"\0".join(self.records)).hexdigest()
@@ -282,7 +312,10 @@ class _Walker:
     def repository(self, top: bytes, prefix: bytes, nested: bool) -> None:
         """A git work tree: everything but what its ``.gitignore`` files exclude."""
         try:
-            tracked, ignored_listing = _Git(top, self.limits).results()
+            git = _Git(top, self.limits)
+            if self.cache is not None:
+                self.cache.entries  # noqa: B018 -- read while git lists the tree
+            tracked, ignored_listing = git.results()
         except FingerprintError:
             if not nested:
                 raise
@@ -387,48 +420,167 @@ def _is_dir(entry: os.DirEntry[bytes]) -> bool:
 def _hash_files(
     files: list[tuple[bytes, bytes]], limits: _Limits, nofollow: int = _NOFOLLOW
 ) -> list[bytes]:
-    """``relative NUL file[x]:<sha256>`` per file (``x``: executable). Opened without
-    following a link (the listing said regular file) and without blocking; a file that is
-    no longer regular once open is described by its type, never read."""
+    """``relative NUL file[x]:<sha256>`` per file (``x``: executable); see _hash_one."""
     records = []
-    flags = _OPEN_FLAGS | nofollow
-    open_, read, close, fstat, sha256 = os.open, os.read, os.close, os.fstat, hashlib.sha256
     for number, (relative, path) in enumerate(files):
         if number & 0xFF == 0 and limits.deadline is not None:
             limits.remaining()
+        records.append(relative + b"\0" + _hash_one(path, limits, nofollow)[0])
+    return records
+
+
+def _hash_one(path: bytes, limits: _Limits, nofollow: int) -> tuple[bytes, os.stat_result | None]:
+    """(description, the open file's stat data when it was read as a regular file). Opened
+    without following a link (the listing said regular file) and without blocking; a file
+    that is no longer regular once open is described by its type, never read."""
+    try:
+        handle = os.open(path, _OPEN_FLAGS | nofollow)
+    except OSError as error:
+        return b"unreadable:" + _errno_name(error), None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            return _special(info.st_mode), None
+        limits.spend(info.st_size)  # a sparse terabyte fails here, before any read
+        # One read for a small file: asking one byte more than its size shows the end.
+        wanted = min(info.st_size + 1, _CHUNK)
+        chunk = os.read(handle, wanted)
+        content = hashlib.sha256(chunk)
+        total = len(chunk)
+        while len(chunk) == wanted:  # a large file, or one that grew since fstat
+            chunk = os.read(handle, _CHUNK)
+            content.update(chunk)
+            wanted = _CHUNK
+            total += len(chunk)
+            if total > info.st_size:
+                limits.spend(len(chunk))
+            if limits.deadline is not None:
+                limits.remaining()
+    except OSError as error:
+        return b"unreadable:" + _errno_name(error), None
+    finally:
+        os.close(handle)
+    kind = b"filex:" if info.st_mode & 0o111 else b"file:"
+    return kind + content.hexdigest().encode(), info
+
+
+def _stat_key(info: os.stat_result) -> bytes:
+    return b"%d,%d,%d,%d,%d,%d" % (
+        info.st_dev,
+        info.st_ino,
+        info.st_mode,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
+
+
+class HashCache:
+    """File hashes by path and stat data (see the module doc), kept in one file.
+
+    The file is the caller's to protect: the gate keeps it beside its pinned flow, in the
+    plugin's state. A missing, unreadable or garbled cache file is an empty cache; a cache
+    that cannot be saved is simply not saved: the fingerprint never depends on either."""
+
+    MAGIC = b"pytest-acceptance hash cache 1\n"
+    MAX_FILE_BYTES = 512 << 20
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fsencode(path)
+        self._entries: dict[bytes, tuple[bytes, bytes]] | None = None
+        self.kept: dict[bytes, tuple[bytes, bytes]] = {}  # what this fingerprint saw
+        self.hits = 0
+
+    @property
+    def entries(self) -> dict[bytes, tuple[bytes, bytes]]:
+        """Absolute path -> (stat key, description), read from the file on first use (the
+        walker asks while git lists the tree, so reading costs no wall time)."""
+        if self._entries is None:
+            self._entries = self._load()
+        return self._entries
+
+    def _load(self) -> dict[bytes, tuple[bytes, bytes]]:
         try:
-            handle = open_(path, flags)
-        except OSError as error:
-            records.append(relative + b"\0unreadable:" + _errno_name(error))
-            continue
-        try:
-            info = fstat(handle)
-            if not stat.S_ISREG(info.st_mode):
-                records.append(relative + b"\0" + _special(info.st_mode))
-                continue
-            limits.spend(info.st_size)  # a sparse terabyte fails here, before any read
-            # One read for a small file: asking one byte more than its size shows the end.
-            wanted = min(info.st_size + 1, _CHUNK)
-            chunk = read(handle, wanted)
-            content = sha256(chunk)
-            total = len(chunk)
-            while len(chunk) == wanted:  # a large file, or one that grew since fstat
-                chunk = read(handle, _CHUNK)
-                content.update(chunk)
-                wanted = _CHUNK
-                total += len(chunk)
-                if total > info.st_size:
-                    limits.spend(len(chunk))
+            data = _read_regular(self.path, self.MAX_FILE_BYTES)
+        except OSError:
+            return {}
+        if not data.startswith(self.MAGIC):
+            return {}
+        fields = data[len(self.MAGIC) :].split(b"\0")
+        if len(fields) % 3 != 1 or fields[-1]:
+            return {}
+        return {fields[i]: (fields[i + 1], fields[i + 2]) for i in range(0, len(fields) - 1, 3)}
+
+    def hash_files(self, files: list[tuple[bytes, bytes]], limits: _Limits) -> list[bytes]:
+        """What _hash_files returns, reading only files whose stat data changed."""
+        records = []
+        trusted_before = time.time_ns() - int(RACY_SECONDS * 1e9)
+        entries, kept, lstat, key_of = self.entries, self.kept, os.lstat, _stat_key
+        unread = 0  # bytes of reused files: the same caps apply with or without a cache
+        hits = 0
+        for number, (relative, path) in enumerate(files):
+            if number & 0xFF == 0:
+                limits.spend(unread)
+                unread = 0
                 if limits.deadline is not None:
                     limits.remaining()
-        except OSError as error:
-            records.append(relative + b"\0unreadable:" + _errno_name(error))
-            continue
-        finally:
-            close(handle)
-        kind = b"\0filex:" if info.st_mode & 0o111 else b"\0file:"
-        records.append(relative + kind + content.hexdigest().encode())
-    return records
+            known = entries.get(path)
+            if known is not None:
+                try:
+                    info = lstat(path)
+                except OSError:
+                    info = None
+                if info is not None and key_of(info) == known[0]:
+                    unread += info.st_size
+                    hits += 1
+                    kept[path] = known
+                    records.append(relative + b"\0" + known[1])
+                    continue
+            description, info = _hash_one(path, limits, _NOFOLLOW)
+            if info is not None and info.st_ctime_ns < trusted_before:
+                kept[path] = (key_of(info), description)
+            records.append(relative + b"\0" + description)
+        limits.spend(unread)
+        self.hits += hits
+        return records
+
+    def save(self) -> None:
+        """Keep exactly the entries of this fingerprint (a new file only when they changed)."""
+        if self.kept == self.entries:
+            self.kept = {}
+            return
+        body = b"".join(b"%s\0%s\0%s\0" % (p, k, d) for p, (k, d) in self.kept.items())
+        folder = os.path.dirname(self.path) or b"."
+        temporary = os.path.join(folder, b".%s.%d.tmp" % (os.path.basename(self.path), os.getpid()))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+            handle = os.open(temporary, flags, 0o600)
+            with os.fdopen(handle, "wb") as out:
+                out.write(self.MAGIC + body)
+            os.replace(temporary, self.path)
+        except OSError:  # a cache that cannot be written costs time, never correctness
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        self._entries, self.kept = self.kept, {}
+
+
+def _read_regular(path: bytes, limit: int) -> bytes:
+    """A regular file's bytes (OSError for anything else, or past ``limit``): a FIFO or a
+    link in the cache's place must neither block nor redirect the read."""
+    handle = os.open(path, _OPEN_FLAGS | _NOFOLLOW)
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise OSError(errno.EINVAL, "not a regular file of a sane size")
+        chunks = []
+        while True:
+            chunk = os.read(handle, _CHUNK)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(handle)
 
 
 def _special(mode: int) -> bytes:

@@ -35,6 +35,10 @@ def git(cwd: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
+
+
+def make_repo(tmp_path: Path) -> Path:
     """A committed repository: source, a test, a .gitignore for build output."""
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)

@@ -584,10 +584,12 @@ def expansion_payload(cwd: Path, args: str, prompt_id: str = "prompt-1") -> dict
     }
 
 
-def hook_command(event: str) -> str:
-    """The command hooks.json registers for a hook event."""
+def hook_command(event: str, script: str = "") -> str:
+    """The command hooks.json registers for a hook event (the first one, or the one that
+    runs `script`)."""
     config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))
-    return str(config["hooks"][event][0]["hooks"][0]["command"])
+    commands = [hook["command"] for group in config["hooks"][event] for hook in group["hooks"]]
+    return str(next(command for command in commands if script in command))
 
 
 def run_hook(
@@ -595,10 +597,11 @@ def run_hook(
     payload: Mapping[str, Any] | str | bytes,
     env: Mapping[str, str] | None = None,
     plugin_root: Path = REPO_ROOT,
+    script: str = "",
 ) -> HookRun:
-    """Run the hooks.json command for `event` through a shell, payload on stdin, as the CLI
-    does (it also exports CLAUDE_PLUGIN_ROOT). Fails the test on a traceback or non-zero exit.
-    """
+    """Run the hooks.json command for `event` (see hook_command) through a shell, payload on
+    stdin, as the CLI does (it also exports CLAUDE_PLUGIN_ROOT). Fails the test on a traceback
+    or non-zero exit."""
     data = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
@@ -608,7 +611,7 @@ def run_hook(
         environment["CLAUDE_PLUGIN_DATA"] = str(PLUGIN_DATA["current"])
     environment.update(env or {})
     done = subprocess.run(
-        ["bash", "-c", hook_command(event)],
+        ["bash", "-c", hook_command(event, script)],
         input=data.encode() if isinstance(data, str) else data,
         capture_output=True,
         env=environment,

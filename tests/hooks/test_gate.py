@@ -34,6 +34,8 @@ sys.path.insert(0, str(REPO_ROOT / "hooks"))
 import flow_state
 import gate_runtime
 
+from pytest_acceptance.fingerprint import RACY_SECONDS
+
 
 def pinned(plugin_state: Path) -> dict[str, Any]:
     (folder,) = (plugin_state / "flows").iterdir()
@@ -308,6 +310,31 @@ def test_a_tree_changed_behind_gits_back_after_done_is_not_a_clean_stop(
     builder.text("All done.")
     result = stop(builder, repo, tmp_path)
     assert result.blocked, f"{trick.__name__}: the stop went through"
+
+
+def test_the_gate_keeps_its_hash_cache_in_its_own_state_and_still_sees_a_change(
+    repo: Path, spec: Path, tmp_path: Path, plugin_state: Path
+) -> None:
+    """Files older than the racy window are cached by stat data (ctime included) beside the
+    pin, never in the project (filled at /implement, kept up by each gate run); a later same-size rewrite with the old mtime restored gets a
+    new ctime, so the stop after it is blocked all the same."""
+    time.sleep(RACY_SECONDS + 0.5)  # the tree's files become old enough to be cached
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/feature.md")  # pins, and fills the cache
+    (hashes,) = (plugin_state / "flows").glob("*/hashes")
+    assert os.fsencode(repo / "specs" / "feature.md") in hashes.read_bytes()
+    make_pass(repo)
+    builder.verify(spec)
+    builder.done()
+    time.sleep(RACY_SECONDS + 0.5)
+    assert not stop(builder, repo, tmp_path).blocked
+    assert os.fsencode(repo / "app.py") in hashes.read_bytes()
+    app = repo / "app.py"
+    old, text = app.stat(), app.read_text()
+    app.write_text(text.replace("2", "3"))
+    os.utime(app, ns=(old.st_atime_ns, old.st_mtime_ns))
+    builder.text("All done.")
+    assert stop(builder, repo, tmp_path).blocked
 
 
 # --- fail closed inside a flow -------------------------------------------------------------------

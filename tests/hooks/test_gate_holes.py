@@ -435,6 +435,28 @@ def test_a_stored_pass_is_not_reused_after_tool_calls_past_done(tmp_path: Path) 
     assert "AC-1 works (failed" in result.reason
 
 
+def test_a_tool_call_erased_from_the_transcript_still_stops_the_reuse(tmp_path: Path) -> None:
+    """The same, but the agent erases the Bash call from its transcript: the PreToolUse guard
+    hook noted it in the plugin's state when it ran (with the guard itself switched off: the
+    note belongs to the gate), so the gate runs again all the same."""
+    repo = make_repo(tmp_path / "repo", spec_with("grep -qx 2 local.cfg"))
+    ignore(repo, "local.cfg")
+    (repo / "local.cfg").write_text("2\n")
+    builder = verified_and_done(repo)
+    assert not stop(builder, repo, tmp_path).blocked
+    transcript = builder.write(tmp_path / "session.jsonl")
+    bash = {"command": "echo 1 > local.cfg"}
+    payload = {**stop_payload(transcript, repo), "hook_event_name": "PreToolUse"}
+    payload.update(tool_name="Bash", tool_input=bash)
+    guard = run_hook("PreToolUse", payload, {"ACCEPTANCE_HOOK_GUARD": "0"}, script="protect")
+    assert not guard.denied
+    (repo / "local.cfg").write_text("1\n")  # what the erased call did
+    builder.text("All done.")
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "AC-1 works (failed" in result.reason
+
+
 def test_the_hooks_run_isolated_from_python_environment_variables() -> None:
     config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text())
     commands = [

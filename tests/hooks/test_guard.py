@@ -217,7 +217,6 @@ def pretool(transcript: Path, cwd: Path, tool: str, tool_input: dict[str, Any]) 
         "hook_event_name": "PreToolUse",
         "tool_name": tool,
         "tool_input": tool_input,
-        "tool_use_id": "toolu_current",
     }
 
 
