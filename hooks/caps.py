@@ -30,15 +30,21 @@ FORCED_PREFIX = "FORCED, NOT verified"
 
 
 def block_or_force(
-    reason: str, flow: Flow, transcript: Transcript, payload: dict[str, Any]
+    reason: str,
+    flow: Flow,
+    transcript: Transcript,
+    payload: dict[str, Any],
+    repo: Path | None = None,
 ) -> None:
+    """Block the stop with `reason`, or, past a cap, let it through FORCED and record it in
+    `repo` (the pinned repository; None: the git top level of the payload's cwd)."""
     why = _force_reason(flow, transcript, payload)
     if why is None:
         emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
         return
     spec = flow.spec_path(text_field(payload, "cwd"))
     record = forced_stop_record(payload, spec, why, reason)
-    where = " ".join(_append_record(path, record) for path in _record_paths(payload))
+    where = " ".join(_append_record(path, record) for path in _record_paths(payload, repo))
     message = (
         f"{FORCED_PREFIX}: {why}. The /implement flow for {spec} did not end with verified "
         f"evidence. Still open: {reason} {where}"
@@ -95,13 +101,12 @@ def forced_stop_record(
     }
 
 
-def _record_paths(payload: dict[str, Any]) -> list[Path]:
+def _record_paths(payload: dict[str, Any], repo: Path | None) -> list[Path]:
     """Where a forced stop is recorded: the plugin's state, then the project's .acceptance/."""
-    paths = [data_dir() / FORCED_STOPS_STATE]
-    cwd = text_field(payload, "cwd")
-    root = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
-    paths.append(root / FORCED_STOPS_RELATIVE)
-    return paths
+    if repo is None:
+        cwd = text_field(payload, "cwd")
+        repo = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
+    return [data_dir() / FORCED_STOPS_STATE, repo / FORCED_STOPS_RELATIVE]
 
 
 def _append_record(path: Path, record: dict[str, Any]) -> str:

@@ -140,13 +140,20 @@ def find_verdict(spec: Path, roots: Iterable[Path]) -> tuple[Verdict | None, lis
     return (max(found, key=lambda verdict: verdict.finished) if found else None), problems
 
 
-def evidence_roots(cwd: str | None, flow: Flow, spec: Path) -> list[Path]:
-    """Where a verdict may be: the session's cwd, the flow's cwd, the spec's folder, and the
-    git top level of each (pytest's rootdir is usually one of them)."""
-    folders = unique_paths(
-        Path(folder) for folder in (cwd, flow.implement.cwd, str(spec.parent)) if folder
-    )
-    return unique_paths([*folders, *(git_toplevel(folder) for folder in folders)])
+def evidence_roots(cwd: str | None, flow: Flow, spec: Path, repo: Path) -> list[Path]:
+    """Where a verdict may be: the session's cwd, the flow's cwd, the spec's folder and the
+    repository pinned at /implement (pytest's rootdir is usually one of them). Git runs only
+    for a spec outside that repository, to add the spec's own repository."""
+    folders = (Path(folder) for folder in (cwd, flow.implement.cwd, str(spec.parent)) if folder)
+    roots: list[Path | None] = [*folders, repo]
+    if not _inside(spec, repo):
+        roots.append(git_toplevel(spec.parent))
+    return unique_paths(roots)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    inner, outer = os.path.realpath(path), os.path.realpath(folder)
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
 
 def _same_path(value: object, spec: Path) -> bool:

@@ -31,7 +31,12 @@ from typing import Any
 
 from hook_io import PLUGIN_ROOT, HookInputError
 
-sys.path.insert(0, str(PLUGIN_ROOT))  # the package's stdlib-only modules, not installed here
+# The one place the hooks put the plugin's root on sys.path (they run as `python3 -E -S`:
+# the package is not importable otherwise). Its stdlib-only modules are imported from there:
+# CONFIG_FILES below, and lazily gate.py's fingerprint and gate_runtime.py's integrity, which
+# both import this module first.
+if str(PLUGIN_ROOT) not in sys.path:
+    sys.path.insert(0, str(PLUGIN_ROOT))
 from pytest_acceptance.gate_probe import CONFIG_FILES
 
 STATE_VERSION = 1
@@ -136,9 +141,14 @@ class Flow:
 
     # -- flow status
 
-    def record_terminal(self, skill: str, fingerprint: str | None) -> None:
-        """/done or /escalate was let through by the gate."""
+    def note_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate; written by the next save (the
+        Stop hook's record_stop: one write per Stop)."""
         self.data["terminal"] = {"skill": skill, "at": time.time(), "fingerprint": fingerprint}
+
+    def record_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate, written now."""
+        self.note_terminal(skill, fingerprint)
         self.save()
 
     def record_stop(self, decision: str) -> None:

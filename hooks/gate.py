@@ -34,7 +34,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -50,7 +49,7 @@ from gate_runtime import (
     probe,
     runtime_changes,
 )
-from hook_io import PLUGIN_ROOT, env_int
+from hook_io import env_int
 from interpreter_paths import private_pycache
 from verdict_check import parse as parse_verdict
 
@@ -85,8 +84,6 @@ def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> st
     """The tree fingerprint, taken by the gate within the deadline; GateError when it cannot
     be taken (a failing git, a FIFO, too slow). `hashes`: the flow's hash cache file, in the
     plugin's state (files whose stat data, ctime included, are unchanged are not read again)."""
-    if str(PLUGIN_ROOT) not in sys.path:
-        sys.path.insert(0, str(PLUGIN_ROOT))
     try:
         from pytest_acceptance.fingerprint import HashCache, tree_fingerprint
 

@@ -15,12 +15,10 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from flow_state import Flow
-from hook_io import PLUGIN_ROOT
 
 _KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
 
@@ -201,8 +199,6 @@ def pin_integrity(flow: Flow) -> None:
 
 
 def integrity_module() -> Any:
-    if str(PLUGIN_ROOT) not in sys.path:
-        sys.path.insert(0, str(PLUGIN_ROOT))
     from pytest_acceptance import integrity
 
     return integrity

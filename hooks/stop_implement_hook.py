@@ -92,10 +92,11 @@ def main() -> int:
         reason, message = situation.tamper, None
     else:
         reason, message = judge(situation.flow, situation.pin, transcript, payload)
-    if pin is not None and pin.is_open:
+    if pin is not None and pin.is_open:  # also writes the terminal the gate let through
         pin.record_stop("allow" if reason is None else "block")
     if reason is not None:
-        caps.block_or_force(reason, situation.flow, transcript, payload)
+        repo = Path(situation.pin.repo) if situation.pin is not None else None
+        caps.block_or_force(reason, situation.flow, transcript, payload, repo)
     elif message is not None:
         hook_io.tell_user(message)
     return 0
@@ -114,7 +115,8 @@ def judge(
         return _unverified_reason(terminal, spec), None
     if terminal is None:
         cwd = hook_io.text_field(payload, "cwd")
-        verdict, problems = evidence.find_verdict(spec, evidence.evidence_roots(cwd, flow, spec))
+        roots = evidence.evidence_roots(cwd, flow, spec, Path(pin.repo))
+        verdict, problems = evidence.find_verdict(spec, roots)
         return _unfinished_reason(flow, spec, verdict, problems), None
     tools_after = pin.tool_after_terminal() or _tools_after(transcript, terminal)
     reason = _gate_refusal(pin, terminal.skill, tools_after)
@@ -136,14 +138,15 @@ def _tools_after(transcript: Transcript, terminal: SkillEvent) -> bool:
 
 
 def _gate_refusal(pin: PinnedFlow, skill: str, tools_after: bool = False) -> str | None:
-    """The gate's decision on /done or /escalate; it records what it let through. After
-    tool calls that followed it, the stored result for the same fingerprint is not reused."""
+    """The gate's decision on /done or /escalate; what it lets through is noted on the pin
+    (main's record_stop writes it). After tool calls that followed it, the stored result
+    for the same fingerprint is not reused."""
     if skill == "escalate" and pin.get("real_run_at") is not None:
         return None  # the gate already ran the pinned spec for real within this flow
     deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
     reason, fingerprint = gate.judge(pin, skill, deadline_at, reuse=not tools_after)
     if reason is None:
-        pin.record_terminal(skill, fingerprint)
+        pin.note_terminal(skill, fingerprint)
     return reason
 
 
@@ -268,11 +271,11 @@ def fail_closed(error: BaseException) -> None:
         return
     reason = f"The stop hook could not check this stop ({error}), so it is not let through."
     empty = Transcript(b"", str(payload.get("transcript_path") or ""))
-    stand_in = Flow(pinned_flow.stand_in_event(pin), []) if isinstance(pin, PinnedFlow) else None
     try:
-        if stand_in is None:
+        if not isinstance(pin, PinnedFlow):
             raise ValueError("no pinned flow to count blocks against")
-        caps.block_or_force(reason, stand_in, empty, payload)
+        stand_in = Flow(pinned_flow.stand_in_event(pin), [])
+        caps.block_or_force(reason, stand_in, empty, payload, Path(pin.repo))
     except Exception:
         hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
 

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,11 @@ CONFIG_FILES = (
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
 UNTRUSTED_SETTINGS = frozenset({"acceptance_cache"})
+PRIVATE_API_CHECKED_WITH = "9.2.0"  # the pytest whose private config reader this uses
+
+
+class ProbeError(Exception):
+    """The probe cannot give a trustworthy answer: it prints no report (the gate blocks)."""
 
 
 def criteria(spec: Path) -> tuple[list[dict[str, Any]], str | None]:
@@ -85,12 +91,15 @@ def _criterion(criterion: Any) -> dict[str, Any]:
 
 def acceptance_settings(config_dir: Path) -> dict[str, str]:
     """The ``acceptance_*`` keys of the first pytest configuration file in ``config_dir`` (the
-    copies the gate pinned, in pytest's own order of precedence), as strings."""
-    from _pytest.config.findpaths import load_config_dict_from_file
-
+    copies the gate pinned, in pytest's own order of precedence), as strings; ProbeError
+    when pytest cannot read them."""
+    load = config_reader()
     for name in CONFIG_FILES:
         path = config_dir / name
-        found = load_config_dict_from_file(path) if path.is_file() else None
+        try:
+            found = load(path) if path.is_file() else None
+        except Exception as error:  # pytest's UsageError for a malformed file, among others
+            raise ProbeError(f"pytest cannot read the pinned {name}: {error}") from None
         if found is not None:
             return {
                 key: _setting(raw)
@@ -98,6 +107,25 @@ def acceptance_settings(config_dir: Path) -> dict[str, str]:
                 if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
             }
     return {}
+
+
+def config_reader() -> Callable[[Path], dict[str, Any] | None]:
+    """pytest's reader of one configuration file, exactly as pytest reads it (which file
+    kinds hold pytest settings, [tool:pytest], [tool.pytest.ini_options], ...). pytest has
+    no public API for it: a Config would look for the file upwards from its own rootdir
+    and load plugins. A pytest without the private name is a ProbeError, never a guess."""
+    try:
+        from _pytest.config.findpaths import load_config_dict_from_file
+    except ImportError:
+        import pytest
+
+        raise ProbeError(
+            f"pytest {pytest.__version__} has no _pytest.config.findpaths."
+            f"load_config_dict_from_file (a private name, checked against pytest "
+            f"{PRIVATE_API_CHECKED_WITH}): the gate cannot read the project's acceptance_* "
+            "settings. Install a pytest-acceptance release made for this pytest."
+        ) from None
+    return load_config_dict_from_file
 
 
 def _setting(raw: Any) -> str:
@@ -160,11 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config-dir", required=True, type=Path)
     parser.add_argument("spec", type=Path)
     arguments = parser.parse_args(argv)
+    try:
+        settings = acceptance_settings(arguments.config_dir)
+    except ProbeError as error:  # no report: the gate never runs on settings it could not read
+        sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
+        return 2
     found, error = criteria(arguments.spec)
     report = {
         "criteria": found,
         "error": error,
-        "settings": acceptance_settings(arguments.config_dir),
+        "settings": settings,
         "python": sys.executable,
         "runtime_files": runtime_files(),
         "site_folders": site_folders(),

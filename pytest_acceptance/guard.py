@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -137,11 +138,25 @@ def _stop_children(signum: int) -> None:
     """xdist workers only hear of the stop through us: pass the signal on (not SIGINT,
     which a shell ignores in background jobs), which makes a worker kill its running
     command's processes and stop."""
+    for pid in _children():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+def _children() -> Iterable[int]:
+    """Our direct children, from the kernel's own list of them. Not the process group: it
+    also holds whoever started us without job control (a script's shell) or shares our
+    pipeline. Only a kernel built without that list (CONFIG_PROC_CHILDREN) leaves the scan
+    of every process's parent in /proc."""
+    if _kernel_lists_children():
+        return containment.children()
     me = os.getpid()
-    for pid, (state, ppid, *_rest) in containment.process_table().items():
-        if ppid == me and state != "Z":
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signum)
+    table = containment.process_table()
+    return [pid for pid, (state, ppid, *_rest) in table.items() if ppid == me and state != "Z"]
+
+
+def _kernel_lists_children() -> bool:
+    return os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 def remove_free_wave_directories(temporary: Path) -> int:

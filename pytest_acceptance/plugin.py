@@ -98,10 +98,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
     from pytest_acceptance.rootdir import correct_setup
 
-    correct_setup(early_config, args)
+    correct_setup(early_config, parser, args)
 
 
 def spec_paths(config: pytest.Config) -> list[Path]:

@@ -22,10 +22,10 @@ from pytest_acceptance.collect import CriterionItem, load_spec
 from pytest_acceptance.fingerprint import recorded_fingerprint
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
 from pytest_acceptance.store import (
-    OUTPUT_DIR,
     describe_os_error,
     forget_verdict,
     output_dir,
+    verdict_path,
     write_json_atomic,
 )
 from pytest_acceptance.verdict import (
@@ -152,11 +152,12 @@ class Recorder:
 
     def _write(self, verdict: Verdict, facts: RunFacts) -> str | None:
         """Write verdict.json; on failure, the problem to report (never an exception)."""
-        target = self.rootdir / OUTPUT_DIR / "verdict.json"
+        target = verdict_path(self.rootdir)
         data = to_json(verdict, facts)
         send_verdict(self.config.getoption("acceptance_verdict_fd", None), data)
         try:
-            write_json_atomic(output_dir(self.rootdir) / "verdict.json", data)
+            output_dir(self.rootdir)  # made with its .gitignore, or OSError saying why not
+            write_json_atomic(target, data)
         except (OSError, RecursionError, ValueError) as error:
             self.write_error = f"could not write {target}: {describe_os_error(error)}"
             return self.write_error
@@ -233,8 +234,7 @@ class Recorder:
         if self.write_error is not None:
             terminalreporter.write_line(f"{status}; {self.write_error}", red=True)
             return
-        where = self.rootdir / OUTPUT_DIR / "verdict.json"
-        terminalreporter.write_line(f"{status}, written to {where}")
+        terminalreporter.write_line(f"{status}, written to {verdict_path(self.rootdir)}")
 
 
 def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:

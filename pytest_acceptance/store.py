@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 OUTPUT_DIR = ".acceptance"
+VERDICT_FILE = "verdict.json"
 
 
 def output_dir(rootdir: Path) -> Path:
@@ -39,11 +40,16 @@ def optional_dir(rootdir: Path, name: str) -> Path | None:
         return None
 
 
+def verdict_path(rootdir: Path) -> Path:
+    """``<rootdir>/.acceptance/verdict.json``: where a run's verdict goes (nothing created)."""
+    return rootdir / OUTPUT_DIR / VERDICT_FILE
+
+
 def forget_verdict(rootdir: Path) -> None:
     """Remove the last run's verdict.json as a run starts: if this run is killed before it
     decides, no verdict is better than an old one that looks current."""
     with contextlib.suppress(OSError):
-        (rootdir / OUTPUT_DIR / "verdict.json").unlink()
+        verdict_path(rootdir).unlink()
 
 
 def describe_os_error(error: BaseException) -> str:

@@ -215,3 +215,23 @@ def test_paths_beside_the_project_are_shown_relative_to_the_rootdir(tmp_path: Pa
     root.mkdir()
     assert display_path(root / "specs" / "a.md", root) == "specs/a.md"
     assert display_path(tmp_path / "elsewhere" / "seed.txt", root) == "../elsewhere/seed.txt"
+
+
+def test_the_verdict_line_names_the_file_written_and_the_one_a_run_forgets(
+    pytester: pytest.Pytester,
+) -> None:
+    """One path (store.verdict_path) for the file written, the file the terminal names and
+    the stale verdict a new run removes first (a collect-only run keeps it)."""
+    from pytest_acceptance.store import verdict_path
+
+    target = verdict_path(pytester.path)
+    assert target == pytester.path / ".acceptance" / "verdict.json"
+    result = run(pytester, spec(bash("AC-1", "true")))
+    result.stdout.fnmatch_lines([f"verdict: PASS (exit code 0), written to {target}"])
+    assert json.loads(target.read_text())["status"] == "pass"
+    assert (target.parent / ".gitignore").is_file()
+    target.write_text("stale")
+    pytester.runpytest("--acceptance", "spec.md", "--collect-only")
+    assert target.read_text() == "stale"
+    pytester.runpytest("--acceptance", "spec.md", "-k", "nothing-selected")
+    assert not target.exists() or target.read_text() != "stale"

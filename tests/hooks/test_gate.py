@@ -82,6 +82,39 @@ def test_implement_pins_spec_criteria_settings_and_interpreter_outside_the_proje
     assert not any(path.name == "plugin-data" for path in repo.iterdir())
 
 
+def test_a_pytest_without_its_config_reader_pins_no_interpreter_and_done_is_refused(
+    repo: Path, spec: Path, tmp_path: Path, plugin_state: Path
+) -> None:
+    """The gate's interpreter is a pytest without the private config reader the probe uses
+    (deleted before the probe runs: such a pytest cannot be installed here): the pin says
+    why, no interpreter is pinned, and a /done after a verification is refused."""
+    wrapper = tmp_path / "python-without-reader"
+    code = (
+        "import runpy, sys, _pytest.config.findpaths as f; del f.load_config_dict_from_file; "
+        "runpy.run_module('pytest_acceptance.gate_probe', run_name='__main__', alter_sys=True)"
+    )
+    # The gate calls: PYTHON -I -X pycache_prefix=DIR -m pytest_acceptance.gate_probe ARGS
+    wrapper.write_text(f'#!/bin/sh\nshift 5\nexec {sys.executable} -I -c "{code}" "$@"\n')
+    wrapper.chmod(0o755)
+    builder = TranscriptBuilder(repo)
+    builder.command("pytest-acceptance:implement", "specs/feature.md", prompt_id="no-reader")
+    told = run_hook(
+        "UserPromptExpansion",
+        expansion_payload(repo, "specs/feature.md", "no-reader"),
+        env={"ACCEPTANCE_GATE_PYTHON": str(wrapper)},
+    )
+    assert "load_config_dict_from_file" in told.message
+    pin = pinned(plugin_state)
+    assert pin["criteria"] is None and "python" not in pin
+    assert "checked against pytest 9.2.0" in pin["pin_pending"]
+    make_pass(repo)
+    builder.verify(spec)
+    builder.done()
+    result = stop(builder, repo, tmp_path)
+    assert result.blocked
+    assert "no Python interpreter could run pytest_acceptance" in result.reason
+
+
 def test_a_prompt_that_is_not_our_implement_pins_nothing(repo: Path, plugin_state: Path) -> None:
     payload = {**expansion_payload(repo, "specs/feature.md"), "command_name": "other:implement"}
     run_hook("UserPromptExpansion", payload)

@@ -141,3 +141,38 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
     make_fail(repo)
     again = hook("stop_implement_hook.py", stop_payload(transcript, repo))
     assert "AC-1 works (failed" in json.loads(again.stdout)["reason"]
+
+
+_LAZY_IMPORTS = """
+import sys, time
+sys.path.insert(0, sys.argv[1] + "/hooks")  # as every hook script does
+import gate, gate_runtime
+fingerprint = gate.fingerprint(sys.argv[2], time.monotonic() + 60)
+integrity = gate_runtime.integrity_module()
+fingerprint_module = sys.modules["pytest_acceptance.fingerprint"]
+print(sys.path.count(sys.argv[1]), fingerprint_module.__file__, integrity.__file__, fingerprint)
+"""
+
+
+def test_the_gate_imports_the_package_through_the_one_path_entry_flow_state_adds(
+    tmp_path: Path,
+) -> None:
+    """Under `python3 -E -S` (no site-packages, no PYTHONPATH) from a folder without the
+    package, the gate's lazy imports (fingerprint, integrity) find the plugin's own modules
+    through the single sys.path entry flow_state.py adds, listed once."""
+    repo = make_repo(tmp_path / "repo", SPEC_TEXT)
+    done = subprocess.run(
+        ["python3", "-E", "-S", "-c", _LAZY_IMPORTS, str(REPO_ROOT), str(repo)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    count, fingerprint_file, integrity_file, fingerprint = done.stdout.split(maxsplit=3)
+    assert count == "1"
+    package = REPO_ROOT / "pytest_acceptance"
+    assert Path(fingerprint_file) == package / "fingerprint.py"
+    assert Path(integrity_file) == package / "integrity.py"
+    assert fingerprint.strip()
