@@ -263,7 +263,7 @@ def test_past_the_file_cap_the_snapshot_says_so(
 ) -> None:
     for number in range(3):
         write(tmp_path, f"tests/test_{number}.py", "def test_a():\n    assert 1 == x\n")
-    monkeypatch.setattr(integrity, "MAX_FILES", 2)
+    monkeypatch.setattr(integrity.limits, "MAX_FILES", 2)
     pin = snapshot(str(tmp_path), ["pytest tests"])
     assert sorted(pin["files"]) == ["tests/test_0.py", "tests/test_1.py"]
     found = weakened(str(tmp_path), pin)
@@ -275,7 +275,7 @@ def test_past_the_file_cap_the_snapshot_says_so(
 def test_a_file_over_the_byte_cap_is_pinned_by_hash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(integrity, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(integrity.limits, "MAX_FILE_BYTES", 100)
     path = write(tmp_path, "tests/test_big.py", PYTHON_BEFORE)
     pin = snapshot(str(tmp_path), ["pytest tests/test_big.py"])
     assert weakened(str(tmp_path), pin) == []
@@ -990,7 +990,7 @@ def test_pyproject_edits_report_exactly_when_pytest_reads_them(description, addo
             f'[tool.pytest.ini_options]\naddopts = "{addopts}"\n'
         ).encode()
 
-    part = integrity._pytest_part
+    part = integrity.config.pytest_part
     base = part("pyproject.toml", pyproject("x", "-q"))
     assert part("pyproject.toml", pyproject(description, "-q")) == base
     assert (part("pyproject.toml", pyproject("x", addopts)) == base) == (addopts == "-q")
