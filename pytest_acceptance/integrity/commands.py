@@ -1,6 +1,6 @@
 """Shell commands as a criterion writes them: their words and simple commands, the test
-runner they start, the scripts, npm scripts and make recipes they run (followed), and the
-files they run or a pytest they start reads."""
+runner they start, the scripts, npm scripts, make recipes and shell strings they run
+(followed), and the files they run or a pytest they start reads."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
 _PREFIXES = frozenset(
     {"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run", "timeout"}
 )
+_SHELLS = re.compile(r"^(?:ba|da|k|z)?sh$")
+_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _INTERPRETERS = re.compile(
     r"^(?:ba|da|k|z)?sh$|^source$|^\.$|^python[\d.]*$|^node$|^perl$|^ruby$|^php$|^bun$|^tsx$"
 )
@@ -115,26 +117,67 @@ def scripts_run(root: str, words: list[str], runner: str | None) -> Iterator[tup
 
 
 def with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
-    """The commands, and the npm scripts and make recipes they run (three levels deep): a
-    ``make test`` whose recipe is ``pytest tests/`` pins what ``pytest tests/`` pins."""
+    """The commands, and the npm scripts, make recipes and shell strings they run (three
+    levels deep): a ``make test`` whose recipe is ``pytest tests/``, or a ``bash -c 'pytest
+    tests/'``, pins what ``pytest tests/`` pins."""
     found = list(dict.fromkeys(command for command in commands if isinstance(command, str)))
     level = found
     for _ in range(3):
         following = []
         for command in level:
             words = shell_words(command)
+            following.extend(shell_strings(root, words))
             for relative, name in scripts_run(root, words, runner_of(words)):
-                content = read_file(os.path.join(root, relative))
-                if not isinstance(content, bytes) or len(content) > limits.MAX_FILE_BYTES:
-                    continue
-                inventory, _ = inventory_of(kind_of(relative), content, [name])
-                script = next(iter(inventory.values()), {}).get("script")
-                if isinstance(script, str) and script not in found:
-                    lines = (line.strip().lstrip("@-+") for line in script.split("\n"))
-                    following.extend(line for line in lines if line)  # @/-/+: make prefixes
+                following.extend(_script_lines(root, relative, name))
         level = [command for command in dict.fromkeys(following) if command not in found]
         found.extend(level)
     return found
+
+
+def _script_lines(root: str, relative: str, name: str) -> list[str]:
+    """The command lines of a package.json script or make recipe (continued lines joined)."""
+    content = read_file(os.path.join(root, relative))
+    if not isinstance(content, bytes) or len(content) > limits.MAX_FILE_BYTES:
+        return []
+    inventory, _ = inventory_of(kind_of(relative), content, [name])
+    script = next(iter(inventory.values()), {}).get("script")
+    if not isinstance(script, str):
+        return []
+    lines = (line.strip().lstrip("@-+") for line in script.replace("\\\n", " ").split("\n"))
+    return [line for line in lines if line]  # @/-/+: make's recipe prefixes
+
+
+def shell_strings(root: str, words: list[str]) -> Iterator[str]:
+    """The command lines a command hands to a shell as one string: ``bash -c '...'``,
+    ``sh -ec "..."``, and ``eval ...`` (its words joined by spaces, as eval joins them: a
+    literal eval runs what ``bash -c`` would; one of a variable names nothing and stays
+    unread). A ``cd`` before it carries over."""
+    for cwd, simple in in_directories(root, words):
+        name = os.path.basename(simple[0])
+        inner = None
+        if name == "eval":
+            inner = " ".join(simple[1:])
+        elif _SHELLS.match(name):
+            inner = _command_string(simple[1:])
+        if inner and inner.strip():
+            yield f"cd {shlex.quote(cwd)} && {inner}" if cwd else inner
+
+
+def _command_string(arguments: list[str]) -> str | None:
+    """The string of ``sh -c STRING``: ``-c`` alone or among other short options (``-ec``,
+    ``-xc``), before the first operand (which would be a script)."""
+    index = 0
+    while index < len(arguments):
+        word = arguments[index]
+        if word in _OPTIONS_WITH_VALUE:
+            index += 2
+            continue
+        if word == "--" or not word.startswith(("-", "+")) or word in ("-", "+"):
+            return None
+        if not word.startswith("--") and "c" in word[1:]:
+            return arguments[index + 1] if index + 1 < len(arguments) else None
+        index += 1
+    return None
 
 
 def run_files(root: str, words: list[str]) -> Iterator[tuple[str, str]]:
