@@ -876,22 +876,27 @@ def test_a_weakened_python_tool_is_reported(tmp_path: Path, command: str) -> Non
     assert changes(tmp_path, command, edits) == [("tools/check.py", "changed", integrity.RUNS)]
 
 
+EXPANDED = "the script it runs changed ('pytest tests/' -> 'pytest --co tests/')"
+
+
 @pytest.mark.parametrize(
-    "command, makefile",
+    "command, makefile, test, how",
     [
-        ("make check", "Makefile"),
-        ("make -C sub check", "sub/Makefile"),
-        ("make -f ci.mk check", "ci.mk"),
+        ("make check", "Makefile", "make check", EXPANDED),  # read with its variables
+        ("make -C sub check", "sub/Makefile", None, "changed"),
+        ("make -f ci.mk check", "ci.mk", None, "changed"),
     ],
 )
 def test_a_makefile_weakened_outside_the_recipe_is_reported(
-    tmp_path: Path, command: str, makefile: str
+    tmp_path: Path, command: str, makefile: str, test: str | None, how: str
 ) -> None:
     """The recipe stays ``pytest $(ARGS)``: the variable it reads is what changed."""
     before = "ARGS = tests/\n\ncheck:\n\tpytest $(ARGS)\n"
     write(tmp_path, makefile, before)
-    edits = {makefile: before.replace("ARGS = tests/", "ARGS = --co tests/")}
-    assert changes(tmp_path, command, edits) == [(makefile, "changed", integrity.MAKE_READS)]
+    pin = snapshot(str(tmp_path), [command])
+    write(tmp_path, makefile, before.replace("ARGS = tests/", "ARGS = --co tests/"))
+    found = [(f.file, f.test, f.how, f.why) for f in weakened(str(tmp_path), pin)]
+    assert found == [(makefile, test, how, integrity.RUNS if test else integrity.MAKE_READS)]
 
 
 def test_a_built_binary_the_command_runs_is_the_work_not_a_check(tmp_path: Path) -> None:

@@ -8,10 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_integrity import FAILING_TEST, project, write
 
-from pytest_acceptance.integrity import snapshot, weakened
+from pytest_acceptance.integrity import inventory_of, snapshot, weakened
 from pytest_acceptance.integrity.commands import shell_strings, shell_words
+from pytest_acceptance.integrity.make import expand, target_name
 
 WEAKER_TEST = FAILING_TEST.replace("compute() == 3", "True")
 MORE_TESTS = FAILING_TEST + "\ndef test_more():\n    assert compute() != 4\n"
@@ -80,3 +83,88 @@ def test_a_shell_string_in_a_make_recipe_is_followed(tmp_path: Path) -> None:
 def test_the_shell_strings_a_command_runs(tmp_path: Path, command: str, strings: list) -> None:
     (tmp_path / "tests").mkdir()
     assert list(shell_strings(str(tmp_path), shell_words(command))) == strings
+
+
+# -- make variables --------------------------------------------------------------------------
+
+MAKE_ROUTES = {
+    "the runner in a variable": (
+        "PYTEST := python -m pytest\nTESTS ?= tests/\n\ncheck:\n\t$(PYTEST) $(TESTS) -q\n",
+        "make check",
+    ),
+    "a continued, appended variable": (
+        "RUN = python \\\n  -m pytest\nRUN += -q  # quiet\n\ncheck:\n\t${RUN} tests/\n",
+        "make check",
+    ),
+    "a variable that names a variable": (
+        "RUN = $(PY) -m pytest\nPY = python3\n\ncheck:\n\tcd tests && $(RUN) test_x.py\n",
+        "make check",
+    ),
+    "the value given on make's command line": (
+        "PYTEST = echo\n\ncheck:\n\t$(PYTEST) tests/\n",
+        "make check PYTEST=pytest",
+    ),
+    "the default goal": ("RUNNER = pytest\n\nall:\n\t$(RUNNER) tests\n", "make -s"),
+}
+
+
+@pytest.mark.parametrize("makefile, command", MAKE_ROUTES.values(), ids=MAKE_ROUTES)
+def test_a_recipe_is_followed_with_its_variables_expanded(
+    tmp_path: Path, makefile: str, command: str
+) -> None:
+    """``$(PYTEST) $(TESTS)`` is followed as the pytest run it is: the test it runs is
+    pinned (weakening it reports), adding a test does not report."""
+    root = project(tmp_path, {"Makefile": makefile})
+    weakening = ("tests/test_x.py", "test_fails", "assertion replaced by a constant")
+    assert weakening in findings(root, [command], {"tests/test_x.py": WEAKER_TEST})
+    honest = project(tmp_path / "honest", {"Makefile": makefile})
+    assert findings(honest, [command], {"tests/test_x.py": MORE_TESTS}) == set()
+
+
+def test_a_script_named_by_a_make_variable_is_pinned(tmp_path: Path) -> None:
+    makefile = "CHECK = scripts/check.sh\n\ncheck:\n\tbash $(CHECK) --strict\n"
+    root = project(tmp_path, {"Makefile": makefile, "scripts/check.sh": "pytest tests/\n"})
+    assert ("scripts/check.sh", None, "changed") in findings(
+        root, ["make check"], {"scripts/check.sh": "exit 0\n"}
+    )
+
+
+def test_the_command_line_value_reaches_the_recipe_unless_the_makefile_overrides_it(
+    tmp_path: Path,
+) -> None:
+    makefile = "override TESTS = tests/test_x.py\nOTHER = x\n\ncheck:\n\tpytest $(TESTS)\n"
+    inventory, _ = inventory_of("make", makefile.encode(), [target_name("check", ["TESTS=y"])])
+    assert inventory == {"make check TESTS=y": {"script": "pytest tests/test_x.py"}}
+
+
+UNRESOLVED = {
+    "inside a conditional": "ifdef CI\nTESTS = tests/\nendif\n\ncheck:\n\tpytest $(TESTS)\n",
+    "from the shell": "TESTS != ls tests\n\ncheck:\n\tpytest $(TESTS)\n",
+    "by define": "define TESTS\ntests/\nendef\n\ncheck:\n\tpytest $(TESTS)\n",
+    "for one target": "check: TESTS = tests/\ncheck:\n\tpytest $(TESTS)\n",
+    "undefined": "check:\n\tpytest $(TESTS)\n",
+    "a make function": "TESTS = $(wildcard tests/*.py)\n\ncheck:\n\tpytest $(TESTS)\n",
+}
+
+
+@pytest.mark.parametrize("makefile", UNRESOLVED.values(), ids=UNRESOLVED)
+def test_a_variable_make_alone_can_resolve_stays_as_written(makefile: str) -> None:
+    """What this reading cannot know is never guessed: the recipe keeps the reference (and
+    the Makefile stays pinned by hash)."""
+    inventory, _ = inventory_of("make", makefile.encode(), ["check"])
+    assert inventory["make check"]["script"] in ("pytest $(TESTS)", "pytest $(wildcard tests/*.py)")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from("$(){}@AB =:?+\n\t#\\x"), max_size=120),
+    value=st.text(alphabet=st.sampled_from("$(){}AB x"), max_size=20),
+)
+def test_expansion_of_any_text_ends_and_keeps_what_it_cannot_resolve(text: str, value: str) -> None:
+    """Self-referencing, unbalanced or nested references never hang or raise; text without
+    ``$`` comes back unchanged."""
+    expanded = expand(text, {"A": value, "B": "$(A)$(B)"}, "t")
+    assert isinstance(expanded, str)
+    if "$" not in text:
+        assert expanded == text
+    inventory_of("make", (text + "\ncheck:\n\t" + text).encode(), ["check 'A=1'"])

@@ -13,12 +13,13 @@ from . import limits
 from .files import inside, is_script, module_files, read_file
 from .findings import PYTEST_LOADS, PYTEST_READS, RUNS
 from .inventory import inventory_of, kind_of
-from .make import DEFAULT_GOAL, makefiles
+from .make import DEFAULT_GOAL, makefiles, target_name
 
 OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
 _PREFIXES = frozenset(
     {"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run", "timeout"}
 )
+_MAKE_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.-]*=")
 _SHELLS = re.compile(r"^(?:ba|da|k|z)?sh$")
 _OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 _INTERPRETERS = re.compile(
@@ -106,14 +107,16 @@ def scripts_run(root: str, words: list[str], runner: str | None) -> Iterator[tup
         )
         if makefile is None:
             return
-        targets = []
+        targets, assignments = [], []
         for target in words[index + 1 :]:
             if target in OPERATORS:
                 break
-            if not target.startswith("-") and "=" not in target:
+            if _MAKE_ASSIGNMENT.match(target):
+                assignments.append(target)
+            elif not target.startswith("-") and "=" not in target:
                 targets.append(target)
         for target in targets or [DEFAULT_GOAL]:
-            yield makefile, target
+            yield makefile, target_name(target, assignments)
 
 
 def with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
