@@ -5,6 +5,8 @@ file runs on import. Each attack is reported; its honest counterpart is not."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_integrity import FAILING_TEST, project, write
 
+from pytest_acceptance import integrity
 from pytest_acceptance.integrity import inventory_of, snapshot, weakened
 from pytest_acceptance.integrity.commands import shell_strings, shell_words
 from pytest_acceptance.integrity.make import expand, target_name
@@ -168,3 +171,103 @@ def test_expansion_of_any_text_ends_and_keeps_what_it_cannot_resolve(text: str, 
     if "$" not in text:
         assert expanded == text
     inventory_of("make", (text + "\ncheck:\n\t" + text).encode(), ["check 'A=1'"])
+
+
+# -- data files beside the tests -------------------------------------------------------------
+
+JS_TEST = "test('adds', () => {\n  expect(add(1, 2)).toMatchSnapshot();\n});\n"
+GO_TEST = (
+    'func TestParse(t *testing.T) {\n\tif Parse(golden(t)) != "" {\n\t\tt.Fatal("x")\n\t}\n}\n'
+)
+DATA_ROUTES = {  # (extra files, command, data file)
+    "expected output under tests/": ({}, "pytest tests/", "tests/data/expected.json"),
+    "a fixture of a named test": (
+        {},
+        "pytest tests/test_x.py::test_fails",
+        "tests/fixtures/in.txt",
+    ),
+    "a jest snapshot": (
+        {
+            "src/app.test.js": JS_TEST,
+            "src/__snapshots__/app.test.js.snap": "exports[`adds 1`] = `3`;\n",
+        },
+        "npx jest src/app.test.js",
+        "src/__snapshots__/app.test.js.snap",
+    ),
+    "a Go golden file": (
+        {"pkg/parse/parse_test.go": GO_TEST, "pkg/parse/testdata/golden.txt": "ok\n"},
+        "go test ./pkg/...",
+        "pkg/parse/testdata/golden.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", ["rewritten", "deleted"])
+@pytest.mark.parametrize("extra, command, data", DATA_ROUTES.values(), ids=DATA_ROUTES)
+def test_a_rewritten_or_deleted_data_file_is_reported(
+    tmp_path: Path, extra: dict, command: str, data: str, edit: str
+) -> None:
+    root = project(tmp_path, {**extra, data: '{"total": 3}\n'})
+    found = findings(root, [command], {data: '{"total": 2}\n' if edit == "rewritten" else None})
+    assert found == {(data, None, "changed" if edit == "rewritten" else "deleted")}
+
+
+def test_the_data_finding_says_why_and_the_way_out(tmp_path: Path) -> None:
+    root = project(tmp_path, {"tests/data/expected.json": "3\n"})
+    pin = snapshot(str(root), ["pytest tests/"])
+    write(root, "tests/data/expected.json", "2\n")
+    [finding] = weakened(str(root), pin)
+    assert finding.why == integrity.TESTS_READ
+    assert finding.message().endswith(
+        "which may compare against it (an expected output, fixture or snapshot), so this can "
+        "weaken the criterion: restore it, or /pytest-acceptance:escalate for a human decision."
+    )
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def test_honest_work_around_data_files_is_not_reported(tmp_path: Path) -> None:
+    """New tests with new data files, outputs a test run writes where ``.gitignore`` hides
+    them, bytecode and caches: none is reported (a real git repository decides)."""
+    root = project(
+        tmp_path,
+        {
+            "tests/data/expected.json": "3\n",
+            "tests/out/result.json": "{}\n",
+            ".gitignore": "tests/out/\n*.log\n",
+            "tests/run.log": "old\n",
+            "tests/__pycache__/test_x.cpython-311.pyc": "old",
+        },
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    edits = {
+        "tests/test_x.py": MORE_TESTS,
+        "tests/data/new_case.json": "4\n",
+        "tests/test_new.py": "def test_new():\n    assert compute() == 3\n",
+        "tests/out/result.json": '{"run": 2}\n',
+        "tests/run.log": "new\n",
+        "tests/__pycache__/test_x.cpython-311.pyc": "new",
+        "tests/.pytest_cache/v/cache/lastfailed": "{}",
+    }
+    assert findings(root, ["pytest tests/"], edits) == set()
+
+
+def test_git_inside_the_project_never_decides_what_is_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``git`` the agent puts first on PATH inside the project (an activated venv) is not
+    run: the real git outside decides, and a fake one's "everything is ignored" cannot unpin."""
+    root = project(tmp_path, {"tests/data/expected.json": "3\n", ".gitignore": "*.log\n"})
+    git(root, "init", "-q")
+    fake = root / ".venv/bin/git"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\ntouch {root}/ran\nprintf 'tests/data/expected.json\\0'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    found = findings(root, ["pytest tests/"], {"tests/data/expected.json": "2\n"})
+    assert found == {("tests/data/expected.json", None, "changed")}
+    assert not (root / "ran").exists()

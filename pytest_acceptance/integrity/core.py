@@ -13,7 +13,15 @@ from .files import read_file
 from .findings import HASHED, MAKE_READS, SCHEMA, VERSION, Finding, compare_inventories
 from .inventory import inventory_of, kind_of
 from .named import named_files, paths_of
-from .pins import hashed_files, hashed_findings, new_files, package_watches, pin_hashed, watches_of
+from .pins import (
+    data_watches,
+    hashed_files,
+    hashed_findings,
+    new_files,
+    package_watches,
+    pin_hashed,
+    watches_of,
+)
 
 
 def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
@@ -23,6 +31,7 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     named, scripts, problems = named_files(real_root, commands)
     selections = node_id_selections(real_root, commands)
     watches = watches_of(real_root, commands) + package_watches(real_root, named)
+    watches += data_watches(real_root, named)
     hashed = hashed_files(real_root, commands, watches)
     named |= set(hashed)
     files: dict[str, Any] = {}

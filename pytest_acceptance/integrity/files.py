@@ -18,8 +18,19 @@ PYTHON_TEST = re.compile(r"^(test_.*|.*_test)\.py$|^conftest\.py$")
 JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
 GO_TEST = re.compile(r"_test\.go$")
+TEST_FOLDER = re.compile(r"^(?:tests?|testing|__tests__)$|^tests?_|_tests?$")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".pl", ".rb", ".php")
+
+
+def enclosing_test_folder(directory: str) -> str | None:
+    """The outermost test folder (``tests/``, ``testing/``) holding ``directory``, itself
+    included."""
+    parts = directory.split("/") if directory else []
+    for depth, part in enumerate(parts):
+        if TEST_FOLDER.match(part):
+            return "/".join(parts[: depth + 1])
+    return None
 
 
 def read_file(path: str) -> bytes | str | None:

@@ -15,6 +15,10 @@ RUNS = "a criterion runs it"
 PYTEST_READS = "a criterion's pytest reads it"
 PYTEST_LOADS = "a criterion's pytest loads it"
 TESTS_IMPORT = "it sits with the tests a criterion's pytest runs, which may import it"
+TESTS_READ = (
+    "it sits with the tests a criterion runs, which may compare against it (an expected "
+    "output, fixture or snapshot)"
+)
 RUNNER_READS = "a criterion's test runner reads it"
 MAKE_READS = "a criterion's make reads it"
 HASHED = "hashed"

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .commands import in_directories, pytest_targets, run_files, runner_of, shell_words
@@ -19,10 +18,26 @@ from .config import (
     pytest_part,
     pytest_plugins_of,
 )
-from .files import PYTHON_TEST, SKIP_DIRS, module_files, read_file, up_to_root
-from .findings import HASHED, PYTEST_LOADS, PYTEST_READS, RUNNER_READS, RUNS, TESTS_IMPORT, Finding
-
-_TEST_FOLDER = re.compile(r"^(?:tests?|testing|__tests__)$|^tests?_|_tests?$")
+from .data import data_folders, git_ignored, is_data
+from .files import (
+    PYTHON_TEST,
+    SKIP_DIRS,
+    TEST_FOLDER,
+    enclosing_test_folder,
+    module_files,
+    read_file,
+    up_to_root,
+)
+from .findings import (
+    HASHED,
+    PYTEST_LOADS,
+    PYTEST_READS,
+    RUNNER_READS,
+    RUNS,
+    TESTS_IMPORT,
+    TESTS_READ,
+    Finding,
+)
 
 
 def watches_of(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
@@ -58,17 +73,16 @@ def watches_of(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
 def _test_folders(root: str, directory: str) -> list[str]:
     """The outermost test folders (``tests/``, ``testing/``) holding ``directory``, or under
     it: their non-test modules are the tests' helpers (never the project's own code)."""
-    parts = directory.split("/") if directory else []
-    for depth, part in enumerate(parts):
-        if _TEST_FOLDER.match(part):
-            return ["/".join(parts[: depth + 1])]
+    enclosing = enclosing_test_folder(directory)
+    if enclosing is not None:
+        return [enclosing]
     found = []
     for current, dirnames, _ in os.walk(os.path.join(root, directory)):
         kept = []
         for name in sorted(dirnames):
             if name in SKIP_DIRS or name.startswith("."):
                 continue
-            if _TEST_FOLDER.match(name):
+            if TEST_FOLDER.match(name):
                 found.append(os.path.relpath(os.path.join(current, name), root))
             else:
                 kept.append(name)
@@ -90,16 +104,18 @@ def _watched_files(root: str, watch: dict[str, Any]) -> Iterator[str]:
         if not watch.get("recursive"):
             dirnames[:] = []
         for name in sorted(filenames):
-            if matches(name):
-                yield os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
+            relative = os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
+            if matches(relative.rsplit("/", 1)[-1], relative):
+                yield relative
 
 
-_WATCH_PATTERNS = {
-    "init": lambda name: name == "__init__.py",
-    "pytest-config": lambda name: name in PYTEST_CONFIGS,
-    "conftest": lambda name: name == "conftest.py",
-    "helper": lambda name: name.endswith(".py") and not PYTHON_TEST.match(name),
-    "js-config": lambda name: bool(JS_CONFIG.match(name)),
+_WATCH_PATTERNS: dict[str, Callable[[str, str], bool]] = {  # (name, relative path)
+    "init": lambda name, _: name == "__init__.py",
+    "pytest-config": lambda name, _: name in PYTEST_CONFIGS,
+    "conftest": lambda name, _: name == "conftest.py",
+    "helper": lambda name, _: name.endswith(".py") and not PYTHON_TEST.match(name),
+    "js-config": lambda name, _: bool(JS_CONFIG.match(name)),
+    "data": lambda _, relative: is_data(relative),
 }
 
 
@@ -121,16 +137,32 @@ def package_watches(root: str, named: Iterable[str]) -> list[dict[str, Any]]:
     return watches
 
 
+def data_watches(root: str, named: Iterable[str]) -> list[dict[str, Any]]:
+    """The data files beside the pinned tests (see :mod:`.data`): pinned, never new."""
+    return [
+        {"dir": folder, "pattern": "data", "recursive": True, "new": False, "why": TESTS_READ}
+        for folder in data_folders(root, named)
+    ]
+
+
 def hashed_files(
     root: str, commands: Iterable[str], watches: list[dict[str, Any]]
 ) -> dict[str, str]:
     """Every file pinned by content hash, with how a criterion depends on it."""
     hashed: dict[str, str] = {}
+    data: dict[str, str] = {}
     for watch in watches:
         if "known" in watch:  # watched for new files only
             continue
+        kept = data if watch.get("pattern") == "data" else hashed
         for relative in _watched_files(root, watch):
-            hashed.setdefault(relative, watch["why"])
+            kept.setdefault(relative, watch["why"])
+    if data:
+        folders = [watch["dir"] for watch in watches if watch.get("pattern") == "data"]
+        generated = git_ignored(root, folders)
+        for relative, why in data.items():
+            if relative not in generated:
+                hashed.setdefault(relative, why)
     for words in map(shell_words, commands):
         for relative, why in run_files(root, words):
             hashed.setdefault(relative, why)
