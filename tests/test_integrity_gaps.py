@@ -17,6 +17,7 @@ from test_integrity import FAILING_TEST, project, write
 from pytest_acceptance import integrity
 from pytest_acceptance.integrity import inventory_of, snapshot, weakened
 from pytest_acceptance.integrity.commands import shell_strings, shell_words
+from pytest_acceptance.integrity.import_time import import_time_code
 from pytest_acceptance.integrity.make import expand, target_name
 
 WEAKER_TEST = FAILING_TEST.replace("compute() == 3", "True")
@@ -271,3 +272,149 @@ def test_git_inside_the_project_never_decides_what_is_pinned(
     found = findings(root, ["pytest tests/"], {"tests/data/expected.json": "2\n"})
     assert found == {("tests/data/expected.json", None, "changed")}
     assert not (root / "ran").exists()
+
+
+# -- code a new test file runs when imported -------------------------------------------------
+
+IMPORT_TIME_ATTACKS = {
+    "monkeypatching the code under test": "import app\napp.compute = lambda *a: 3\n",
+    "setattr": "import app\nsetattr(app, 'compute', lambda *a: 3)\n",
+    "a fake module in sys.modules": "import sys, types\n"
+    "sys.modules['app'] = types.ModuleType('app')\n",
+    "sys.modules passed on": "import sys\nSTASH = dict.update(sys.modules, {})\n",
+    "an edited builtin": "import builtins\nbuiltins.len = lambda x: 3\n",
+    "rewriting the expected output": "from pathlib import Path\n"
+    "DONE = Path('tests/data/expected.json').write_text('2')\n",
+    "a file opened for writing": "OUT = open('tests/data/expected.json', 'w')\n",
+    "a helper called at import": "import app\n\ndef _setup():\n    app.compute = lambda: 3\n\n"
+    "READY = _setup()\n",
+    "a decorator that patches": "import app\n\ndef keep(f):\n    app.compute = f\n    return f\n\n"
+    "@keep\ndef test_x():\n    assert True\n",
+    "a patcher started": "from unittest import mock\n"
+    "P = mock.patch('app.compute', return_value=3)\nSTARTED = P.start()\n",
+    "a loop": "import app\nfor name in ['compute']:\n    pass\n",
+    "the environment": "import os\nos.environ['APP_MODE'] = 'fake'\n",
+}
+
+
+@pytest.mark.parametrize("source", IMPORT_TIME_ATTACKS.values(), ids=IMPORT_TIME_ATTACKS)
+@pytest.mark.parametrize("new_file", ["tests/test_zz_new.py", "tests/unit/helpers_new.py"])
+def test_a_new_module_that_runs_code_on_import_is_reported(
+    tmp_path: Path, source: str, new_file: str
+) -> None:
+    """A new test file (or helper in the test folder) that runs code when pytest imports it
+    can change what the pinned tests see: reported, with the line, and "remove it"."""
+    root = project(tmp_path)
+    pin = snapshot(str(root), ["pytest tests/test_x.py::test_fails"])
+    write(root, new_file, "def test_new():\n    assert 1 + 1 == 2\n\n" + source)
+    [finding] = weakened(str(root), pin)
+    assert (finding.file, finding.test, finding.why) == (new_file, None, integrity.IMPORTED_WITH)
+    assert finding.how.startswith("added with code that runs when it is imported (line ")
+    assert "remove it, or /pytest-acceptance:escalate" in finding.message()
+
+
+def test_a_new_test_file_beside_a_pinned_test_outside_a_test_folder(tmp_path: Path) -> None:
+    """``pytest test_app.py`` at the root: a new ``test_*.py`` beside it is checked, a new
+    module of the project there is the work itself and never is."""
+    root = project(tmp_path, {"test_app.py": FAILING_TEST})
+    attack = IMPORT_TIME_ATTACKS["monkeypatching the code under test"]
+    edits = {"test_more.py": attack, "app_config.py": attack}
+    assert {(f, how[:5]) for f, _, how in findings(root, ["pytest test_app.py"], edits)} == {
+        ("test_more.py", "added")
+    }
+
+
+HONEST_NEW_MODULE = '''"""New tests for the new feature."""
+import os
+import pytest
+from pathlib import Path
+from unittest import mock
+
+try:
+    import numpy
+except ImportError:
+    numpy = None
+
+from app import compute
+
+HERE = Path(__file__).parent
+EXPECTED = (HERE / "data" / "expected.json").read_text() if False else "3"
+CI = os.environ.get("CI")
+SLOW = "SLOW" in os.environ
+CASES = [(1, 2), (2, 3)]
+CALLS = [mock.call(1)]
+pytestmark = pytest.mark.slow
+json = pytest.importorskip("json")
+
+
+def _cases():
+    table = {}
+    table["a"] = 1
+    return table
+
+
+TABLE = _cases()
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.setattr("app.compute", lambda *a: 3)
+    (tmp_path / "x").write_text("1")
+    return tmp_path
+
+
+@pytest.mark.parametrize("value, expected", CASES)
+def test_new(value, expected, workdir):
+    assert compute(value) == expected
+
+
+@mock.patch("app.compute", return_value=3)
+def test_patched(fake):
+    assert fake() == 3
+
+
+class TestNew:
+    limit = 3
+
+    def test_method(self):
+        assert compute() <= self.limit
+'''
+
+
+def test_honest_new_test_files_and_helpers_are_not_reported(tmp_path: Path) -> None:
+    """Imports, constants, fixtures that patch inside a test, decorators, classes,
+    pytestmark, ``try: import``: nothing of it runs beyond definitions at import."""
+    root = project(tmp_path)
+    edits = {
+        "tests/test_feature.py": HONEST_NEW_MODULE,
+        "tests/unit/test_more.py": HONEST_NEW_MODULE,
+        "tests/factories.py": "from app import compute\n\n\ndef build():\n    return compute()\n",
+    }
+    assert findings(root, ["pytest tests/test_x.py"], edits) == set()
+
+
+def test_code_on_import_added_to_a_pinned_test_file_is_reported(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    patched = "import app\napp.compute = lambda: 3\n" + MORE_TESTS
+    expected = "code added that runs when it is imported (monkeypatching, sys.modules, "
+    [(file, test, how)] = findings(root, ["pytest tests/"], {"tests/test_x.py": patched})
+    assert (file, test) == ("tests/test_x.py", None) and how.startswith(expected)
+
+
+def test_a_new_conftest_beside_a_node_id_is_reported(tmp_path: Path) -> None:
+    root = project(tmp_path, {"tests/sub/test_y.py": FAILING_TEST})
+    command = ["pytest tests/sub/test_y.py::test_fails"]
+    found = findings(root, command, {"tests/sub/conftest.py": "import pytest\n"})
+    assert found == {("tests/sub/conftest.py", None, "added")}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    source=st.text(
+        alphabet=st.sampled_from("defclass():=.\n []import sysbuiltins@'\"open,w"), max_size=200
+    )
+)
+def test_any_module_source_gives_an_answer(source: str) -> None:
+    """Garbage, deep nesting or odd syntax never raises: a description or None."""
+    found = import_time_code(source.encode())
+    assert found is None or found.startswith("line ")

@@ -80,6 +80,7 @@ from .core import snapshot, weakened
 from .findings import (
     FILE_LEVEL,
     HASHED,
+    IMPORTED_WITH,
     MAKE_READS,
     PYTEST_LOADS,
     PYTEST_READS,
@@ -99,6 +100,7 @@ from .limits import MAX_FILE_BYTES, MAX_FILES
 __all__ = [
     "FILE_LEVEL",
     "HASHED",
+    "IMPORTED_WITH",
     "MAKE_READS",
     "MAX_FILES",
     "MAX_FILE_BYTES",

@@ -17,6 +17,7 @@ from .pins import (
     data_watches,
     hashed_files,
     hashed_findings,
+    module_watches,
     new_files,
     package_watches,
     pin_hashed,
@@ -31,7 +32,7 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
     named, scripts, problems = named_files(real_root, commands)
     selections = node_id_selections(real_root, commands)
     watches = watches_of(real_root, commands) + package_watches(real_root, named)
-    watches += data_watches(real_root, named)
+    watches += data_watches(real_root, named) + module_watches(real_root, named)
     hashed = hashed_files(real_root, commands, watches)
     named |= set(hashed)
     files: dict[str, Any] = {}

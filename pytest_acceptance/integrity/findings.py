@@ -19,6 +19,10 @@ TESTS_READ = (
     "it sits with the tests a criterion runs, which may compare against it (an expected "
     "output, fixture or snapshot)"
 )
+IMPORTED_WITH = (
+    "pytest can import it with the tests a criterion runs, and what it does on import can "
+    "change what they see"
+)
 RUNNER_READS = "a criterion's test runner reads it"
 MAKE_READS = "a criterion's make reads it"
 HASHED = "hashed"
@@ -35,7 +39,8 @@ class Finding:
 
     def message(self) -> str:
         where = f"{self.file}::{self.test}" if self.test else self.file
-        way_out = WAY_OUT.replace("restore", "remove") if self.how == "added" else WAY_OUT
+        added = self.how.startswith("added")
+        way_out = WAY_OUT.replace("restore", "remove") if added else WAY_OUT
         return (
             f"{where}: {self.how} since /pytest-acceptance:implement started; {self.why}, so "
             f"this can weaken the criterion: {way_out}."
@@ -83,4 +88,6 @@ _MARKER_TEXT = {
     "not-collected": "collection disabled (__test__ = False)",
     "hook": "a pytest hook added that can skip, deselect or rewrite results",
     "plugins": "pytest_plugins added (a plugin can skip, deselect or rewrite results)",
+    "import-code": "code added that runs when it is imported (monkeypatching, sys.modules, "
+    "builtins, files, ...: it can change what every test sees)",
 }

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from . import limits
 from .commands import in_directories, pytest_targets, run_files, runner_of, shell_words
 from .config import (
     JS_CONFIG,
@@ -30,6 +31,7 @@ from .files import (
 )
 from .findings import (
     HASHED,
+    IMPORTED_WITH,
     PYTEST_LOADS,
     PYTEST_READS,
     RUNNER_READS,
@@ -38,6 +40,7 @@ from .findings import (
     TESTS_READ,
     Finding,
 )
+from .import_time import import_time_code
 
 
 def watches_of(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
@@ -116,6 +119,11 @@ _WATCH_PATTERNS: dict[str, Callable[[str, str], bool]] = {  # (name, relative pa
     "helper": lambda name, _: name.endswith(".py") and not PYTHON_TEST.match(name),
     "js-config": lambda name, _: bool(JS_CONFIG.match(name)),
     "data": lambda _, relative: is_data(relative),
+    # conftest.py and __init__.py have watches of their own
+    "python-module": lambda name, _: (
+        name.endswith(".py") and name not in ("conftest.py", "__init__.py")
+    ),
+    "python-test": lambda name, _: bool(PYTHON_TEST.match(name)) and name != "conftest.py",
 }
 
 
@@ -132,6 +140,32 @@ def package_watches(root: str, named: Iterable[str]) -> list[dict[str, Any]]:
     for directory in sorted(directories):
         watch = {"dir": directory, "pattern": "init", "recursive": False, "new": True,
                  "why": PYTEST_LOADS}  # fmt: skip
+        watch["known"] = list(_watched_files(root, watch))
+        watches.append(watch)
+    return watches
+
+
+def module_watches(root: str, named: Iterable[str]) -> list[dict[str, Any]]:
+    """New Python modules in the test folder of a pinned Python test, and new test files
+    beside one: pytest may import them with the pinned tests, so code they run on import is
+    reported (see :mod:`.import_time`); new tests and helpers that only define things are
+    not. (Beside a test outside a test folder only test files count: other new modules
+    there are the project's code, the work itself.)"""
+    places: dict[str, str] = {}  # directory -> pattern
+    for relative in named:
+        name = relative.rsplit("/", 1)[-1]
+        if not (PYTHON_TEST.match(name) and name != "conftest.py"):
+            continue
+        directory = os.path.dirname(relative)
+        enclosing = enclosing_test_folder(directory)
+        if enclosing is not None:
+            places[enclosing] = "python-module"
+        else:
+            places.setdefault(directory, "python-test")
+    watches = []
+    for directory, pattern in sorted(places.items()):
+        watch = {"dir": directory, "pattern": pattern, "recursive": pattern == "python-module",
+                 "new": True, "check": "import-time", "why": IMPORTED_WITH}  # fmt: skip
         watch["known"] = list(_watched_files(root, watch))
         watches.append(watch)
     return watches
@@ -221,7 +255,8 @@ def hashed_findings(root: str, relative: str, entry: dict[str, Any]) -> list[Fin
 
 
 def new_files(root: str, watches: Any, files: dict[str, Any]) -> list[Finding]:
-    """Configuration and conftest.py files that appeared where a runner reads them."""
+    """Configuration and conftest.py files that appeared where a runner reads them, and new
+    modules beside the tests that run code when imported."""
     findings = []
     seen = set(files)
     for watch in watches if isinstance(watches, list) else []:
@@ -231,7 +266,23 @@ def new_files(root: str, watches: Any, files: dict[str, Any]) -> list[Finding]:
         for relative in _watched_files(root, watch):
             if isinstance(known, list) and relative in known:
                 continue
-            if relative not in seen and _hashed_digest(root, relative) is not None:
-                seen.add(relative)  # one finding per file, whichever watch saw it
-                findings.append(Finding(relative, None, "added", str(watch.get("why"))))
+            if relative in seen or _hashed_digest(root, relative) is None:
+                continue
+            how = "added"
+            if watch.get("check") == "import-time":
+                how = _runs_at_import(root, relative)
+                if how is None:
+                    continue  # a new test or helper that only defines things
+            seen.add(relative)  # one finding per file, whichever watch saw it
+            findings.append(Finding(relative, None, how, str(watch.get("why"))))
     return findings
+
+
+def _runs_at_import(root: str, relative: str) -> str | None:
+    content = read_file(os.path.join(root, relative))
+    if not isinstance(content, bytes):
+        return f"added as {content}"
+    if len(content) > limits.MAX_FILE_BYTES:
+        return f"added, and it is too large to check (over {limits.MAX_FILE_BYTES:,} bytes)"
+    code = import_time_code(content)
+    return None if code is None else f"added with code that runs when it is imported ({code})"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .findings import FILE_LEVEL
+from .import_time import import_time_statements
 
 _SKIP_MARKS = {"skip": "skip", "skipif": "skip", "skipIf": "skip", "skipUnless": "skip",
                "xfail": "xfail", "expectedFailure": "xfail"}  # fmt: skip
@@ -142,6 +143,9 @@ def _module_markers(tree: ast.Module) -> dict[str, int]:
                 markers["hook"] = markers.get("hook", 0) + 1
         for kind in _skip_calls(statement):
             markers[kind] = markers.get(kind, 0) + 1
+    code = len(import_time_statements(tree))  # what it runs on import, beyond definitions
+    if code:
+        markers["import-code"] = code
     return markers
 
 
