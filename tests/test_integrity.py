@@ -649,16 +649,22 @@ def project(root: Path, extra: dict[str, str] | None = None) -> Path:
     return root
 
 
-def changes(root: Path, command: str, edits: dict[str, str | None]) -> list[tuple[str, str, str]]:
-    """(file, how, why) of every finding after the edits (None deletes the file)."""
-    pin = json.loads(json.dumps(snapshot(str(root), [command])))
+def after_edits(root: Path, commands: list[str], edits: dict[str, str | None]) -> list[Finding]:
+    """Every finding after the edits (None deletes the file); the pin goes through JSON as
+    the hooks store it, and the untouched tree reports nothing."""
+    pin = json.loads(json.dumps(snapshot(str(root), commands)))
     assert weakened(str(root), pin) == []
     for relative, text in edits.items():
         if text is None:
             (root / relative).unlink()
         else:
             write(root, relative, text)
-    return [(f.file, f.how, f.why) for f in weakened(str(root), pin) if f.test is None]
+    return weakened(str(root), pin)
+
+
+def changes(root: Path, command: str, edits: dict[str, str | None]) -> list[tuple[str, str, str]]:
+    """(file, how, why) of every whole-file finding after the edits."""
+    return [(f.file, f.how, f.why) for f in after_edits(root, [command], edits) if f.test is None]
 
 
 LOADS = integrity.PYTEST_LOADS

@@ -4,7 +4,6 @@ file runs on import. Each attack is reported; its honest counterpart is not."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_integrity import FAILING_TEST, project, write
+from test_integrity import FAILING_TEST, after_edits, project, write
 
 from pytest_acceptance import integrity
 from pytest_acceptance.integrity import inventory_of, snapshot, weakened
@@ -25,16 +24,8 @@ MORE_TESTS = FAILING_TEST + "\ndef test_more():\n    assert compute() != 4\n"
 
 
 def findings(root: Path, commands: list[str], edits: dict[str, str | None]) -> set[tuple]:
-    """(file, test, how) of every finding after the edits (None deletes the file); the pin
-    goes through JSON as the hooks store it, and the untouched tree reports nothing."""
-    pin = json.loads(json.dumps(snapshot(str(root), commands)))
-    assert weakened(str(root), pin) == []
-    for relative, text in edits.items():
-        if text is None:
-            (root / relative).unlink()
-        else:
-            write(root, relative, text)
-    return {(f.file, f.test, f.how) for f in weakened(str(root), pin)}
+    """(file, test, how) of every finding after the edits (None deletes the file)."""
+    return {(f.file, f.test, f.how) for f in after_edits(root, commands, edits)}
 
 
 # -- shell strings -------------------------------------------------------------------------
