@@ -99,6 +99,10 @@ MAKE_ROUTES = {
         "PYTEST = echo\n\ncheck:\n\t$(PYTEST) tests/\n",
         "make check PYTEST=pytest",
     ),
+    "POSIX ::= and a tight :=": (
+        "PY ::= python3\nRUN:=$(PY) -m pytest\n\ncheck:\n\t$(RUN) tests/\n",
+        "make check",
+    ),
     "the default goal": ("RUNNER = pytest\n\nall:\n\t$(RUNNER) tests\n", "make -s"),
 }
 
@@ -202,6 +206,18 @@ def test_a_rewritten_or_deleted_data_file_is_reported(
     root = project(tmp_path, {**extra, data: '{"total": 3}\n'})
     found = findings(root, [command], {data: '{"total": 2}\n' if edit == "rewritten" else None})
     assert found == {(data, None, "changed" if edit == "rewritten" else "deleted")}
+
+
+@pytest.mark.parametrize("edit", ["[flake8]\nmax-line-length = 80\n", None])
+def test_a_data_file_named_like_a_configuration_file_counts_whole(
+    tmp_path: Path, edit: str | None
+) -> None:
+    """A fixture project's ``setup.cfg`` under ``tests/fixtures`` is data: a change outside
+    any pytest section reports, and so does its deletion."""
+    data = "tests/fixtures/project/setup.cfg"
+    root = project(tmp_path, {data: "[flake8]\nmax-line-length = 100\n"})
+    how = "changed" if edit else "deleted"
+    assert findings(root, ["pytest tests/"], {data: edit}) == {(data, None, how)}
 
 
 def test_the_data_finding_says_why_and_the_way_out(tmp_path: Path) -> None:

@@ -95,15 +95,14 @@ def _variables(text: str) -> dict[str, str | None]:
         if define:
             variables[define.group(1)] = None
             continue
-        rule = _MAKE_RULE.match(line)
-        if rule:
-            specific = _ASSIGNMENT.match(line[rule.end() :].strip())
-            if specific:  # target: VAR = value (that target's own value)
-                variables[specific.group("name")] = None
-            continue
-        match = _ASSIGNMENT.match(line)
+        match = _ASSIGNMENT.match(line)  # before rules: "VAR ::= x" also looks like one
         if match:
             _assign(variables, match, depth > 0)
+            continue
+        rule = _MAKE_RULE.match(line)
+        specific = _ASSIGNMENT.match(line[rule.end() :].strip()) if rule else None
+        if specific:  # target: VAR = value (that target's own value)
+            variables[specific.group("name")] = None
     return variables
 
 
@@ -176,8 +175,10 @@ def _recipes(text: str) -> dict[str, str]:
     default = None
     for number, line in enumerate(lines):
         match = _MAKE_RULE.match(line)
-        if not match or line.startswith("\t") or _ASSIGNMENT.match(line[match.end() :].strip()):
+        if not match or line.startswith("\t") or _ASSIGNMENT.match(line):
             continue
+        if _ASSIGNMENT.match(line[match.end() :].strip()):
+            continue  # a target-specific variable, not a rule
         recipe = []
         for following in lines[number + 1 :]:
             if not following.startswith("\t"):

@@ -223,26 +223,26 @@ def _plugin_files(root: str, hashed: dict[str, str]) -> set[str]:
 
 
 def pin_hashed(root: str, relative: str, why: str) -> dict[str, Any]:
-    return {"kind": HASHED, "sha256": _hashed_digest(root, relative), "why": why}
+    return {"kind": HASHED, "sha256": _hashed_digest(root, relative, why), "why": why}
 
 
-def _hashed_digest(root: str, relative: str) -> str | None:
+def _hashed_digest(root: str, relative: str, why: str = PYTEST_READS) -> str | None:
     """The sha256 of what the runner reads in a file (the pytest sections of a shared
-    configuration file, else all of it); None when absent or without such a section; a
-    description when it is no regular file."""
+    configuration file, else all of it: always all of a data file); None when absent or
+    without such a section; a description when it is no regular file."""
     content = read_file(os.path.join(root, relative))
     if not isinstance(content, bytes):
         return content
-    part = pytest_part(relative, content)
+    part = content if why == TESTS_READ else pytest_part(relative, content)  # data: all of it
     return None if part is None else hashlib.sha256(part).hexdigest()
 
 
 def hashed_findings(root: str, relative: str, entry: dict[str, Any]) -> list[Finding]:
     why = entry.get("why") if isinstance(entry.get("why"), str) else RUNS
-    before, now = entry.get("sha256"), _hashed_digest(root, relative)
+    before, now = entry.get("sha256"), _hashed_digest(root, relative, why)
     if now == before:
         return []
-    shared = relative.rsplit("/", 1)[-1] in SHARED_CONFIGS
+    shared = relative.rsplit("/", 1)[-1] in SHARED_CONFIGS and why != TESTS_READ
     if now is None:
         how = "its pytest section removed" if shared else "deleted"
     elif " " in now:  # a description: "a directory", "a special file", ...
