@@ -16,7 +16,7 @@ from test_integrity import FAILING_TEST, after_edits, project, write
 from pytest_acceptance import integrity
 from pytest_acceptance.integrity import inventory_of, snapshot, weakened
 from pytest_acceptance.integrity.commands import shell_strings, shell_words
-from pytest_acceptance.integrity.import_time import import_time_code
+from pytest_acceptance.integrity.import_time import import_time_code, module_changes
 from pytest_acceptance.integrity.make import expand, target_name
 
 WEAKER_TEST = FAILING_TEST.replace("compute() == 3", "True")
@@ -320,6 +320,27 @@ def test_a_new_module_that_runs_code_on_import_is_reported(
     assert "remove it, or /pytest-acceptance:escalate" in finding.message()
 
 
+LEAKING_TESTS = {
+    "an assignment": "import app\n\ndef test_first():\n    app.compute = lambda: 3\n",
+    "setattr": "import app\n\ndef test_first():\n    setattr(app, 'compute', lambda: 3)\n",
+    "the environment": "import os\n\ndef test_first():\n    os.environ['APP_MODE'] = 'fake'\n",
+    "a setup method": "from app import config\n\nclass TestFirst:\n"
+    "    def setup_method(self):\n        config.fake = True\n",
+}
+
+
+@pytest.mark.parametrize("source", LEAKING_TESTS.values(), ids=LEAKING_TESTS)
+def test_a_new_test_that_patches_for_the_tests_after_it_is_reported(
+    tmp_path: Path, source: str
+) -> None:
+    """``tests/test_000.py`` runs before ``tests/test_x.py`` in the same process: a write
+    into an imported module that no monkeypatch undoes is what the pinned test sees."""
+    root = project(tmp_path)
+    [(file, test, how)] = findings(root, ["pytest tests/"], {"tests/test_000.py": source})
+    assert (file, test) == ("tests/test_000.py", None)
+    assert how.startswith("added with a function that writes into a module it imports (line ")
+
+
 def test_a_new_test_file_beside_a_pinned_test_outside_a_test_folder(tmp_path: Path) -> None:
     """``pytest test_app.py`` at the root: a new ``test_*.py`` beside it is checked, a new
     module of the project there is the work itself and never is."""
@@ -342,7 +363,7 @@ try:
 except ImportError:
     numpy = None
 
-from app import compute
+from app import Thing, compute
 
 HERE = Path(__file__).parent
 EXPECTED = (HERE / "data" / "expected.json").read_text() if False else "3"
@@ -372,6 +393,10 @@ def workdir(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("value, expected", CASES)
 def test_new(value, expected, workdir):
+    thing = Thing()
+    thing.size = value
+    table = {}
+    table["a"] = value
     assert compute(value) == expected
 
 
@@ -400,11 +425,22 @@ def test_honest_new_test_files_and_helpers_are_not_reported(tmp_path: Path) -> N
     assert findings(root, ["pytest tests/test_x.py"], edits) == set()
 
 
-def test_code_on_import_added_to_a_pinned_test_file_is_reported(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "added, expected",
+    [
+        ("import app\napp.compute = lambda: 3\n", "code added that runs when it is imported"),
+        (
+            "import app\n\ndef test_0():\n    app.compute = lambda: 3\n",
+            "a function added that writes into a module the file imports",
+        ),
+    ],
+)
+def test_module_changes_added_to_a_pinned_test_file_are_reported(
+    tmp_path: Path, added: str, expected: str
+) -> None:
     root = project(tmp_path)
-    patched = "import app\napp.compute = lambda: 3\n" + MORE_TESTS
-    expected = "code added that runs when it is imported (monkeypatching, sys.modules, "
-    [(file, test, how)] = findings(root, ["pytest tests/"], {"tests/test_x.py": patched})
+    edits = {"tests/test_x.py": added + MORE_TESTS}
+    [(file, test, how)] = findings(root, ["pytest tests/"], edits)
     assert (file, test) == ("tests/test_x.py", None) and how.startswith(expected)
 
 
@@ -425,3 +461,5 @@ def test_any_module_source_gives_an_answer(source: str) -> None:
     """Garbage, deep nesting or odd syntax never raises: a description or None."""
     found = import_time_code(source.encode())
     assert found is None or found.startswith("line ")
+    changes = module_changes(source.encode())
+    assert changes is None or changes.startswith(("code that runs", "a function that"))

@@ -72,7 +72,10 @@ deletion, and a new file where the runner would read one, reports):
 
 New Python modules in a pinned test's folder, and new test files beside a pinned test, are
 reported when they run code on import (monkeypatching, ``sys.modules``, ``builtins``,
-``os.environ``, writing files, ...); new tests and helpers that only define things are not.
+``os.environ``, writing files, ...) or hold a function that writes into a module they import
+(never undone, so the pinned tests that run after it see it); new tests and helpers that
+only define things, or patch through ``monkeypatch``, are not. The same code added to a
+pinned test file reports too.
 
 What it cannot see: semantics (an assertion rewritten to compare the wrong thing, a fixture
 that makes a test trivial without skipping it, implementation code that detects the test
@@ -82,7 +85,8 @@ under the root instead), make variables it cannot resolve alone (set inside cond
 by the shell, by ``define``, per target, by make functions or the environment: the recipe
 keeps the reference; the Makefile itself is pinned by hash), ``eval`` of a variable, code a
 command runs through ``python -c`` or another interpreter's inline code, import-time code
-reached through aliases or modules outside the test folders (the reading is syntactic),
+or writes into shared state reached through aliases or modules outside the test folders
+(the reading is syntactic),
 data files git ignores and data the tests read from outside the test folders, Python modules
 outside the test folders that tests import, configuration pytest finds above the project, Go
 and other runners' configuration, languages other than these, and JavaScript or Go that does

@@ -90,4 +90,6 @@ _MARKER_TEXT = {
     "plugins": "pytest_plugins added (a plugin can skip, deselect or rewrite results)",
     "import-code": "code added that runs when it is imported (monkeypatching, sys.modules, "
     "builtins, files, ...: it can change what every test sees)",
+    "module-write": "a function added that writes into a module the file imports (never "
+    "undone, unlike monkeypatch: the tests that run after it see the change)",
 }

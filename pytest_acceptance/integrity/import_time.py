@@ -1,4 +1,5 @@
-"""Code a new Python module beside the pinned tests runs when it is imported.
+"""Code a new Python module beside the pinned tests runs when it is imported, and writes its
+functions make into modules it imports.
 
 A new test file is allowed (new tests never weaken anything), but pytest imports it in the
 same process as the pinned tests: module-level code there can monkeypatch the code under
@@ -14,7 +15,9 @@ and in the expressions that run at import, a call that changes state (``setattr`
 ``open``, ``os.system``, ``.write_text``, ``.start()`` of a patcher, ...), a call on
 ``sys.modules``, ``builtins``, ``os.environ``, ``sys.path`` or ``sys.meta_path`` other than
 reading it, and a call of one of the module's own functions that does any of that or
-assigns outside itself.
+assigns outside itself. Also reported: a function (a test, a fixture, a setup method) that
+writes into a module the file imports: no monkeypatch undoes it, so it changes what the
+tests that run after it see.
 """
 
 from __future__ import annotations
@@ -49,6 +52,71 @@ def import_time_code(content: bytes) -> str | None:
         return None
     found = import_time_statements(tree)
     return found[0] if found else None
+
+
+def module_changes(content: bytes) -> str | None:
+    """How a new module can change what other tests see, if it can: code it runs on import,
+    or a function that writes into a module it imports (the write outlives the test, so the
+    tests that run after it see it); None when neither, or when it does not parse."""
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found = import_time_statements(tree)
+    if found:
+        return f"code that runs when it is imported ({found[0]})"
+    writes = leaking_writes(tree)
+    return f"a function that writes into a module it imports ({writes[0]})" if writes else None
+
+
+def leaking_writes(tree: ast.Module) -> list[str]:
+    """``line N: test_x writes into app`` for each write a function makes into a module the
+    file imports (``app.compute = ...``, ``os.environ[...] = ...``, ``del``, ``setattr(app,
+    ...)``): unlike ``monkeypatch.setattr`` it is never undone. Undone by hand or not, it is
+    reported; ``monkeypatch`` is the honest way."""
+    imported = {
+        (alias.asname or alias.name).split(".")[0]
+        for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+    found: dict[int, str] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        modules = imported - _bound_in(function)
+        for node in ast.walk(function):
+            for target in _written(node):
+                root = _root_name(target)
+                if root in modules and target is not None and not isinstance(target, ast.Name):
+                    found.setdefault(
+                        node.lineno, f"line {node.lineno}: {function.name} writes into {root}"
+                    )
+    return [found[line] for line in sorted(found)]
+
+
+def _bound_in(function: ast.AST) -> set[str]:
+    """Names a function binds itself (arguments, assignments, its own imports)."""
+    names = {argument.arg for argument in ast.walk(function) if isinstance(argument, ast.arg)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return names
+
+
+def _written(node: ast.AST) -> list[ast.expr]:
+    """What a statement or call writes into: assignment and ``del`` targets, the first
+    argument of ``setattr``/``delattr``."""
+    if isinstance(node, (ast.Assign, ast.Delete)):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args
+    if call and node.func.id in ("setattr", "delattr"):  # type: ignore[union-attr]
+        return [ast.Attribute(value=node.args[0], attr="", ctx=ast.Store())]  # type: ignore
+    return []
 
 
 def import_time_statements(tree: ast.Module) -> list[str]:

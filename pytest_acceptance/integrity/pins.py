@@ -40,7 +40,7 @@ from .findings import (
     TESTS_READ,
     Finding,
 )
-from .import_time import import_time_code
+from .import_time import module_changes
 
 
 def watches_of(root: str, commands: Iterable[str]) -> list[dict[str, Any]]:
@@ -284,5 +284,5 @@ def _runs_at_import(root: str, relative: str) -> str | None:
         return f"added as {content}"
     if len(content) > limits.MAX_FILE_BYTES:
         return f"added, and it is too large to check (over {limits.MAX_FILE_BYTES:,} bytes)"
-    code = import_time_code(content)
-    return None if code is None else f"added with code that runs when it is imported ({code})"
+    changes = module_changes(content)
+    return None if changes is None else f"added with {changes}"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .findings import FILE_LEVEL
-from .import_time import import_time_statements
+from .import_time import import_time_statements, leaking_writes
 
 _SKIP_MARKS = {"skip": "skip", "skipif": "skip", "skipIf": "skip", "skipUnless": "skip",
                "xfail": "xfail", "expectedFailure": "xfail"}  # fmt: skip
@@ -146,6 +146,9 @@ def _module_markers(tree: ast.Module) -> dict[str, int]:
     code = len(import_time_statements(tree))  # what it runs on import, beyond definitions
     if code:
         markers["import-code"] = code
+    writes = len(leaking_writes(tree))  # writes into imported modules that outlive a test
+    if writes:
+        markers["module-write"] = writes
     return markers
 
 
