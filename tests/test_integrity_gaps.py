@@ -451,14 +451,18 @@ def test_a_new_conftest_beside_a_node_id_is_reported(tmp_path: Path) -> None:
     assert found == {("tests/sub/conftest.py", None, "added")}
 
 
+KEYWORD_ONLY = "def test_k(*, fixture, flag=True, **more) -> None:\n    pass\n"
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     source=st.text(
-        alphabet=st.sampled_from("defclass():=.\n []import sysbuiltins@'\"open,w"), max_size=200
+        alphabet=st.sampled_from("defclass():=.\n []import sysbuiltins@'\"open,w*"), max_size=200
     )
 )
 def test_any_module_source_gives_an_answer(source: str) -> None:
     """Garbage, deep nesting or odd syntax never raises: a description or None."""
+    source = KEYWORD_ONLY + source
     found = import_time_code(source.encode())
     assert found is None or found.startswith("line ")
     changes = module_changes(source.encode())

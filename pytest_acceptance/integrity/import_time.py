@@ -153,7 +153,8 @@ def _statement(node: ast.stmt, functions: dict[str, ast.AST]) -> str | None:
         return None  # a docstring
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = node.args
-        evaluated = [*node.decorator_list, *arguments.defaults, *arguments.kw_defaults]
+        defaults = [d for d in arguments.kw_defaults if d is not None]  # None: no default
+        evaluated = [*node.decorator_list, *arguments.defaults, *defaults]
         evaluated += [a.annotation for a in _all_arguments(arguments) if a.annotation]
         evaluated += [node.returns] if node.returns else []
         return _first_in_expressions(evaluated, functions, where, decorators=True)
