@@ -43,17 +43,6 @@ _READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__", "_
 _ALLOWED_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Pass)
 
 
-def import_time_code(content: bytes) -> str | None:
-    """``line N: what`` for the first import-time code in a module's source; None when there
-    is none, or when it does not parse (pytest then fails to collect it: nothing passes)."""
-    try:
-        tree = ast.parse(content)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    found = import_time_statements(tree)
-    return found[0] if found else None
-
-
 def module_changes(content: bytes) -> str | None:
     """How a new module can change what other tests see, if it can: code it runs on import,
     or a function that writes into a module it imports (the write outlives the test, so the
