@@ -353,7 +353,11 @@ def test_a_new_test_file_beside_a_pinned_test_outside_a_test_folder(tmp_path: Pa
 
 
 HONEST_NEW_MODULE = '''"""New tests for the new feature."""
+import asyncio
+import functools
 import os
+import re
+import unittest
 import pytest
 from pathlib import Path
 from unittest import mock
@@ -410,6 +414,32 @@ class TestNew:
 
     def test_method(self):
         assert compute() <= self.limit
+
+
+PATTERN = re.compile(r"\\d+")
+_scratch = [1]
+del _scratch
+if not CASES:
+    pytest.skip("no cases", allow_module_level=True)
+if numpy is None and CI:
+    raise unittest.SkipTest("needs numpy on CI")
+
+
+def in_loop(function):
+    @functools.wraps(function)
+    def wrapper(*args):
+        return asyncio.run(function(*args))
+
+    return wrapper
+
+
+@in_loop
+async def test_async():
+    assert compute() == 3
+
+
+if __name__ == "__main__":
+    pytest.main([__file__])
 '''
 
 

@@ -9,13 +9,16 @@ import than imports, definitions, classes, constants and ``pytestmark``.
 
 Allowed at module (and class) level: docstrings, imports, ``def``/``class`` (their
 decorators, defaults, bases and annotations are checked like any expression), assignments
-to plain names, and ``if``/``try`` blocks holding only those. Reported: any other statement
-(a bare call, a loop, ``with``, an assignment to an attribute or item, ``del``, ``global``),
+to (and ``del`` of) plain names, ``raise`` and ``pytest.skip()`` (they fail or skip that
+module alone), ``if __name__ == "__main__":`` blocks (never run under pytest), and
+``if``/``try`` blocks holding only those. Reported: any other statement (a bare call, a
+loop, ``with``, an assignment to an attribute or item, ``global``),
 and in the expressions that run at import, a call that changes state (``setattr``, ``exec``,
-``open``, ``os.system``, ``.write_text``, ``.start()`` of a patcher, ...), a call on
+``open(..., "w")``, ``os.system``, ``.write_text``, ``.start()`` of a patcher, ...), a use of
 ``sys.modules``, ``builtins``, ``os.environ``, ``sys.path`` or ``sys.meta_path`` other than
-reading it, and a call of one of the module's own functions that does any of that or
-assigns outside itself. Also reported: a function (a test, a fixture, a setup method) that
+reading it, and a call of one of the module's own functions (or a decorator of its own)
+whose body does any of that or assigns outside itself (a wrapper it defines runs later and
+is not counted). Also reported: a function (a test, a fixture, a setup method) that
 writes into a module the file imports: no monkeypatch undoes it, so it changes what the
 tests that run after it see.
 """
@@ -23,15 +26,16 @@ tests that run after it see.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 _STATE_CHANGING_CALLS = frozenset(
-    {"setattr", "delattr", "exec", "eval", "compile", "__import__", "globals", "locals",
-     "vars", "system", "popen", "spawnl", "spawnv", "execv", "execl", "run", "check_call",
-     "check_output", "Popen", "write", "writelines", "write_text", "write_bytes", "touch",
-     "unlink", "remove", "rmtree", "rename", "mkdir", "makedirs", "chmod", "chown",
-     "symlink", "putenv", "unsetenv", "start", "setitem", "delitem", "reload",
-     "import_module", "settrace", "setprofile", "addaudithook", "exit", "_exit", "kill",
-     "setrecursionlimit", "register", "monkeypatch", "copyfile", "copy2", "copytree", "move"}
+    {"setattr", "delattr", "exec", "eval", "globals", "locals", "vars", "system", "popen",
+     "spawnl", "spawnv", "execv", "execl", "run", "check_call", "check_output", "Popen",
+     "write", "writelines", "write_text", "write_bytes", "touch", "unlink", "remove",
+     "rmtree", "rename", "mkdir", "makedirs", "chmod", "chown", "symlink", "putenv",
+     "unsetenv", "start", "setitem", "delitem", "reload", "settrace", "setprofile",
+     "addaudithook", "exit", "_exit", "kill", "setrecursionlimit", "register", "monkeypatch",
+     "copyfile", "copy2", "copytree", "move"}
 )  # fmt: skip
 # The process-wide state every test shares: import-time code may only read it.
 _SHARED_STATE = frozenset(
@@ -40,7 +44,9 @@ _SHARED_STATE = frozenset(
      ("environ",)}
 )  # fmt: skip
 _READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__", "__getitem__"})
-_ALLOWED_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Pass)
+# A raise at import fails (or, SkipTest, skips) that module alone.
+_ALLOWED_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Pass, ast.Raise)
+_SKIPS = frozenset({"skip", "importorskip", "skipTest"})  # pytest.skip(allow_module_level=True)
 
 
 def module_changes(content: bytes) -> str | None:
@@ -140,6 +146,11 @@ def _statement(node: ast.stmt, functions: dict[str, ast.AST]) -> str | None:
         return None
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return None  # a docstring
+    skip = isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+    if skip and _callee(node.value) in _SKIPS:  # type: ignore[attr-defined]
+        return None  # skips this module alone
+    if isinstance(node, ast.Delete) and all(_plain_names(t) for t in node.targets):
+        return None
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         arguments = node.args
         defaults = [d for d in arguments.kw_defaults if d is not None]  # None: no default
@@ -159,6 +170,8 @@ def _statement(node: ast.stmt, functions: dict[str, ast.AST]) -> str | None:
         annotation = [node.annotation] if isinstance(node, ast.AnnAssign) else []
         return _first_in_expressions([*value, *annotation], functions, where)
     if isinstance(node, ast.If):
+        if _runs_as_script_only(node.test):
+            return None  # if __name__ == "__main__": never true when pytest imports it
         found = _first_in_expressions([node.test], functions, where)
         return found or _first_in_statements([*node.body, *node.orelse], functions)
     if isinstance(node, ast.Try):
@@ -166,6 +179,18 @@ def _statement(node: ast.stmt, functions: dict[str, ast.AST]) -> str | None:
         blocks = [*node.body, *handlers, *node.orelse, *node.finalbody]
         return _first_in_statements(blocks, functions)
     return f"{where}: a statement that runs at import ({type(node).__name__})"
+
+
+def _runs_as_script_only(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
 
 
 def _all_arguments(arguments: ast.arguments) -> list[ast.arg]:
@@ -202,11 +227,11 @@ def _first_in_expressions(
     return None
 
 
-def _shared_reference(tree: ast.AST) -> str | None:
+def _shared_reference(tree: ast.AST, nodes: list[ast.AST] | None = None) -> str | None:
     """A use of ``sys.modules``, ``builtins``, ``os.environ``, ``sys.path``... other than
     reading it (``.get()``, ``x in``, ``[key]``): passing it on or aliasing it counts too."""
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if nodes is None else nodes:
         chain = tuple(_attribute_chain(node)) if isinstance(node, (ast.Attribute, ast.Name)) else ()
         if chain not in _SHARED_STATE or not _escapes(node, parents):
             continue
@@ -293,17 +318,17 @@ def _changes_state(
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
     } | {argument.arg for argument in ast.walk(function) if isinstance(argument, ast.arg)}
     seen = seen | {getattr(function, "name", "")}
-    for node in ast.walk(function):
+    runs = list(_runs_when_called(function))
+    shared = _shared_reference(function, runs)
+    if shared:
+        return shared.replace(" at import", "")
+    for node in runs:
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             return f"declares {type(node).__name__.lower()} names"
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             if not all(_plain_names(t) or _root_name(t) in own for t in targets):
                 return "assigns to an attribute or item of something else"
-        if node is function:
-            shared = _shared_reference(function)
-            if shared:
-                return shared.replace(" at import", "")
         if isinstance(node, ast.Call):
             if _changes_shared_state(node):
                 return f"calls {_callee(node)}()"
@@ -313,6 +338,17 @@ def _changes_state(
                 if found:
                     return f"calls {callee}(), which {found}"
     return None
+
+
+def _runs_when_called(function: ast.AST) -> Iterator[ast.AST]:
+    """What a call of ``function`` runs: its body, but not the bodies of the functions,
+    lambdas and classes it defines (a decorator's wrapper runs later, if ever)."""
+    todo: list[ast.AST] = list(getattr(function, "body", []))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _root_name(target: ast.expr) -> str:
