@@ -40,7 +40,8 @@ def data_folders(root: str, named: Iterable[str]) -> list[str]:
     folders = set()
     for relative in named:
         name = relative.rsplit("/", 1)[-1]
-        if not (PYTHON_TEST.match(name) or JS_TEST.search(name) or GO_TEST.search(name)):
+        test = PYTHON_TEST.match(name) or JS_TEST.search(name) or GO_TEST.search(name)
+        if not test or name == "conftest.py":
             continue
         directory = os.path.dirname(relative)
         enclosing = enclosing_test_folder(directory)
@@ -55,8 +56,9 @@ def data_folders(root: str, named: Iterable[str]) -> list[str]:
 
 
 def git_ignored(root: str, folders: list[str]) -> set[str]:
-    """The untracked files under these folders that the project's ``.gitignore`` files exclude (only
-    those: ``.git/info/exclude`` and a personal excludes file are nobody's review). Empty
+    """The untracked files under these folders that the project's ``.gitignore`` files
+    exclude (only those: ``.git/info/exclude`` and a personal excludes file are nobody's
+    review). Empty
     when git cannot tell. Git runs with nothing from the caller's environment, from outside
     the project, and without fsmonitor (a configured one would run a command)."""
     top = _repository_top(root)
