@@ -4,6 +4,7 @@ file runs on import. Each attack is reported; its honest counterpart is not."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -472,6 +473,24 @@ def test_module_changes_added_to_a_pinned_test_file_are_reported(
     edits = {"tests/test_x.py": added + MORE_TESTS}
     [(file, test, how)] = findings(root, ["pytest tests/"], edits)
     assert (file, test) == ("tests/test_x.py", None) and how.startswith(expected)
+
+
+def test_a_pin_of_an_older_version_does_not_count_markers_it_never_recorded(
+    tmp_path: Path,
+) -> None:
+    """A flow pinned before import-time markers existed: a test file that had such code all
+    along is not reported when the newer version checks it (a plugin update mid-flow)."""
+    head = "import sys\nsys.path.insert(0, 'x')\n"
+    root = project(tmp_path, {"tests/test_x.py": head + FAILING_TEST})
+    pin = json.loads(json.dumps(snapshot(str(root), ["pytest tests/"])))
+    pin["version"] = 2
+    for entry in pin["files"].values():
+        for test in entry.get("tests", {}).values():
+            test.get("markers", {}).pop("import-code", None)
+    write(root, "tests/test_x.py", head + MORE_TESTS)  # a new test: the file is read again
+    assert weakened(str(root), pin) == []
+    pin["version"] = integrity.VERSION  # the same stripped pin, read as a current one
+    assert [f.how[:10] for f in weakened(str(root), pin)] == ["code added"]
 
 
 def test_a_new_conftest_beside_a_node_id_is_reported(tmp_path: Path) -> None:

@@ -10,7 +10,15 @@ from typing import Any
 from . import limits
 from .commands import shell_words, with_what_they_run
 from .files import read_file
-from .findings import HASHED, MAKE_READS, SCHEMA, VERSION, Finding, compare_inventories
+from .findings import (
+    HASHED,
+    MAKE_READS,
+    NEWER_MARKERS,
+    SCHEMA,
+    VERSION,
+    Finding,
+    compare_inventories,
+)
 from .inventory import inventory_of, kind_of
 from .named import named_files, paths_of
 from .pins import (
@@ -86,13 +94,17 @@ def weakened(root: str, pinned: dict[str, Any]) -> list[Finding]:
     scripts = scripts if isinstance(scripts, dict) else {}
     files = pinned.get("files")
     files = files if isinstance(files, dict) else {}
+    older = pinned.get("version") != VERSION
     for relative, entry in sorted(files.items()):
-        findings.extend(_file_findings(real_root, relative, entry, scripts.get(relative, [])))
+        found = _file_findings(real_root, relative, entry, scripts.get(relative, []), older)
+        findings.extend(found)
     findings.extend(new_files(real_root, pinned.get("watch"), files))
     return findings
 
 
-def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> list[Finding]:
+def _file_findings(
+    root: str, relative: str, entry: Any, scripts: list[str], older: bool = False
+) -> list[Finding]:
     if isinstance(entry, dict) and entry.get("kind") == HASHED:
         return hashed_findings(root, relative, entry)
     if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str):
@@ -117,6 +129,8 @@ def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> 
             )
         ]
     inventory, error = inventory_of(entry.get("kind", "other"), content, scripts)
+    if older:  # a pin from before a marker existed: its absence there means nothing
+        inventory = _without_newer_markers(inventory)
     if error and not entry.get("error"):
         return [Finding(relative, None, f"no longer parses ({error})")]
     selected = entry.get("selected")
@@ -128,6 +142,18 @@ def _file_findings(root: str, relative: str, entry: Any, scripts: list[str]) -> 
     if not found and entry.get("kind") == "make":  # variables, prerequisites, .IGNORE, ...
         return [Finding(relative, None, "changed", MAKE_READS)]
     return found
+
+
+def _without_newer_markers(inventory: dict[str, Any]) -> dict[str, Any]:
+    """The inventory without the markers pins of an older version do not record."""
+    kept: dict[str, Any] = {}
+    for test, entry in inventory.items():
+        markers = entry.get("markers") if isinstance(entry, dict) else None
+        if isinstance(markers, dict):
+            markers = {kind: n for kind, n in markers.items() if kind not in NEWER_MARKERS}
+            entry = {**entry, "markers": markers}
+        kept[test] = entry
+    return kept
 
 
 def _selects(node: str, test: str) -> bool:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 SCHEMA = "pytest-acceptance/integrity"
-VERSION = 2
+VERSION = 3  # 3: import-time markers, data files, make variables, shell strings
+NEWER_MARKERS = frozenset({"import-code", "module-write"})  # recorded since version 3
 FILE_LEVEL = ""  # inventory key for what applies to a whole file (module pytestmark, .only)
 WAY_OUT = "restore it, or /pytest-acceptance:escalate for a human decision"
 RUNS = "a criterion runs it"
