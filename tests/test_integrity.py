@@ -263,7 +263,7 @@ def test_past_the_file_cap_the_snapshot_says_so(
 ) -> None:
     for number in range(3):
         write(tmp_path, f"tests/test_{number}.py", "def test_a():\n    assert 1 == x\n")
-    monkeypatch.setattr(integrity, "MAX_FILES", 2)
+    monkeypatch.setattr(integrity.limits, "MAX_FILES", 2)
     pin = snapshot(str(tmp_path), ["pytest tests"])
     assert sorted(pin["files"]) == ["tests/test_0.py", "tests/test_1.py"]
     found = weakened(str(tmp_path), pin)
@@ -275,7 +275,7 @@ def test_past_the_file_cap_the_snapshot_says_so(
 def test_a_file_over_the_byte_cap_is_pinned_by_hash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(integrity, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(integrity.limits, "MAX_FILE_BYTES", 100)
     path = write(tmp_path, "tests/test_big.py", PYTHON_BEFORE)
     pin = snapshot(str(tmp_path), ["pytest tests/test_big.py"])
     assert weakened(str(tmp_path), pin) == []
@@ -649,16 +649,22 @@ def project(root: Path, extra: dict[str, str] | None = None) -> Path:
     return root
 
 
-def changes(root: Path, command: str, edits: dict[str, str | None]) -> list[tuple[str, str, str]]:
-    """(file, how, why) of every finding after the edits (None deletes the file)."""
-    pin = json.loads(json.dumps(snapshot(str(root), [command])))
+def after_edits(root: Path, commands: list[str], edits: dict[str, str | None]) -> list[Finding]:
+    """Every finding after the edits (None deletes the file); the pin goes through JSON as
+    the hooks store it, and the untouched tree reports nothing."""
+    pin = json.loads(json.dumps(snapshot(str(root), commands)))
     assert weakened(str(root), pin) == []
     for relative, text in edits.items():
         if text is None:
             (root / relative).unlink()
         else:
             write(root, relative, text)
-    return [(f.file, f.how, f.why) for f in weakened(str(root), pin) if f.test is None]
+    return weakened(str(root), pin)
+
+
+def changes(root: Path, command: str, edits: dict[str, str | None]) -> list[tuple[str, str, str]]:
+    """(file, how, why) of every whole-file finding after the edits."""
+    return [(f.file, f.how, f.why) for f in after_edits(root, [command], edits) if f.test is None]
 
 
 LOADS = integrity.PYTEST_LOADS
@@ -876,22 +882,27 @@ def test_a_weakened_python_tool_is_reported(tmp_path: Path, command: str) -> Non
     assert changes(tmp_path, command, edits) == [("tools/check.py", "changed", integrity.RUNS)]
 
 
+EXPANDED = "the script it runs changed ('pytest tests/' -> 'pytest --co tests/')"
+
+
 @pytest.mark.parametrize(
-    "command, makefile",
+    "command, makefile, test, how",
     [
-        ("make check", "Makefile"),
-        ("make -C sub check", "sub/Makefile"),
-        ("make -f ci.mk check", "ci.mk"),
+        ("make check", "Makefile", "make check", EXPANDED),  # read with its variables
+        ("make -C sub check", "sub/Makefile", None, "changed"),
+        ("make -f ci.mk check", "ci.mk", None, "changed"),
     ],
 )
 def test_a_makefile_weakened_outside_the_recipe_is_reported(
-    tmp_path: Path, command: str, makefile: str
+    tmp_path: Path, command: str, makefile: str, test: str | None, how: str
 ) -> None:
     """The recipe stays ``pytest $(ARGS)``: the variable it reads is what changed."""
     before = "ARGS = tests/\n\ncheck:\n\tpytest $(ARGS)\n"
     write(tmp_path, makefile, before)
-    edits = {makefile: before.replace("ARGS = tests/", "ARGS = --co tests/")}
-    assert changes(tmp_path, command, edits) == [(makefile, "changed", integrity.MAKE_READS)]
+    pin = snapshot(str(tmp_path), [command])
+    write(tmp_path, makefile, before.replace("ARGS = tests/", "ARGS = --co tests/"))
+    found = [(f.file, f.test, f.how, f.why) for f in weakened(str(tmp_path), pin)]
+    assert found == [(makefile, test, how, integrity.RUNS if test else integrity.MAKE_READS)]
 
 
 def test_a_built_binary_the_command_runs_is_the_work_not_a_check(tmp_path: Path) -> None:
@@ -990,7 +1001,7 @@ def test_pyproject_edits_report_exactly_when_pytest_reads_them(description, addo
             f'[tool.pytest.ini_options]\naddopts = "{addopts}"\n'
         ).encode()
 
-    part = integrity._pytest_part
+    part = integrity.config.pytest_part
     base = part("pyproject.toml", pyproject("x", "-q"))
     assert part("pyproject.toml", pyproject(description, "-q")) == base
     assert (part("pyproject.toml", pyproject("x", addopts)) == base) == (addopts == "-q")

@@ -99,7 +99,9 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
     shutil.copytree(REPO_ROOT / ".claude-plugin", plugin / ".claude-plugin")
     shutil.copytree(REPO_ROOT / "skills", plugin / "skills")
     (plugin / "pytest_acceptance").mkdir()
-    for name in ("__init__.py", "fingerprint.py", "integrity.py", "gate_probe.py"):
+    package = REPO_ROOT / "pytest_acceptance"
+    shutil.copytree(package / "integrity", plugin / "pytest_acceptance" / "integrity")
+    for name in ("__init__.py", "fingerprint.py", "gate_probe.py"):
         if (REPO_ROOT / "pytest_acceptance" / name).exists():
             shutil.copy(REPO_ROOT / "pytest_acceptance" / name, plugin / "pytest_acceptance" / name)
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
