@@ -122,8 +122,9 @@ def tree_fingerprint(
     if not os.path.isdir(real):
         raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
     walker = _Walker(_Limits(timeout), cache)
-    if cache is not None:
-        cache.kept.clear()  # what an earlier, failed call saw is no part of this one
+    if cache is not None:  # what an earlier, failed call saw is no part of this one
+        cache.kept.clear()
+        cache.unchanged = None
     top = _repository_top(real)
     if top is None:
         walker.plain(real, b"", _SKIP_DIRS)
@@ -314,7 +315,7 @@ class _Walker:
         try:
             git = _Git(top, self.limits)
             if self.cache is not None:
-                self.cache.entries  # noqa: B018 -- read while git lists the tree
+                self.cache.check(self.limits)  # while git lists the tree
             tracked, ignored_listing = git.results()
         except FingerprintError:
             if not nested:
@@ -489,15 +490,35 @@ class HashCache:
         self.path = os.fsencode(path)
         self._entries: dict[bytes, tuple[bytes, bytes]] | None = None
         self.kept: dict[bytes, tuple[bytes, bytes]] = {}  # what this fingerprint saw
+        self.unchanged: dict[bytes, int] | None = None  # see check()
         self.hits = 0
 
     @property
     def entries(self) -> dict[bytes, tuple[bytes, bytes]]:
-        """Absolute path -> (stat key, description), read from the file on first use (the
-        walker asks while git lists the tree, so reading costs no wall time)."""
+        """Absolute path -> (stat key, description), read from the file on first use."""
         if self._entries is None:
             self._entries = self._load()
         return self._entries
+
+    def check(self, limits: _Limits) -> None:
+        """Which cached files still show their stat key (path -> size), one ``lstat`` each.
+        The walker calls it while git lists the tree, so it costs little wall time; a file
+        changed after this check and before the digest is a change during the fingerprint,
+        which no fingerprint of a live tree can order (the gate compares two of them)."""
+        if self.unchanged is not None:
+            return
+        unchanged: dict[bytes, int] = {}
+        lstat, key_of = os.lstat, _stat_key
+        for number, (path, (key, _)) in enumerate(self.entries.items()):
+            if number & 0xFF == 0 and limits.deadline is not None:
+                limits.remaining()
+            try:
+                info = lstat(path)
+            except OSError:
+                continue
+            if key_of(info) == key:
+                unchanged[path] = info.st_size
+        self.unchanged = unchanged
 
     def _load(self) -> dict[bytes, tuple[bytes, bytes]]:
         try:
@@ -513,9 +534,10 @@ class HashCache:
 
     def hash_files(self, files: list[tuple[bytes, bytes]], limits: _Limits) -> list[bytes]:
         """What _hash_files returns, reading only files whose stat data changed."""
+        self.check(limits)
         records = []
         trusted_before = time.time_ns() - int(RACY_SECONDS * 1e9)
-        entries, kept, lstat, key_of = self.entries, self.kept, os.lstat, _stat_key
+        entries, kept, unchanged = self.entries, self.kept, self.unchanged or {}
         unread = 0  # bytes of reused files: the same caps apply with or without a cache
         hits = 0
         for number, (relative, path) in enumerate(files):
@@ -524,21 +546,16 @@ class HashCache:
                 unread = 0
                 if limits.deadline is not None:
                     limits.remaining()
-            known = entries.get(path)
-            if known is not None:
-                try:
-                    info = lstat(path)
-                except OSError:
-                    info = None
-                if info is not None and key_of(info) == known[0]:
-                    unread += info.st_size
-                    hits += 1
-                    kept[path] = known
-                    records.append(relative + b"\0" + known[1])
-                    continue
+            size = unchanged.get(path)
+            if size is not None:
+                unread += size
+                hits += 1
+                known = kept[path] = entries[path]
+                records.append(relative + b"\0" + known[1])
+                continue
             description, info = _hash_one(path, limits, _NOFOLLOW)
             if info is not None and info.st_ctime_ns < trusted_before:
-                kept[path] = (key_of(info), description)
+                kept[path] = (_stat_key(info), description)
             records.append(relative + b"\0" + description)
         limits.spend(unread)
         self.hits += hits
@@ -546,6 +563,7 @@ class HashCache:
 
     def save(self) -> None:
         """Keep exactly the entries of this fingerprint (a new file only when they changed)."""
+        self.unchanged = None  # the next fingerprint checks the stat keys again
         if self.kept == self.entries:
             self.kept = {}
             return
