@@ -70,6 +70,14 @@ class _Place:
     directory_fd: int | None = None
     procs_fd: int | None = None
 
+    def keep_open(self) -> None:
+        """Open our cgroup's directory and cgroup.procs for the run (where that fails,
+        each check goes by path)."""
+        assert self.cgroup is not None
+        with contextlib.suppress(OSError):
+            self.directory_fd = os.open(self.cgroup, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+            self.procs_fd = os.open(self.cgroup / "cgroup.procs", os.O_RDONLY | _CLOEXEC)
+
     def cgroup_pids(self) -> list[int]:
         """Every process in our cgroup and in the cgroups a command made below it."""
         assert self.cgroup is not None
@@ -173,8 +181,7 @@ def use(run: Path | None, label: str = "main") -> str:
             if _move(os.getpid(), directory):
                 residents = frozenset(_cgroup_pids(directory))
                 _place = _Place("cgroup", directory, home, residents)
-                _place.directory_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
-                _place.procs_fd = os.open(directory / "cgroup.procs", os.O_RDONLY | _CLOEXEC)
+                _place.keep_open()
                 return "cgroup"
     mode = _default_mode()
     _place = _Place(mode, reaper=mode == "tracking" and become_subreaper())
