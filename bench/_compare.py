@@ -19,11 +19,15 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 compileall.compile_dir(Path(__file__).resolve().parents[1] / "pytest_acceptance", quiet=1)
 
 
-def timed(args: Sequence[str], cwd: Path, ok: Sequence[int] = (0,)) -> float:
+def timed(
+    args: Sequence[str], cwd: Path, ok: Sequence[int] = (0,), env: dict[str, str] | None = None
+) -> float:
     """Wall time of one run; its CPU time (user + system, all its processes) goes to
     ``CPU_TIMES``: on a loaded machine wall time mostly measures the neighbours."""
     start, cpu = time.perf_counter(), _children_cpu()
-    done = subprocess.run(args, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        args, cwd=cwd, env=env or ENV, capture_output=True, text=True, check=False
+    )
     elapsed = time.perf_counter() - start
     CPU_TIMES.append(_children_cpu() - cpu)
     if done.returncode not in ok:
@@ -46,14 +50,17 @@ def compare(
     cwd: Path,
     target: float,
     rounds: int = 5,
+    env: dict[str, str] | None = None,
 ) -> float:
+    """``env``: extra environment for the candidate only."""
     base_times, cand_times = [], []
-    timed(baseline, cwd), timed(candidate, cwd)  # warm caches (imports, bytecode)
+    cand_env = {**ENV, **(env or {})}
+    timed(baseline, cwd), timed(candidate, cwd, env=cand_env)  # warm caches (imports, bytecode)
     base_cpu, cand_cpu = [], []
     for _ in range(rounds):
         base_times.append(timed(baseline, cwd))
         base_cpu.append(CPU_TIMES[-1])
-        cand_times.append(timed(candidate, cwd))
+        cand_times.append(timed(candidate, cwd, env=cand_env))
         cand_cpu.append(CPU_TIMES[-1])
     # Noise on a shared machine only ever adds time: the best of N estimates the cost
     # (as timeit recommends); medians are printed beside it for information.
@@ -64,7 +71,8 @@ def compare(
     print(
         f"{name}: baseline {base:.3f}s, pytest-acceptance {cand:.3f}s (best of {rounds}), "
         f"ratio {ratio:.3f} (target <= {target}) {verdict}; median ratio {median_ratio:.3f}; "
-        f"CPU time ratio {min(cand_cpu) / min(base_cpu):.3f}"
+        f"CPU time ratio {min(cand_cpu) / min(base_cpu):.3f} (median "
+        f"{statistics.median(cand_cpu) / statistics.median(base_cpu):.3f})"
     )
     return ratio
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,13 @@ from pytest_acceptance.agent_prompt import (
     parse_verdict,
     parse_verdict_text,
 )
-from pytest_acceptance.containment import capture_file, contained, wait_for_exit
+from pytest_acceptance.containment import (
+    capture_file,
+    contained,
+    fill,
+    read_range,
+    wait_for_exit,
+)
 
 # What a verifier may use: reading and searching. Everything that writes, runs code or
 # reaches the network is removed from the session and denied on top of that.
@@ -229,19 +236,14 @@ def run_agent_process(
         capture_file("agent-stdin") as given,
         capture_file("agent-stdout") as out,
         capture_file("agent-stderr") as err,
-        contained() as scope,
     ):
-        given.write(stdin or b"")
-        given.seek(0)
-        try:
-            process = scope.popen(argv, cwd=cwd, stdin=given, stdout=out, stderr=err)
-        except OSError as error:
-            raise DispatchError(f"could not start {label}: {error}") from None
-        try:
+        fill(given, stdin or b"")
+        with contained(KILL_GRACE_SECONDS) as scope:  # ends killing what is left
+            try:
+                process = scope.popen(argv, cwd=cwd, stdin=given, stdout=out, stderr=err)
+            except OSError as error:
+                raise DispatchError(f"could not start {label}: {error}") from None
             code = wait_for_exit(process, timeout)
-        finally:
-            scope.kill(KILL_GRACE_SECONDS)
-            process.wait()
         stdout, stderr = _read_all(out), _read_all(err)
     if code is None:
         raise DispatchError(
@@ -253,8 +255,8 @@ def run_agent_process(
 
 
 def _read_all(stream: IO[bytes]) -> str:
-    stream.seek(0)
-    return stream.read(AGENT_OUTPUT_LIMIT).decode(errors="replace")
+    end = min(os.fstat(stream.fileno()).st_size, AGENT_OUTPUT_LIMIT)
+    return read_range(stream, 0, end).decode(errors="replace")
 
 
 def _text(out: str, err: str) -> str:

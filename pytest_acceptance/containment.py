@@ -49,6 +49,7 @@ from typing import IO, Any
 MODE_VARIABLE = "PYTEST_ACCEPTANCE_CONTAINMENT"
 RUN_PREFIX = "pytest-acceptance-"
 _PR_SET_CHILD_SUBREAPER = 36
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _POLL = 0.02
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -63,6 +64,41 @@ class _Place:
     home: Path | None = None  # where we were before, to return to at the end
     residents: frozenset[int] = frozenset()  # in our cgroup before any command: not theirs
     reaper: bool = False  # tracking: orphans of our commands reparent to us
+    # cgroup: our cgroup's directory and its cgroup.procs, kept open for the whole run:
+    # after each command one fstat and one pread tell what is left (opening the files by
+    # path for every command cost more than the rest of the check).
+    directory_fd: int | None = None
+    procs_fd: int | None = None
+
+    def keep_open(self) -> None:
+        """Open our cgroup's directory and cgroup.procs for the run (where that fails,
+        each check goes by path)."""
+        assert self.cgroup is not None
+        with contextlib.suppress(OSError):
+            self.directory_fd = os.open(self.cgroup, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+            self.procs_fd = os.open(self.cgroup / "cgroup.procs", os.O_RDONLY | _CLOEXEC)
+
+    def cgroup_pids(self) -> list[int]:
+        """Every process in our cgroup and in the cgroups a command made below it."""
+        assert self.cgroup is not None
+        # A directory's link count is 2 + its subdirectories: 2 means no cgroup below
+        # ours (the usual case), where our own cgroup.procs is the whole answer.
+        with contextlib.suppress(OSError):
+            if self.procs_fd is not None and self._subdirectories() == 0:
+                return _parse_pids(_read_at_start(self.procs_fd))
+        return [pid for directory in _walk(self.cgroup) for pid in _cgroup_pids(directory)]
+
+    def _subdirectories(self) -> int | None:
+        if self.directory_fd is None:
+            return None
+        return os.fstat(self.directory_fd).st_nlink - 2
+
+    def close(self) -> None:
+        for fd in (self.directory_fd, self.procs_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.directory_fd = self.procs_fd = None
 
 
 _place: _Place | None = None
@@ -136,6 +172,7 @@ def use(run: Path | None, label: str = "main") -> str:
     """Make this process run its commands inside ``run``/``label`` (``run`` made by
     ``start_run``), or track them when that is unavailable. Returns the mode in use."""
     global _place
+    _forget_place()
     home = own_cgroup() if run is not None else None
     if run is not None and home is not None:
         directory = run / label
@@ -144,6 +181,7 @@ def use(run: Path | None, label: str = "main") -> str:
             if _move(os.getpid(), directory):
                 residents = frozenset(_cgroup_pids(directory))
                 _place = _Place("cgroup", directory, home, residents)
+                _place.keep_open()
                 return "cgroup"
     mode = _default_mode()
     _place = _Place(mode, reaper=mode == "tracking" and become_subreaper())
@@ -152,9 +190,15 @@ def use(run: Path | None, label: str = "main") -> str:
 
 def stop_using() -> None:
     """Back to where this process was (so removing the run's cgroup never kills it)."""
-    global _place
     if _place is not None and _place.home is not None:
         _move(os.getpid(), _place.home)
+    _forget_place()
+
+
+def _forget_place() -> None:
+    global _place
+    if _place is not None:
+        _place.close()
     _place = None
 
 
@@ -188,6 +232,7 @@ class Contained:
 
     def __init__(self) -> None:
         place = _current()
+        self.place = place
         self.mode = place.mode
         self.cgroup = place.cgroup
         self.residents = place.residents | {os.getpid()}
@@ -213,11 +258,11 @@ class Contained:
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
         if self.cgroup is not None:
-            pids = [pid for directory in _tree(self.cgroup) for pid in _cgroup_pids(directory)]
+            pids = self.place.cgroup_pids()
             return [pid for pid in pids if pid not in self.residents and self._since(pid)]
         if self.mode == "group" or not self.leader:
             return _group_members(self.leader)
-        return self._tracked()
+        return [] if self._nothing_left() else self._tracked()
 
     def _since(self, pid: int) -> bool:
         """Started once the command had started: a process that a test or fixture of the
@@ -226,8 +271,6 @@ class Contained:
         return stat is not None and stat[4] >= self.leader_start
 
     def _tracked(self) -> list[int]:
-        if self._nothing_left():  # the common case, without reading all of /proc
-            return []
         table = process_table()
         me = os.getpid()
         found = {self.leader}
@@ -248,6 +291,8 @@ class Contained:
         return [pid for pid in found if pid in table and table[pid][0] != "Z"]
 
     def _nothing_left(self) -> bool:
+        """Tracking as a subreaper: the command exited and no new child of ours (living
+        or dead) appeared, so nothing of it is left; one read, without scanning /proc."""
         if self.children_before is None or self.process is None:
             return False
         if self.process.poll() is None:
@@ -255,11 +300,18 @@ class Contained:
         now = _children()
         return now is not None and not (now - self.children_before - {self.leader})
 
+    def end(self, grace: float) -> None:
+        """Kill what the command left (``kill``) and reap the command itself."""
+        if self.process is None:
+            return  # it never started
+        self.kill(grace)
+        self.process.wait()
+
     def kill(self, grace: float) -> None:
         """SIGTERM what is left, give it ``grace`` seconds, then SIGKILL; reap orphans."""
+        if self.mode == "tracking" and self._nothing_left():
+            return  # the common case: no orphan either, living or dead
         members = [pid for pid in self.members() if pid != os.getpid()]
-        if not members and self.mode == "tracking" and self._nothing_left():
-            return  # no orphan either, living or dead
         if members:
             _signal_all(members, signal.SIGTERM)
             _signal_all(members, signal.SIGCONT)  # a stopped process acts on SIGTERM only then
@@ -304,8 +356,15 @@ class Contained:
 
 
 @contextlib.contextmanager
-def contained() -> Iterator[Contained]:
-    yield Contained()
+def contained(grace: float) -> Iterator[Contained]:
+    """The scope of one command (or judge): when the block ends, however it ends (also on
+    KeyboardInterrupt from SIGINT, SIGTERM or SIGHUP), whatever the command left running
+    gets SIGTERM, ``grace`` seconds, then SIGKILL, and the command is reaped."""
+    scope = Contained()
+    try:
+        yield scope
+    finally:
+        scope.end(grace)
 
 
 # --- waiting and capturing ----------------------------------------------------------------
@@ -315,10 +374,28 @@ def capture_file(name: str) -> IO[bytes]:
     """A nameless file for a command's output: memory-backed where Linux offers memfd
     (creating a temp file costs more than running a short command), else a temp file.
     Never a pipe: a background child that keeps a pipe open would hang the run."""
-    try:
-        return open(os.memfd_create(name, os.MFD_CLOEXEC), "w+b")
+    try:  # unbuffered: the command writes through its own descriptor; we pread it
+        return open(os.memfd_create(name, os.MFD_CLOEXEC), "w+b", buffering=0)
     except (AttributeError, OSError):
-        return tempfile.TemporaryFile()
+        return tempfile.TemporaryFile(buffering=0)
+
+
+def read_range(stream: IO[bytes], start: int, end: int) -> bytes:
+    """Bytes ``start``..``end`` of a capture file (fewer if it is shorter), read without
+    moving its offset (a child may still hold it); an empty range costs no read."""
+    fd, chunks = stream.fileno(), []
+    while start < end and (chunk := os.pread(fd, end - start, start)):
+        chunks.append(chunk)
+        start += len(chunk)
+    return b"".join(chunks)
+
+
+def fill(stream: IO[bytes], data: bytes) -> None:
+    """Write ``data`` at the start of a capture file, its offset left at 0 (where a child
+    given it as stdin starts reading)."""
+    fd, written = stream.fileno(), 0
+    while written < len(data):
+        written += os.pwrite(fd, data[written:], written)
 
 
 def wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> int | None:
@@ -367,10 +444,27 @@ def _write(path: Path, text: str) -> bool:
 
 def _cgroup_pids(cgroup: Path) -> list[int]:
     try:
-        with open(cgroup / "cgroup.procs", encoding="ascii") as procs:
-            return [int(line) for line in procs if line.strip()]
-    except (OSError, ValueError):
+        with open(cgroup / "cgroup.procs", "rb") as procs:
+            return _parse_pids(procs.read())
+    except OSError:
         return []
+
+
+def _parse_pids(listed: bytes) -> list[int]:
+    try:
+        return [int(pid) for pid in listed.split()]
+    except ValueError:
+        return []
+
+
+def _read_at_start(fd: int) -> bytes:
+    """The whole of a kernel-generated file through a descriptor kept open: reading at
+    offset 0 regenerates it (a cgroup.procs read now lists the processes in it now)."""
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 65536, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def kill_cgroup(cgroup: Path, spare: frozenset[int] = frozenset()) -> None:
@@ -431,17 +525,6 @@ def remove_cgroup(cgroup: Path, wait: float = 2.0, spare: frozenset[int] = froze
                 if time.monotonic() > deadline or (spare and _cgroup_pids(directory)):
                     break
                 time.sleep(_POLL)
-
-
-def _tree(cgroup: Path) -> Iterator[Path]:
-    """``cgroup`` and the cgroups a command made below it (a nested pytest-acceptance run
-    does); one stat tells whether there are any (a directory's link count is 2 + its
-    subdirectories), which spares listing the directory after every command."""
-    try:
-        below = os.stat(cgroup).st_nlink != 2
-    except OSError:
-        return iter(())
-    return _walk(cgroup) if below else iter((cgroup,))
 
 
 def _walk(cgroup: Path) -> Iterator[Path]:

@@ -1,10 +1,11 @@
 """The ``bash`` runner: run a criterion's command from the rootdir and check its condition.
 
 Each attempt runs ``bash -c <command>`` in a session of its own, with stdin from /dev/null
-and stdout/stderr going to temp files (a pipe held open by a background child would hang
-the run). The whole process group is killed on timeout, and whatever is left of it after a
-normal exit too, so nothing outlives the check. Processes that leave the group on purpose
-(``setsid``, daemons) are beyond reach.
+and stdout/stderr going to memory-backed files (a pipe held open by a background child
+would hang the run). Everything the command started is killed on timeout, and whatever is
+left after a normal exit too, so nothing outlives the check: a cgroup holds it where Linux
+lets us make one, else tracking as a subreaper finds it (see containment.py, which also
+says what stays out of reach).
 
 The pass condition comes from :mod:`pytest_acceptance.conditions`; a natural-language
 condition is handed to ``pytest_acceptance_judge`` (an agent), never reduced to the exit
@@ -18,6 +19,7 @@ import heapq
 import itertools
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -41,7 +43,7 @@ from pytest_acceptance.conditions import (
     PrintedPathsExist,
     parse_condition,
 )
-from pytest_acceptance.containment import capture_file, contained, wait_for_exit
+from pytest_acceptance.containment import capture_file, contained, read_range, wait_for_exit
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.no_tests import unless_vacuous
 from pytest_acceptance.verdict import display_path
@@ -284,43 +286,49 @@ def command_environment(criterion_id: str | None) -> dict[str, str]:
 def run_command(command: str, cwd: Path, env: dict[str, str], timeout: float) -> Attempt:
     """Run ``bash -c command``; kill everything it started on timeout and afterwards."""
     started = time.monotonic()
-    with capture_file("stdout") as out, capture_file("stderr") as err, contained() as scope:
+    with capture_file("stdout") as out, capture_file("stderr") as err:
         watching = live_output(out, err) if live_output else nullcontext()
-        process = scope.popen(
-            ["bash", "-c", command],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-        )
-        try:
+        with contained(KILL_GRACE) as scope:  # ends killing what is left, however it ends
+            process = scope.popen(
+                ["bash", "-c", command],
+                executable=_bash(env.get("PATH")),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+            )
             with watching:
                 exit_code = wait_for_exit(process, timeout)
-        finally:  # also on KeyboardInterrupt (SIGINT, SIGTERM, SIGHUP): leave nothing behind
-            scope.kill(KILL_GRACE)
-            process.wait()
         stdout, size = _read_stdout(out)
         return Attempt(
             exit_code, stdout, _read_tail(err), timeout, time.monotonic() - started, size
         )
 
 
+@functools.lru_cache(maxsize=8)
+def _bash(path: str | None) -> str | None:
+    """bash's absolute path on this PATH, looked up once per run: otherwise the child
+    tries every PATH directory before bash's on each command. None (the child searches
+    as usual) when PATH has a relative entry, which depends on the command's cwd."""
+    if path is None or not all(os.path.isabs(entry) for entry in path.split(os.pathsep)):
+        return None
+    return shutil.which("bash", path=path)
+
+
 def _read_stdout(stream: IO[bytes]) -> tuple[str, int]:
     """All of stdout when conditions may read it (up to CHECK_LIMIT bytes), else its
     tail; and its size in bytes. Never more than CHECK_LIMIT in memory."""
-    size = stream.seek(0, os.SEEK_END)
+    size = os.fstat(stream.fileno()).st_size
     if size <= CHECK_LIMIT:
-        stream.seek(0)
-        return stream.read().decode("utf-8", errors="replace"), size
+        return read_range(stream, 0, size).decode("utf-8", errors="replace"), size
     return _read_tail(stream), size
 
 
 def _read_tail(stream: IO[bytes]) -> str:
-    """The last TAIL_BYTES of a stream, from the first whole line within them."""
-    size = stream.seek(0, os.SEEK_END)
-    stream.seek(max(size - TAIL_BYTES, 0))
-    data = stream.read()
+    """The last TAIL_BYTES of a file, from the first whole line within them."""
+    size = os.fstat(stream.fileno()).st_size
+    data = read_range(stream, max(size - TAIL_BYTES, 0), size)
     if size > TAIL_BYTES:
         data = data[data.find(b"\n") + 1 :] if b"\n" in data else data
     return data.decode("utf-8", errors="replace")

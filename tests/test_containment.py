@@ -107,6 +107,22 @@ def test_what_a_command_leaves_running_is_killed_when_it_ends(
         kill_all(survivors)
 
 
+def test_what_the_second_of_several_commands_leaves_is_killed_too(
+    mode: str, tmp_path: Path
+) -> None:
+    """What each command leaves is found afresh: a clean command, one that leaves a job,
+    then a clean one again, all in the same place (the cgroup's process list is re-read
+    through a descriptor kept open; tracking compares with the children of that moment)."""
+    context = RunContext(tmp_path)
+    commands = ["true", ESCAPES["set -m job (own process group)"], "true"]
+    results = [run_criterion(bash_criterion(tmp_path, command), context) for command in commands]
+    pids = recorded(tmp_path / "pids")
+    survivors = wait_gone(pids, 3)
+    kill_all(survivors)
+    assert [result.status for result in results] == [Status.PASSED] * 3
+    assert len(pids) == 1 and survivors == []
+
+
 def test_a_timed_out_command_loses_every_process_it_started(mode: str, tmp_path: Path) -> None:
     """A timeout kills the command and all its detached children at once (cgroup and
     tracking), not only the process group."""

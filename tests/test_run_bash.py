@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -238,6 +239,40 @@ def test_missing_bash_is_an_error_not_an_exception(
     assert result.status is Status.ERROR
     assert "could not run `bash -c` for AC-7" in result.message
     assert "is bash installed?" in result.message
+
+
+def fake_bash(directory: Path, marker: Path) -> None:
+    """A `bash` that notes it ran, then runs the real one."""
+    directory.mkdir(parents=True)
+    real = shutil.which("bash")
+    (directory / "bash").write_text(f'#!{real}\necho ran >> {marker}\nexec {real} "$@"\n')
+    (directory / "bash").chmod(0o755)
+
+
+def test_bash_keeps_its_name_and_the_first_bash_on_path_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bash is looked up once per PATH, never in another order: a bash earlier on PATH
+    wins, and the command still sees itself as `bash` ($0, error messages)."""
+    assert run(tmp_path, "echo $0", "output contains bash").output == "bash"
+    fake_bash(tmp_path / "first", tmp_path / "marker")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'first'}{os.pathsep}{os.environ['PATH']}")
+    rootdir = tmp_path / "project"  # a new run: its environment is taken afresh
+    rootdir.mkdir()
+    assert run(rootdir, "true").status is Status.PASSED
+    assert (tmp_path / "marker").read_text() == "ran\n"
+
+
+def test_a_relative_path_entry_is_searched_from_the_rootdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative PATH entry means the command's cwd (the rootdir), not ours: such a PATH
+    is left to the command's own search."""
+    fake_bash(tmp_path / "tools", tmp_path / "marker")
+    monkeypatch.setenv("PATH", f"tools{os.pathsep}{os.environ['PATH']}")
+    assert Path.cwd() != tmp_path
+    assert run(tmp_path, "true").status is Status.PASSED
+    assert (tmp_path / "marker").read_text() == "ran\n"
 
 
 def test_criterion_without_a_command_is_an_error(tmp_path: Path) -> None:
