@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
-import threading
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,11 +72,12 @@ def _previous_paths(config: pytest.Config) -> list[Path]:
 class FragmentWriter:
     """Writes the fragment of each criterion in the process that ran it.
 
-    Writing happens on a background thread: creating a file costs up to a millisecond on
-    some file systems, as much as a short bash criterion, and the thread overlaps it with
-    the next criterion. The queue is drained before the session finishes (before the
-    verdict is assembled, and on an xdist worker before it reports back). A fragment lost
-    to a crash is found missing by the assembly, which then fails the run loudly.
+    Creating a file costs up to a millisecond of CPU on some file systems, as much as a
+    short bash criterion: each fragment is written while the next criterion's command runs
+    (containment.while_waiting), and whatever is still pending when the session finishes is
+    written then (before the verdict is assembled, and on an xdist worker before it reports
+    back). A fragment lost to a crash is found missing by the assembly, which then fails
+    the run loudly.
     """
 
     def __init__(self, config: pytest.Config) -> None:
@@ -86,8 +85,6 @@ class FragmentWriter:
         self.rootdir = config.rootpath
         self.errors: list[str] = []  # fragments that could not be written, and why
         self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
-        self.queue: queue.SimpleQueue[tuple[Path, dict[str, Any]] | None] = queue.SimpleQueue()
-        self.thread: threading.Thread | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -124,25 +121,22 @@ class FragmentWriter:
             self.failed(criterion.id, error)
 
     def submit(self, path: Path, fragment: dict[str, Any]) -> None:
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._drain, name="fragments", daemon=True)
-            self.thread.start()
-        self.queue.put((path, fragment))
+        from pytest_acceptance.containment import while_waiting
+
+        while_waiting(lambda: self._write_now(path, fragment))
 
     def flush(self) -> None:
-        if self.thread is not None:
-            self.queue.put(None)
-            self.thread.join()
-            self.thread = None
+        from pytest_acceptance.containment import run_pending
 
-    def _drain(self) -> None:
+        run_pending()
+
+    def _write_now(self, path: Path, fragment: dict[str, Any]) -> None:
         from pytest_acceptance.fragments import write_fragment
 
-        while (job := self.queue.get()) is not None:
-            try:
-                write_fragment(*job)
-            except OSError as error:
-                self.failed(str(job[1].get("id")), error)
+        try:
+            write_fragment(path, fragment)
+        except OSError as error:
+            self.failed(str(fragment.get("id")), error)
 
     def failed(self, criterion_id: str, error: BaseException) -> None:
         from pytest_acceptance.store import describe_os_error

@@ -41,8 +41,9 @@ machine): about 5x ``git status`` without a cache, about 3.2x with one (target 3
 ``git status`` makes one ``lstat`` per file, in C and on several threads; reading a file
 takes ``open``, ``fstat``, ``read`` and ``close``, and even the cache's one ``lstat`` per file
 costs about 2 us of Python each, which is most of what is left. Threads do not help (the
-per-file work holds the GIL); GNU ``find -printf`` in parallel was slower. Git's own shortcut is unsafe here: its index stat data and blob ids are the
-agent's to write, and mtime is settable with ``touch -d``.
+per-file work holds the GIL); GNU ``find -printf`` in parallel was slower. Git's own
+shortcut is unsafe here: its index stat data and blob ids are the agent's to write, and
+mtime is settable with ``touch -d``.
 
 The Claude Code gate passes a :class:`HashCache` kept in the plugin's own state (never in the
 project). A file's hash is reused only while its ``lstat`` shows the same device, inode, size

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -262,3 +263,17 @@ def test_a_process_moved_into_a_cgroup_the_command_made_is_still_killed(
     kill_all(survivors)
     assert result.status is Status.PASSED
     assert pids and survivors == []
+
+
+def test_queued_bookkeeping_runs_while_the_next_command_runs_and_none_is_lost() -> None:
+    """A job queued with while_waiting (an evidence fragment to write) runs while the next
+    command is still running -- overlapped with it, off the main thread's critical path --
+    and run_pending() runs whatever no command came to take."""
+    seen: list[object] = []
+    process = subprocess.Popen(["sleep", "0.3"])
+    containment.while_waiting(lambda: seen.append(process.poll()))
+    assert containment.wait_for_exit(process, 10) == 0
+    assert seen == [None]  # it ran before the command ended
+    containment.while_waiting(lambda: seen.append("at the end"))
+    containment.run_pending()
+    assert seen == [None, "at the end"]
