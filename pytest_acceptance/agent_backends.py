@@ -40,7 +40,9 @@ AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AGENT_PROMPT_LIMIT = 16_000
 OUTPUT_TAIL = 2_000
 KILL_GRACE_SECONDS = 5.0
-AGENT_OUTPUT_LIMIT = 16 * 1024 * 1024  # bytes of an agent's stdout read: a verdict is small
+# Bytes of an agent's stdout read: a verdict is small. Not run_bash.CHECK_LIMIT, though equal:
+# that is the documented reach of output conditions; this only caps memory for an answer.
+AGENT_OUTPUT_LIMIT = 16 * 1024 * 1024
 
 
 class DispatchError(Exception):
