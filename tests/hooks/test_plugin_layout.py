@@ -176,5 +176,5 @@ def test_the_gate_imports_the_package_through_the_one_path_entry_flow_state_adds
     assert count == "1"
     package = REPO_ROOT / "pytest_acceptance"
     assert Path(fingerprint_file) == package / "fingerprint.py"
-    assert Path(integrity_file) == package / "integrity.py"
+    assert Path(integrity_file) == package / "integrity" / "__init__.py"
     assert fingerprint.strip()
