@@ -44,14 +44,7 @@ def main() -> int:
     pin = PinnedFlow.load(session_id) if session_id else None
     _SEEN["pin"] = pin
     try:
-        # The CLI writes its transcript lazily (under load, the /verify just before this
-        # call can be missing for ~0.1 s): wait, bounded, until it holds this very call.
-        tool_use_id = payload.get("tool_use_id")
-        transcript = Transcript.load_settled(
-            payload.get("transcript_path"),
-            lambda written: written.holds_tool_use(tool_use_id),
-            hook_io.settle_seconds(),
-        )
+        transcript = Transcript.load_for(payload)  # once it holds this very call
     except hook_io.HookInputError as error:
         if pin is not None and pin.is_open:
             raise

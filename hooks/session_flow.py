@@ -31,13 +31,8 @@ def open_flow(payload: dict[str, Any]) -> OpenFlow | None:
     session = hook_io.session_id(payload) or ""
     pin = PinnedFlow.load(session) if session else None
     cwd = hook_io.text_field(payload, "cwd")
-    tool_use_id = payload.get("tool_use_id")  # PreToolUse: wait for the lazy transcript
     try:
-        transcript = Transcript.load_settled(
-            payload.get("transcript_path"),
-            lambda written: written.holds_tool_use(tool_use_id),
-            hook_io.settle_seconds(),
-        )
+        transcript = Transcript.load_for(payload)  # PreToolUse: once it holds the call
     except hook_io.HookInputError:
         if pin is not None and pin.is_open:
             return OpenFlow(_pinned_spec(pin), _key(session, pin.get("pinned_at")))

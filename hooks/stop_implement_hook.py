@@ -72,14 +72,9 @@ def main() -> int:
     pin = PinnedFlow.load(session_id) if session_id else None
     _SEEN["pin"] = pin
     try:
-        # The CLI writes its transcript lazily: wait (bounded) until it holds the message
-        # that ended this turn, so the /done or /escalate just before it is on disk too.
-        message = payload.get("last_assistant_message")
-        transcript = Transcript.load_settled(
-            payload.get("transcript_path"),
-            lambda written: written.holds_message(message),
-            hook_io.settle_seconds(),
-        )
+        # Once it holds the message that ended this turn: the /done or /escalate just
+        # before it is on disk too.
+        transcript = Transcript.load_for(payload)
     except hook_io.HookInputError as error:
         if pin is not None and pin.is_open:
             raise  # inside a flow: the fail-closed handler blocks with the reason

@@ -16,11 +16,11 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hook_io import PLUGIN_NAME, HookInputError
+from hook_io import PLUGIN_NAME, HookInputError, settle_seconds
 
 SKILL_NAMES = frozenset({"implement", "verify", "done", "escalate"})
 # Every Stop block reason starts with this tag. Claude Code feeds the reason back as a user
@@ -296,17 +296,23 @@ class Transcript:
             for block in tool_uses(entry)
         )
 
+    def holds_event(self, payload: dict[str, Any]) -> bool:
+        """Whether the transcript holds what a hook event is about: a Stop's
+        last_assistant_message, a PreToolUse's tool call (each true when absent)."""
+        return self.holds_message(payload.get("last_assistant_message")) and self.holds_tool_use(
+            payload.get("tool_use_id")
+        )
+
     @classmethod
-    def load_settled(
-        cls, path_value: object, ready: Callable[[Transcript], bool], timeout: float
-    ) -> Transcript:
-        """The transcript once `ready` says it holds what the hook's event is about
-        (holds_message, holds_tool_use), polling with short sleeps for at most `timeout`
-        seconds; after that, as it is (judged as written)."""
-        deadline = time.monotonic() + max(0.0, timeout)
+    def load_for(cls, payload: dict[str, Any]) -> Transcript:
+        """The payload's transcript once it holds the event (holds_event): the CLI writes it
+        lazily, and under load the lines of the last ~0.1 s -- the /verify before a /done,
+        the /done before a stop -- can be missing when a hook starts. Polls with short
+        sleeps for at most ACCEPTANCE_HOOK_SETTLE_SECONDS; after that, judged as written."""
+        deadline = time.monotonic() + max(0.0, settle_seconds())
         while True:
-            transcript = cls.load(path_value)
-            if ready(transcript) or time.monotonic() >= deadline:
+            transcript = cls.load(payload.get("transcript_path"))
+            if transcript.holds_event(payload) or time.monotonic() >= deadline:
                 return transcript
             time.sleep(SETTLE_POLL_SECONDS)
 
