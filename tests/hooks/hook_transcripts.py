@@ -586,10 +586,19 @@ def expansion_payload(cwd: Path, args: str, prompt_id: str = "prompt-1") -> dict
 
 def hook_command(event: str, script: str = "") -> str:
     """The command hooks.json registers for a hook event (the first one, or the one that
-    runs `script`)."""
+    runs `script`); with no event, the one command that runs `script`, whatever its event."""
     config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text(encoding="utf-8"))
-    commands = [hook["command"] for group in config["hooks"][event] for hook in group["hooks"]]
-    return str(next(command for command in commands if script in command))
+    events = [event] if event else list(config["hooks"])
+    commands = [
+        str(hook["command"])
+        for name in events
+        for group in config["hooks"][name]
+        for hook in group["hooks"]
+        if script in hook["command"]
+    ]
+    if not event:
+        assert len(commands) == 1, f"{script} is registered once in hooks.json"
+    return commands[0]
 
 
 def run_hook(
@@ -598,6 +607,7 @@ def run_hook(
     env: Mapping[str, str] | None = None,
     plugin_root: Path = REPO_ROOT,
     script: str = "",
+    timeout: float = 300,
 ) -> HookRun:
     """Run the hooks.json command for `event` (see hook_command) through a shell, payload on
     stdin, as the CLI does (it also exports CLAUDE_PLUGIN_ROOT). Fails the test on a traceback
@@ -615,7 +625,7 @@ def run_hook(
         input=data.encode() if isinstance(data, str) else data,
         capture_output=True,
         env=environment,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
     text = subprocess.CompletedProcess(

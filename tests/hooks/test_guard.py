@@ -23,6 +23,7 @@ from hook_transcripts import (
     TranscriptBuilder,
     make_repo,
     plugin_data,
+    run_hook,
     stop_payload,
 )
 from hypothesis import given, settings
@@ -40,33 +41,7 @@ SPEC = "specs/feature.md"  # make_repo's spec
 
 def run_script(script: str, payload: dict[str, Any], env: dict[str, str] | None = None) -> HookRun:
     """Run one of our hook scripts the way hooks.json registers it."""
-    config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text())
-    commands = [
-        hook["command"]
-        for entries in config["hooks"].values()
-        for entry in entries
-        for hook in entry["hooks"]
-        if script in hook["command"]
-    ]
-    assert len(commands) == 1, f"{script} is registered once in hooks.json"
-    environment = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
-    }
-    environment.update(CLAUDE_PLUGIN_ROOT=str(REPO_ROOT), ACCEPTANCE_GATE_PYTHON=sys.executable)
-    environment["CLAUDE_PLUGIN_DATA"] = str(plugin_data())
-    environment.update(env or {})
-    done = subprocess.run(
-        ["bash", "-c", commands[0]],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr, done.stderr
-    assert done.returncode == 0, done.stderr
-    return HookRun(done)
+    return run_hook("", payload, env, script=script, timeout=60)
 
 
 @pytest.fixture
