@@ -21,7 +21,7 @@ def main() -> int:
     payload = hook_io.read_payload(sys.stdin.buffer.read())
     if payload.get("source") not in settings_guard.GUARDED_SOURCES:
         return 0
-    flow = session_flow.open_flow(payload)
+    flow = session_flow.open_flow(payload, session_flow.pin_of(payload))
     if flow is None:
         return 0
     snapshot = settings_guard.load_snapshot(settings_guard.snapshot_path(flow.key))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
 import hook_io
@@ -27,10 +26,11 @@ TAG = "[pytest-acceptance guard]"
 
 def main() -> int:
     payload = hook_io.read_payload(sys.stdin.buffer.read())
-    _note_tool_after_terminal(payload)
+    pin = session_flow.pin_of(payload)
+    _note_tool_after_terminal(pin)
     if not hook_io.env_enabled("ACCEPTANCE_HOOK_GUARD"):
         return 0  # switched off by whoever started Claude Code (to test the gate behind it)
-    flow = session_flow.open_flow(payload)
+    flow = session_flow.open_flow(payload, pin)
     if flow is None:
         return 0
     cwd = Path(hook_io.text_field(payload, "cwd") or os.getcwd())
@@ -65,14 +65,12 @@ def main() -> int:
     return 0
 
 
-def _note_tool_after_terminal(payload: dict[str, Any]) -> None:
+def _note_tool_after_terminal(pin: PinnedFlow | None) -> None:
     """Part of the gate, not of the guard (so it runs with the guard switched off): a tool
     that can write files, called after the gate let /done or /escalate through, means the
     gate's stored result must not stand in for a new run at the next stop -- the transcript
     says so too, but the transcript is the agent's to edit. Raises FlowStateError when the
     note cannot be written: the hook then denies the call (fails closed)."""
-    session = hook_io.session_id(payload)
-    pin = PinnedFlow.load(session) if session else None
     if pin is not None and pin.is_open:
         pin.note_tool_after_terminal()
 

@@ -25,11 +25,16 @@ class OpenFlow:
         self.key = key  # stable for the flow's lifetime: names its settings snapshot
 
 
-def open_flow(payload: dict[str, Any]) -> OpenFlow | None:
-    """The session's open flow, None outside one. Raises HookInputError (FlowStateError)
-    when the plugin's state cannot be read: the caller cannot tell, and fails closed."""
+def pin_of(payload: dict[str, Any]) -> PinnedFlow | None:
+    """The session's pin (None: never pinned). Raises HookInputError (FlowStateError) when
+    the plugin's state cannot be read: the caller cannot tell, and fails closed."""
+    session = hook_io.session_id(payload)
+    return PinnedFlow.load(session) if session else None
+
+
+def open_flow(payload: dict[str, Any], pin: PinnedFlow | None) -> OpenFlow | None:
+    """The session's open flow, None outside one; `pin` is pin_of(payload)."""
     session = hook_io.session_id(payload) or ""
-    pin = PinnedFlow.load(session) if session else None
     cwd = hook_io.text_field(payload, "cwd")
     try:
         transcript = Transcript.load_for(payload)  # PreToolUse: once it holds the call

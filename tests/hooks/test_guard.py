@@ -502,10 +502,10 @@ def test_a_cut_transcript_does_not_give_the_open_flow_a_new_settings_key(
     builder.text("Working on it.")
     transcript = builder.write(tmp_path / "session.jsonl")
     payload = stop_payload(transcript, repo)
-    whole = session_flow.open_flow(payload)
+    whole = session_flow.open_flow(payload, session_flow.pin_of(payload))
     transcript.write_text("")
-    cut = session_flow.open_flow(payload)
+    cut = session_flow.open_flow(payload, session_flow.pin_of(payload))
     transcript.unlink()
-    gone = session_flow.open_flow(payload)
+    gone = session_flow.open_flow(payload, session_flow.pin_of(payload))
     assert whole is not None and cut is not None and gone is not None
     assert whole.key == cut.key == gone.key
