@@ -3,12 +3,13 @@
 <= 3.
 
 Two fingerprints are timed: cold (every file's content read and hashed, git listing what
-``.gitignore`` excludes), and with the hash cache the Claude Code gate keeps in its own state
-(files whose stat data, ctime included, are unchanged are not read again: the gate's second
-and later fingerprints of a flow). Timed alternately in this process, best of N: ``git
-status`` as a subprocess (as a hook runs it), each fingerprint as one call (which runs two git
-listings itself). The tree is aged past the cache's racy window first (files changed less
-than ``RACY_SECONDS`` ago are never cached).
+``.gitignore`` excludes: a plain ``pytest --acceptance`` run, or ``/implement`` filling the
+gate's cache), and with the hash cache the Claude Code gate keeps in its own state (files
+whose stat data, ctime included, are unchanged are not read again; a forked helper checks a
+share of the stat keys): the gate's path, which the target is for. Timed alternately in this
+process, best of N: ``git status`` as a subprocess (as a hook runs it), each fingerprint as
+one call (which runs two git listings itself). The tree is aged past the cache's racy
+window first (files changed less than ``RACY_SECONDS`` ago are never cached).
 
 Usage: python bench/bench_fingerprint.py [--rounds N] [--files N]
 """
@@ -22,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_acceptance.fingerprint import RACY_SECONDS, HashCache, tree_fingerprint
+from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.hash_cache import RACY_SECONDS, HashCache
 
 
 def build_repository(root: Path, files: int) -> None:
@@ -77,19 +79,23 @@ def main() -> None:
                 start = time.perf_counter()
                 action()
                 times[name].append(time.perf_counter() - start)
-        if {tree_fingerprint(str(root)), actions["cached"]()} != {first}:
+        last = HashCache(hashes)
+        if {tree_fingerprint(str(root)), tree_fingerprint(str(root), cache=last)} != {first}:
             sys.exit("the fingerprint of an unchanged tree changed between calls")
     base = min(times["git status"])
     print(
         f"fingerprint of {options.files:,} files vs git status {base * 1e3:.1f} ms "
         f"(best of {options.rounds}, in this process):"
     )
-    for name in ("cold", "cached"):
-        best = min(times[name])
-        verdict = "ok" if best / base <= 3 else "OVER TARGET"
-        print(
-            f"  {name:<7} {best * 1e3:6.1f} ms  ratio {best / base:.2f} (target <= 3.0) {verdict}"
-        )
+    cold = min(times["cold"])
+    print(f"  cold    {cold * 1e3:6.1f} ms  ratio {cold / base:.2f} (every file read: no target)")
+    cached = min(times["cached"])
+    verdict = "ok" if cached / base <= 3 else "OVER TARGET"
+    print(
+        f"  cached  {cached * 1e3:6.1f} ms  ratio {cached / base:.2f} "
+        f"(the gate's path, target <= 3.0) {verdict}"
+    )
+    print(f"  cached: {last.hits:,} files reused, {last.helped:,} stat keys checked by the helper")
 
 
 if __name__ == "__main__":

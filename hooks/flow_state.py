@@ -10,7 +10,7 @@ session:
     flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
     flows/<session key>/config/...     the project's pytest configuration files, same moment
     flows/<session key>/results/*.json the gate's own verification results, by tree fingerprint
-    flows/<session key>/hashes         the gate's file-hash cache (fingerprint.HashCache)
+    flows/<session key>/hashes         the gate's file-hash cache (hash_cache.HashCache)
     flows/<session key>/tool-after-terminal  a file-writing tool call came after the gate
                                        let /done or /escalate through (the guard hook's note)
 

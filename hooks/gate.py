@@ -85,7 +85,8 @@ def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> st
     be taken (a failing git, a FIFO, too slow). `hashes`: the flow's hash cache file, in the
     plugin's state (files whose stat data, ctime included, are unchanged are not read again)."""
     try:
-        from pytest_acceptance.fingerprint import HashCache, tree_fingerprint
+        from pytest_acceptance.fingerprint import tree_fingerprint
+        from pytest_acceptance.hash_cache import HashCache
 
         cache = None if hashes is None else HashCache(hashes)
         timeout = max(1.0, deadline_at - time.monotonic())

@@ -36,25 +36,13 @@ files (walked, wherever it is), or ``dangling``/``loop``. A directory holding a 
 own (nested repository, submodule) is fingerprinted with its own ignore rules; one whose ``.git``
 git does not accept is walked like any directory, ``.git`` content included (git would skip it).
 
-Speed, measured by ``bench/bench_fingerprint.py`` (10,000 small files, a quiet 2-core
-machine): about 5x ``git status`` without a cache, about 3.2x with one (target 3x).
-``git status`` makes one ``lstat`` per file, in C and on several threads; reading a file
-takes ``open``, ``fstat``, ``read`` and ``close``, and even the cache's one ``lstat`` per file
-costs about 2 us of Python each, which is most of what is left. Threads do not help (the
-per-file work holds the GIL); GNU ``find -printf`` in parallel was slower. Git's own
-shortcut is unsafe here: its index stat data and blob ids are the agent's to write, and
-mtime is settable with ``touch -d``.
-
-The Claude Code gate passes a :class:`HashCache` kept in the plugin's own state (never in the
-project). A file's hash is reused only while its ``lstat`` shows the same device, inode, size
-*and ctime*. No process can set ctime (short of root setting the system clock):
-any write, ``touch``, ``chmod`` or rename-over gives the inode a new one. Entries whose ctime
-is less than ``RACY_SECONDS`` old when hashed are never stored, so two writes within one
-timestamp tick cannot share a key (git's "racily clean" problem). What a cache cannot see is
-a write through a shared ``mmap`` to a page that is already writable, which changes content
-without a new ctime. That needs a process still running while the gate hashes, and such a
-process can as well rewrite the file after the session ends: both are outside what a
-stop-time gate can stop (the README's threat model: sandbox the agent's processes).
+Speed, measured by ``bench/bench_fingerprint.py`` (10,000 small files, a 2-core machine):
+about 5x ``git status`` without a cache. ``git status`` makes one ``lstat`` per file, in C
+and on several threads; reading a file takes ``open``, ``fstat``, ``read`` and ``close``.
+Git's own shortcut is unsafe here: its index stat data and blob ids are the agent's to
+write, and mtime is settable with ``touch -d``. The Claude Code gate passes a
+:class:`hash_cache.HashCache` kept in the plugin's own state instead: a file is read again
+unless its ctime (which no process can set) and identity are unchanged.
 
 Outside git every file under the root counts (content, not mtime), except the directories in
 ``_SKIP_DIRS``.
@@ -62,13 +50,16 @@ Outside git every file under the root counts (content, not mtime), except the di
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
 import stat
 import subprocess
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_acceptance.hash_cache import HashCache
 
 # Written by a verification run itself: never part of the state under verification.
 _VOLATILE = frozenset({b"__pycache__", b".pytest_cache", b".acceptance"})
@@ -80,9 +71,6 @@ MAX_ENTRIES = 1_000_000
 MAX_BYTES = 4 << 30
 _GIT_TIMEOUT = 60.0
 _CHUNK = 1 << 20
-# A file changed less than this long before it is hashed is never cached: a second write in
-# the same timestamp tick (coarse clocks, 2 s on some file systems) would keep its ctime.
-RACY_SECONDS = 3.0
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the type check cannot block
@@ -125,20 +113,24 @@ def tree_fingerprint(
     if not os.path.isdir(real):
         raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
     walker = _Walker(_Limits(timeout), cache)
-    if cache is not None:  # what an earlier, failed call saw is no part of this one
-        cache.kept.clear()
-        cache.unchanged = None
+    if cache is None:
+        return _fingerprint(real, walker)
+    cache.begin()
+    try:
+        fingerprint = _fingerprint(real, walker)
+    finally:
+        cache.release()
+    cache.save()
+    return fingerprint
+
+
+def _fingerprint(real: bytes, walker: _Walker) -> str:
     top = _repository_top(real)
     if top is None:
         walker.plain(real, b"", _SKIP_DIRS)
-        kind = "files:"
-    else:
-        walker.repository(top, b"", nested=False)
-        kind = "git:"
-    digest = walker.digest()
-    if cache is not None:
-        cache.save()
-    return kind + digest
+        return "files:" + walker.digest()
+    walker.repository(top, b"", nested=False)
+    return "git:" + walker.digest()
 
 
 def _repository_top(path: bytes) -> bytes | None:
@@ -482,113 +474,6 @@ def _stat_key(info: os.stat_result) -> bytes:
     """Which file, and when it last changed: every write, ``chmod``, ``touch -d`` or rename
     onto it sets a new ctime, so mode and mtime add nothing (and cost a format each)."""
     return b"%d,%d,%d,%d" % (info.st_dev, info.st_ino, info.st_size, info.st_ctime_ns)
-
-
-class HashCache:
-    """File hashes by path and stat data (see the module doc), kept in one file.
-
-    The file is the caller's to protect: the gate keeps it beside its pinned flow, in the
-    plugin's state. A missing, unreadable or garbled cache file is an empty cache; a cache
-    that cannot be saved is simply not saved: the fingerprint never depends on either."""
-
-    MAGIC = b"pytest-acceptance hash cache 2\n"
-    MAX_FILE_BYTES = 512 << 20
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fsencode(path)
-        self._entries: dict[bytes, tuple[bytes, bytes]] | None = None
-        self.kept: dict[bytes, tuple[bytes, bytes]] = {}  # what this fingerprint saw
-        self.unchanged: dict[bytes, int] | None = None  # see check()
-        self.hits = 0
-
-    @property
-    def entries(self) -> dict[bytes, tuple[bytes, bytes]]:
-        """Absolute path -> (stat key, description), read from the file on first use."""
-        if self._entries is None:
-            self._entries = self._load()
-        return self._entries
-
-    def check(self, limits: _Limits) -> None:
-        """Which cached files still show their stat key (path -> size), one ``lstat`` each.
-        The walker calls it while git lists the tree, so it costs little wall time; a file
-        changed after this check and before the digest is a change during the fingerprint,
-        which no fingerprint of a live tree can order (the gate compares two of them)."""
-        if self.unchanged is not None:
-            return
-        unchanged: dict[bytes, int] = {}
-        lstat, key_of = os.lstat, _stat_key
-        for number, (path, (key, _)) in enumerate(self.entries.items()):
-            if number & 0xFF == 0 and limits.deadline is not None:
-                limits.remaining()
-            try:
-                info = lstat(path)
-            except OSError:
-                continue
-            if key_of(info) == key:
-                unchanged[path] = info.st_size
-        self.unchanged = unchanged
-
-    def _load(self) -> dict[bytes, tuple[bytes, bytes]]:
-        try:
-            data = _read_regular(self.path, self.MAX_FILE_BYTES)
-        except OSError:
-            return {}
-        if not data.startswith(self.MAGIC):
-            return {}
-        fields = data[len(self.MAGIC) :].split(b"\0")
-        if len(fields) % 3 != 1 or fields[-1]:
-            return {}
-        return {fields[i]: (fields[i + 1], fields[i + 2]) for i in range(0, len(fields) - 1, 3)}
-
-    def hash_files(self, files: list[tuple[bytes, bytes]], limits: _Limits) -> list[bytes]:
-        """What _hash_files returns, reading only files whose stat data changed."""
-        self.check(limits)
-        records = []
-        trusted_before = time.time_ns() - int(RACY_SECONDS * 1e9)
-        entries, kept, unchanged = self.entries, self.kept, self.unchanged or {}
-        unread = 0  # bytes of reused files: the same caps apply with or without a cache
-        hits = 0
-        for number, (relative, path) in enumerate(files):
-            if number & 0xFF == 0:
-                limits.spend(unread)
-                unread = 0
-                if limits.deadline is not None:
-                    limits.remaining()
-            size = unchanged.get(path)
-            if size is not None:
-                unread += size
-                hits += 1
-                known = kept[path] = entries[path]
-                records.append(relative + b"\0" + known[1])
-                continue
-            description, info = _hash_one(path, limits, _NOFOLLOW)
-            if info is not None and info.st_ctime_ns < trusted_before:
-                kept[path] = (_stat_key(info), description)
-            records.append(relative + b"\0" + description)
-        limits.spend(unread)
-        self.hits += hits
-        return records
-
-    def save(self) -> None:
-        """Keep exactly the entries of this fingerprint (a new file only when they changed)."""
-        self.unchanged = None  # the next fingerprint checks the stat keys again
-        if self.kept == self.entries:
-            self.kept = {}
-            return
-        body = b"".join(b"%s\0%s\0%s\0" % (p, k, d) for p, (k, d) in self.kept.items())
-        folder = os.path.dirname(self.path) or b"."
-        temporary = os.path.join(folder, b".%s.%d.tmp" % (os.path.basename(self.path), os.getpid()))
-        try:
-            os.makedirs(folder, exist_ok=True)
-            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-            handle = os.open(temporary, flags, 0o600)
-            with os.fdopen(handle, "wb") as out:
-                out.write(self.MAGIC + body)
-            os.replace(temporary, self.path)
-        except OSError:  # a cache that cannot be written costs time, never correctness
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-        self._entries, self.kept = self.kept, {}
 
 
 def _read_regular(path: bytes, limit: int) -> bytes:

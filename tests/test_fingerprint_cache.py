@@ -1,4 +1,4 @@
-"""The gate's hash cache (fingerprint.HashCache) on real git repositories: a warm cache gives
+"""The gate's hash cache (hash_cache.HashCache) on real git repositories: a warm cache gives
 exactly the fingerprint of a cold run, every git trick still shows through it, a change the
 stat data betray (ctime: no process can set it) is re-read, a file changed too recently is
 never cached, and a garbled, hostile or unwritable cache file costs time, never correctness.
@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fingerprint import TRICKS, git, make_repo, rewrite_same_size_and_mtime
 
-from pytest_acceptance import fingerprint
-from pytest_acceptance.fingerprint import HashCache, tree_fingerprint
+from pytest_acceptance import fingerprint, hash_cache
+from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.hash_cache import HashCache
 
 WINDOW = 0.05  # seconds: well above a coarse timestamp tick, well below a test's patience
 
@@ -34,7 +35,7 @@ def repo(tmp_path: Path) -> Path:
 def short_window(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     """Shrinks the racy window; the returned call waits until every file written so far is
     old enough to be cached."""
-    monkeypatch.setattr(fingerprint, "RACY_SECONDS", WINDOW)
+    monkeypatch.setattr(hash_cache, "RACY_SECONDS", WINDOW)
     return lambda: time.sleep(WINDOW * 3)
 
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO_ROOT / "hooks"))
 import flow_state
 import gate_runtime
 
-from pytest_acceptance.fingerprint import RACY_SECONDS
+from pytest_acceptance.hash_cache import RACY_SECONDS
 
 
 def pinned(plugin_state: Path) -> dict[str, Any]:

@@ -92,8 +92,9 @@ def test_hooks_json_wires_both_hooks_through_the_plugin_root() -> None:
 
 
 def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path) -> None:
-    """Only hooks/ and the stdlib-only modules they import (fingerprint, integrity), under an
-    isolated python3 -S -I; the gate's own run uses the project's interpreter."""
+    """Only hooks/ and the stdlib-only modules they import (fingerprint, hash_cache,
+    integrity), under an isolated python3 -S -I; the gate's own run uses the project's
+    interpreter."""
     plugin = tmp_path / "plugin"
     shutil.copytree(REPO_ROOT / "hooks", plugin / "hooks")
     shutil.copytree(REPO_ROOT / ".claude-plugin", plugin / ".claude-plugin")
@@ -101,7 +102,7 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
     (plugin / "pytest_acceptance").mkdir()
     package = REPO_ROOT / "pytest_acceptance"
     shutil.copytree(package / "integrity", plugin / "pytest_acceptance" / "integrity")
-    for name in ("__init__.py", "fingerprint.py", "gate_probe.py"):
+    for name in ("__init__.py", "fingerprint.py", "hash_cache.py", "gate_probe.py"):
         if (REPO_ROOT / "pytest_acceptance" / name).exists():
             shutil.copy(REPO_ROOT / "pytest_acceptance" / name, plugin / "pytest_acceptance" / name)
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
