@@ -10,18 +10,16 @@ obfuscated write, see README "Threat model").
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import claude_env, run_claude, text, tool_results, tool_use
+from claude_harness import text, tool_results, tool_use
 from hook_transcripts import (
     BLOCK_TAG,
     PLUGIN,
-    REPO_ROOT,
     TranscriptBuilder,
     expansion_payload,
     make_fail,
@@ -30,8 +28,7 @@ from hook_transcripts import (
     run_hook,
     stop_payload,
 )
-
-PYTEST = f"{sys.executable} -m pytest --acceptance spec.md -p no:cacheprovider"
+from test_plugin_cli import PYTEST, implement
 
 
 def test_an_escalate_written_into_the_transcript_is_not_accepted_on_an_earlier_run(
@@ -138,25 +135,7 @@ def test_a_project_skills_inline_shell_after_done_is_not_a_verified_end(
             text("Stopping."),
         ]
     )
-    environment = claude_env(claude_home, api.url, claude_bin)
-    environment.update(ACCEPTANCE_GATE_PYTHON=sys.executable, ACCEPTANCE_HOOK_MAX_BLOCKS="1")
-    result = run_claude(
-        [
-            "-p",
-            f"/{PLUGIN}:implement spec.md",
-            "--output-format",
-            "json",
-            "--plugin-dir",
-            str(REPO_ROOT),
-            "--allowedTools",
-            "Skill Bash Read Write",
-            "--max-turns",
-            "14",
-        ],
-        project,
-        environment,
-        timeout=240,
-    )
+    result = implement(project, claude_home, claude_bin, api, {"ACCEPTANCE_HOOK_MAX_BLOCKS": "1"})
     assert '"is_error": true' not in json.dumps(tool_results(api.requests[4])), "/done denied"
     assert (project / "value.txt").read_text() == "1\n", "the skill's inline shell did not run"
     after_done = api.requests[5:]
