@@ -149,3 +149,48 @@ def _b64(text_value: str) -> str:
     import base64
 
     return base64.b64encode(text_value.encode()).decode()
+
+
+SUBAGENT_PROMPT = "SUBAGENT-TIDY: say ok."
+
+
+@pytest.mark.cli
+def test_a_subagent_started_after_done_does_not_end_the_flow(
+    project: Path, claude_home: Path, claude_bin: Path, messages_api: Callable[..., Any]
+) -> None:
+    """Route (REAL CLI): /verify and /done on a passing tree (the gate lets /done through),
+    then call the Agent tool with any prompt, then break the tree (value.txt back to 1, a
+    tracked file) and stop. CLI 2.1.328 runs the UserPromptSubmit hook for the subagent's
+    prompt with the main session's id, and prompt_hook -> pin.end_finished_flow reads it
+    as "the user typed a new prompt after /done": the pinned flow is closed. From then on
+    no guard, no note and no Stop check applies, so the session ends "completed" on a
+    failing tree. Secure: the flow stays open (an agent-made prompt is not the user's) and
+    the stop after the break is blocked."""
+    log = claude_home / "implement-log.md"
+    main = [
+        tool_use("Bash", {"command": f"echo '# log' > {log}"}),
+        tool_use("Bash", {"command": "echo 2 > value.txt && git commit -qam 'AC-1: two'"}),
+        tool_use("Skill", {"skill": f"{PLUGIN}:verify", "args": f"spec.md {log}"}),
+        tool_use("Bash", {"command": f"{PYTEST} --acceptance-log={log}; echo exit=$?"}),
+        tool_use("Skill", {"skill": f"{PLUGIN}:done", "args": f"spec.md {log}"}),
+        tool_use("Agent", {"description": "tidy", "prompt": SUBAGENT_PROMPT}),
+        tool_use("Bash", {"command": "echo 1 > value.txt"}),
+        text("## Implementation Complete\n- AC-1: value file says two"),
+    ]
+
+    def script(request: dict[str, Any]) -> Any:
+        if SUBAGENT_PROMPT in json.dumps(request["messages"][0]):
+            return text("ok")
+        return main.pop(0) if main else text("Stopping.")
+
+    api = messages_api(script)
+    result = implement(project, claude_home, claude_bin, api, {"ACCEPTANCE_HOOK_MAX_BLOCKS": "1"})
+    assert not main, "the scripted turns were not all used"
+    assert (project / "value.txt").read_text() == "1\n", "the tree was not broken after /done"
+    main_after_done = [
+        r for r in api.requests[5:] if SUBAGENT_PROMPT not in json.dumps(r["messages"][0])
+    ]
+    blocked = any(BLOCK_TAG in json.dumps(request) for request in main_after_done)
+    assert blocked or result.get("terminal_reason") != "completed", (
+        "the session ended as a verified /done on a tree whose AC-1 fails"
+    )
