@@ -58,6 +58,20 @@ def on_each_helper(
     return pids
 
 
+def stop_each_helper_before_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each helper sends itself SIGSTOP before checking its share: whatever the machine's
+    load, it has not answered when the test acts on it (or never will, if nobody does)."""
+    parent = os.getpid()
+    sizes = hash_cache._sizes
+
+    def stopping(items: hash_cache.Items, limits: object) -> object:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return sizes(items, limits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hash_cache, "_sizes", stopping)
+
+
 @pytest.fixture
 def helpers(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The pids of every helper started from now on."""
@@ -112,6 +126,7 @@ def test_a_helper_killed_before_it_answers_leaves_its_share_to_be_read_again(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cold = filled(repo, tmp_path / "hashes")
+    stop_each_helper_before_it_answers(monkeypatch)
     pids = on_each_helper(monkeypatch, lambda pid: os.kill(pid, signal.SIGKILL))
     cache = HashCache(tmp_path / "hashes")
     assert tree_fingerprint(str(repo), cache=cache) == cold
@@ -124,7 +139,8 @@ def test_a_helper_that_hangs_fails_the_fingerprint_at_its_deadline_and_is_reaped
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     filled(repo, tmp_path / "hashes")
-    pids = on_each_helper(monkeypatch, lambda pid: os.kill(pid, signal.SIGSTOP))
+    stop_each_helper_before_it_answers(monkeypatch)
+    pids = on_each_helper(monkeypatch)
     started = time.monotonic()
     with pytest.raises(FingerprintError, match="time"):
         tree_fingerprint(str(repo), timeout=2.0, cache=HashCache(tmp_path / "hashes"))
