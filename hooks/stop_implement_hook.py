@@ -136,13 +136,21 @@ def _gate_refusal(pin: PinnedFlow, skill: str, tools_after: bool = False) -> str
     """The gate's decision on /done or /escalate; what it lets through is noted on the pin
     (main's record_stop writes it). After tool calls that followed it, the stored result
     for the same fingerprint is not reused."""
-    if skill == "escalate" and pin.get("real_run_at") is not None:
-        return None  # the gate already ran the pinned spec for real within this flow
+    if skill == "escalate" and _gate_let_escalate_through(pin):
+        return None
     deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
     reason, fingerprint = gate.judge(pin, skill, deadline_at, reuse=not tools_after)
     if reason is None:
         pin.note_terminal(skill, fingerprint)
     return reason
+
+
+def _gate_let_escalate_through(pin: PinnedFlow) -> bool:
+    """The PreToolUse gate judged this flow's /escalate on a real run and let it through. An
+    /escalate only the transcript shows (the agent can write it) is judged here instead, on a
+    run of the current tree: an earlier run of another tree backs nothing."""
+    recorded = pin.get("terminal")
+    return isinstance(recorded, dict) and recorded.get("skill") == "escalate"
 
 
 def _unverified_reason(terminal: SkillEvent | None, spec: Path) -> str:

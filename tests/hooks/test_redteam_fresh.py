@@ -24,6 +24,7 @@ from hook_transcripts import (
     expansion_payload,
     make_fail,
     make_pass,
+    plugin_data,
     pretool_payload,
     run_hook,
     stop_payload,
@@ -40,9 +41,10 @@ def test_an_escalate_written_into_the_transcript_is_not_accepted_on_an_earlier_r
     gate never sees it -- and stop. The Stop hook takes the terminal skill from the
     transcript and, for "escalate", allows as soon as *any* real gate run happened in the
     flow (stop_implement_hook._gate_refusal), without running the gate on this tree or
-    checking that the gate ever let an /escalate through. The session ends "completed"
-    on a failing tree that no gate run saw, with no escalation evidence and no failing run
-    behind it. Secure: the stop is blocked (the gate judges the escalate on this tree)."""
+    checking that the gate ever let an /escalate through. The session ended "completed"
+    on a failing tree that no gate run saw, with no failing run behind the escalation.
+    Secure: an /escalate the gate never let through is judged at the stop, on a real run of
+    this tree; only a run that fails backs it (an honest escalation, never a "done")."""
     spec = repo / "specs" / "feature.md"
     builder = TranscriptBuilder(repo)
     prompt_id = str(uuid.uuid4())
@@ -61,8 +63,13 @@ def test_an_escalate_written_into_the_transcript_is_not_accepted_on_an_earlier_r
     builder.text("AC-1 needs a human decision; escalated.")
     transcript = builder.write(tmp_path / "session.jsonl")
     last = "AC-1 needs a human decision; escalated."
+    (folder,) = (plugin_data() / "flows").iterdir()
+    runs = json.loads((folder / "flow.json").read_text())["gate_runs"]
     stop = run_hook("Stop", stop_payload(transcript, repo, last=last))
-    assert stop.blocked, "a forged /escalate ended the flow cleanly on a failing tree"
+    flow = json.loads((folder / "flow.json").read_text())
+    assert flow["gate_runs"] == runs + 1, "the forged /escalate was allowed on an earlier run"
+    assert not stop.blocked, stop.reason  # this tree's real run fails: the escalation stands
+    assert flow["terminal"]["skill"] == "escalate"
 
 
 # The project skill's inline shell (`!` + backquoted command, run by the CLI when the skill
