@@ -95,16 +95,29 @@ def read_regular(path: str) -> bytes | None:
         return handle.read()
 
 
-def end_finished_flow(session_id: str) -> None:
+def end_finished_flow(session_id: str, payload: dict[str, Any]) -> None:
     """The user typed a new prompt: a flow whose /done or /escalate was let through ends."""
     try:
         flow = Flow.load(session_id)
     except FlowStateError:
         return  # the Stop hook reports a damaged state; a prompt is never refused for it
-    if flow is None or not flow.is_open:
+    if flow is None or not flow.is_open or not _typed_by_the_user(flow, payload):
         return
     if flow.finished():
         flow.close("the user typed a new prompt after the flow's /done or /escalate")
     else:  # what an interrupted flow's release needs: a prompt the user really typed
         flow.data["prompts_after_pin"] = int(flow.get("prompts_after_pin") or 0) + 1
+        flow.data["last_prompt_id"] = text_field(payload, "prompt_id")
         flow.save()
+
+
+def _typed_by_the_user(flow: Flow, payload: dict[str, Any]) -> bool:
+    """Not every UserPromptSubmit is the user's: CLI 2.1.328 also sends one when it hands the
+    agent a subagent's result (a ``<task-notification>`` prompt, with the prompt id of the
+    turn it lands in). A prompt id this flow already saw is the same turn, not a new one; the
+    agent can start subagents, so neither may end its flow or count as the user's."""
+    prompt = text_field(payload, "prompt") or ""
+    if prompt.lstrip().startswith("<task-notification>"):
+        return False
+    prompt_id = text_field(payload, "prompt_id")
+    return not prompt_id or prompt_id not in (flow.get("prompt_id"), flow.get("last_prompt_id"))

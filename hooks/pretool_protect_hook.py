@@ -1,4 +1,4 @@
-"""PreToolUse hook (Write|Edit|MultiEdit|NotebookEdit|Bash): protected paths during a flow.
+"""PreToolUse hook (file tools, Bash, Skill, Agent/Task, MCP tools): protected paths during a flow.
 
 Outside an /implement flow it allows everything. Inside one it denies, with a reason the
 model can act on, the writes protect.py finds to the spec, the plugin, its state, the
@@ -67,10 +67,12 @@ def main() -> int:
 
 def _note_tool_after_terminal(pin: PinnedFlow | None) -> None:
     """Part of the gate, not of the guard (so it runs with the guard switched off): a tool
-    that can write files, called after the gate let /done or /escalate through, means the
+    that can change files, called after the gate let /done or /escalate through, means the
     gate's stored result must not stand in for a new run at the next stop -- the transcript
-    says so too, but the transcript is the agent's to edit. Raises FlowStateError when the
-    note cannot be written: the hook then denies the call (fails closed)."""
+    says so too, but the transcript is the agent's to edit. Besides the file tools and Bash,
+    hooks.json sends Skill (a skill's inline shell runs inside it, no Bash call), Agent/Task
+    (subagents) and MCP tools here. Raises FlowStateError when the note cannot be written:
+    the hook then denies the call (fails closed)."""
     if pin is not None and pin.is_open:
         pin.note_tool_after_terminal()
 

@@ -26,7 +26,7 @@ def main() -> int:
         raise hook_io.HookInputError("the payload has no session_id")
     event = payload.get("hook_event_name")
     if event == "UserPromptSubmit":
-        pin.end_finished_flow(session_id)
+        pin.end_finished_flow(session_id, payload)
         return 0
     args = pin.implement_args(payload) if event == "UserPromptExpansion" else None
     if args is not None:
