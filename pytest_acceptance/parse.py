@@ -143,6 +143,7 @@ class _Section:
     description: str | None = None
     first_paragraph: str | None = None
     fence: Block | None = None
+    untagged: Block | None = None  # a fence holding "method:" but not marked yaml
     rejected: bool = False  # its id is unusable (reported): checked, never a criterion
 
 
@@ -209,6 +210,8 @@ class _Walker:
         section = self.section
         if section is not None and section.fence is None and block.info in ("yaml", "yml"):
             section.fence = block
+        elif section is not None and section.fence is None and _METHOD_KEY.search(block.text):
+            section.untagged = section.untagged or block  # named if no yaml block follows
         elif self.pending is not None and _VERIFICATION_KEY.search(block.text):
             self._close()
             self._promote(self.pending, block)
@@ -288,12 +291,21 @@ class _Walker:
 
 def _criterion(section: _Section, path: Path) -> Criterion:
     fence = section.fence
+    if fence is None and section.untagged is not None:
+        info = section.untagged.info or "no language"
+        raise SpecError(
+            path,
+            section.untagged.line,
+            f"the block under {section.id} is not marked yaml ({info}): open it with ```yaml "
+            "so it is read as the criterion's verification block",
+        )
     if fence is None:
         raise SpecError(
             path,
             section.heading.line,
             f"{section.id} has no verification block: add a fenced yaml block with "
-            '"method: bash | subagent | manual" under **Verification:** (or, if this heading '
+            '"method: bash | subagent | manual" after the heading (a **Verification:** line '
+            "before it is optional; or, if this heading "
             "is not a criterion, reword it so it does not start with an id like AC-1)",
         )
     try:

@@ -466,8 +466,18 @@ def test_criterion_heading_without_yaml_block_says_how_to_add_one() -> None:
     assert error.line == 3
     assert error.message.startswith(
         'AC-1 has no verification block: add a fenced yaml block with "method: bash | '
-        'subagent | manual" under **Verification:**'
+        'subagent | manual" after the heading (a **Verification:** line before it is optional'
     )
+
+
+@pytest.mark.parametrize("info", ["", "yml-ish", "text"])
+def test_a_verification_block_not_marked_yaml_is_named_as_such(info: str) -> None:
+    """A block that holds "method:" but opens with ``` or ```text: the error points at it
+    and says how to open it, instead of claiming the criterion has no block."""
+    error = error_of(f"# Spec\n\n#### AC-1: x\n\n```{info}\nmethod: manual\n```\n")
+    assert error.line == 5
+    assert error.message.startswith("the block under AC-1 is not marked yaml")
+    assert "open it with ```yaml" in error.message
 
 
 @pytest.mark.parametrize(
