@@ -410,10 +410,10 @@ def test_without_an_interpreter_at_implement_done_is_refused_and_escalate_is_the
     assert "never pins one later" in result.reason
     assert "/pytest-acceptance:escalate" in result.reason
     builder.escalate()
-    assert not stop(builder, repo, tmp_path).blocked
+    first = stop(builder, repo, tmp_path)
 
-
-# --- 10. files changed after an accepted /done ------------------------------------------------
+    # --- 10. files changed after an accepted /done ------------------------------------------------
+    assert not first.blocked, first.reason
 
 
 def test_a_stored_pass_is_not_reused_after_tool_calls_past_done(tmp_path: Path) -> None:
@@ -423,10 +423,12 @@ def test_a_stored_pass_is_not_reused_after_tool_calls_past_done(tmp_path: Path) 
     ignore(repo, "local.cfg")
     (repo / "local.cfg").write_text("2\n")
     builder = verified_and_done(repo)
-    assert not stop(builder, repo, tmp_path).blocked
+    first = stop(builder, repo, tmp_path)
+    assert not first.blocked, first.reason
     builder.tool("Read", {"file_path": str(repo / "local.cfg")}, result="2")
     builder.text("Checked.")
-    assert not stop(builder, repo, tmp_path).blocked  # ran again, still passes
+    first = stop(builder, repo, tmp_path)  # ran again, still passes
+    assert not first.blocked, first.reason
     builder.tool("Bash", {"command": "echo 1 > local.cfg"}, result="")
     (repo / "local.cfg").write_text("1\n")
     builder.text("All done.")
@@ -443,7 +445,8 @@ def test_a_tool_call_erased_from_the_transcript_still_stops_the_reuse(tmp_path: 
     ignore(repo, "local.cfg")
     (repo / "local.cfg").write_text("2\n")
     builder = verified_and_done(repo)
-    assert not stop(builder, repo, tmp_path).blocked
+    first = stop(builder, repo, tmp_path)
+    assert not first.blocked, first.reason
     transcript = builder.write(tmp_path / "session.jsonl")
     bash = {"command": "echo 1 > local.cfg"}
     payload = {**stop_payload(transcript, repo), "hook_event_name": "PreToolUse"}
