@@ -298,9 +298,13 @@ class Transcript:
 
     def holds_event(self, payload: dict[str, Any]) -> bool:
         """Whether the transcript holds what a hook event is about: a Stop's
-        last_assistant_message, a PreToolUse's tool call (each true when absent)."""
+        last_assistant_message, a PreToolUse's tool call (each true when absent). A
+        subagent's tool call (the CLI names its ``agent_id``) goes to the subagent's own
+        transcript, never to this one: waiting for it here would cost the whole settle time
+        on each of its calls."""
+        tool_use_id = None if payload.get("agent_id") else payload.get("tool_use_id")
         return self.holds_message(payload.get("last_assistant_message")) and self.holds_tool_use(
-            payload.get("tool_use_id")
+            tool_use_id
         )
 
     @classmethod

@@ -515,3 +515,38 @@ def test_a_cut_transcript_does_not_give_the_open_flow_a_new_settings_key(
     gone = session_flow.open_flow(payload, session_flow.pin_of(payload))
     assert whole is not None and cut is not None and gone is not None
     assert whole.key == cut.key == gone.key
+
+
+def test_a_subagents_tool_call_is_not_awaited_in_the_main_transcript(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A subagent's tool calls (the CLI names its agent_id in the payload) are written to
+    the subagent's own transcript: the guard judges them at once on the main one instead of
+    waiting its whole settle time for a line that never comes (10 s per call, measured with
+    CLI 2.1.328), while a main-session call missing from the transcript is still awaited."""
+    from transcript import Transcript
+
+    builder = TranscriptBuilder(repo)
+    builder.implement(SPEC)
+    transcript = Transcript.load(str(builder.write(tmp_path / "session.jsonl")))
+    call = {"tool_name": "Bash", "tool_use_id": "toolu_not_written_here"}
+    assert transcript.holds_event({**call, "agent_id": "a1b2c3"})
+    assert not transcript.holds_event(call)
+
+    payload = {
+        **stop_payload(tmp_path / "session.jsonl", repo),
+        "hook_event_name": "PreToolUse",
+        **call,
+        "tool_input": {"command": "echo hi > note.txt"},
+        "agent_id": "a1b2c3",
+        "agent_type": "general-purpose",
+    }
+    # A guard that waited for the call would outlive run_hook's timeout, and fail the test.
+    result = run_hook(
+        "PreToolUse",
+        payload,
+        {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "600"},
+        script="pretool_protect_hook.py",
+        timeout=60,
+    )
+    assert not result.denied, result.deny_reason
