@@ -305,8 +305,8 @@ def test_a_tree_changed_behind_gits_back_after_done_is_not_a_clean_stop(
     in a way git's own view does not show. The stop is blocked, never allowed on the
     stored result."""
     builder = verified_and_done(repo, spec)
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
     trick(repo)
     builder.text("All done.")
     result = stop(builder, repo, tmp_path)
@@ -329,8 +329,8 @@ def test_the_gate_keeps_its_hash_cache_in_its_own_state_and_still_sees_a_change(
     builder.verify(spec)
     builder.done()
     time.sleep(RACY_SECONDS + 0.5)
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
     assert os.fsencode(repo / "app.py") in hashes.read_bytes()
     app = repo / "app.py"
     old, text = app.stat(), app.read_text()

@@ -410,25 +410,33 @@ def test_without_an_interpreter_at_implement_done_is_refused_and_escalate_is_the
     assert "never pins one later" in result.reason
     assert "/pytest-acceptance:escalate" in result.reason
     builder.escalate()
-    first = stop(builder, repo, tmp_path)
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
-    # --- 10. files changed after an accepted /done ------------------------------------------------
-    assert not first.blocked, first.reason
+
+# --- 10. files changed after an accepted /done ------------------------------------------------
+
+
+def done_on_an_ignored_file(tmp_path: Path) -> tuple[Path, TranscriptBuilder]:
+    """AC-1 reads local.cfg, which git ignores (outside the tree fingerprint); /done was
+    accepted and the stop after it allowed: the gate stored its pass."""
+    repo = make_repo(tmp_path / "repo", spec_with("grep -qx 2 local.cfg"))
+    ignore(repo, "local.cfg")
+    (repo / "local.cfg").write_text("2\n")
+    builder = verified_and_done(repo)
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
+    return repo, builder
 
 
 def test_a_stored_pass_is_not_reused_after_tool_calls_past_done(tmp_path: Path) -> None:
     """AC-1 reads a git-ignored file (outside the tree fingerprint). After the accepted
     /done a tool call changes it: the gate runs again instead of reusing its stored pass."""
-    repo = make_repo(tmp_path / "repo", spec_with("grep -qx 2 local.cfg"))
-    ignore(repo, "local.cfg")
-    (repo / "local.cfg").write_text("2\n")
-    builder = verified_and_done(repo)
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    repo, builder = done_on_an_ignored_file(tmp_path)
     builder.tool("Read", {"file_path": str(repo / "local.cfg")}, result="2")
     builder.text("Checked.")
-    first = stop(builder, repo, tmp_path)  # ran again, still passes
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)  # ran again, still passes
+    assert not stopped.blocked, stopped.reason
     builder.tool("Bash", {"command": "echo 1 > local.cfg"}, result="")
     (repo / "local.cfg").write_text("1\n")
     builder.text("All done.")
@@ -441,12 +449,7 @@ def test_a_tool_call_erased_from_the_transcript_still_stops_the_reuse(tmp_path: 
     """The same, but the agent erases the Bash call from its transcript: the PreToolUse guard
     hook noted it in the plugin's state when it ran (with the guard itself switched off: the
     note belongs to the gate), so the gate runs again all the same."""
-    repo = make_repo(tmp_path / "repo", spec_with("grep -qx 2 local.cfg"))
-    ignore(repo, "local.cfg")
-    (repo / "local.cfg").write_text("2\n")
-    builder = verified_and_done(repo)
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    repo, builder = done_on_an_ignored_file(tmp_path)
     transcript = builder.write(tmp_path / "session.jsonl")
     bash = {"command": "echo 1 > local.cfg"}
     payload = {**stop_payload(transcript, repo), "hook_event_name": "PreToolUse"}

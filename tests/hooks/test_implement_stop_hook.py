@@ -82,8 +82,8 @@ def test_fresh_stack(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
     make_pass(repo)
     builder.done()
-    first = stop(builder, repo, tmp_path)  # the first flow was finished
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)  # the first flow was finished
+    assert not stopped.blocked, stopped.reason
     builder.implement("specs/feature.md")
     builder.text("Started over.")
     result = stop(builder, repo, tmp_path)
@@ -247,8 +247,8 @@ def test_bare_skill_names_count_when_they_ran_our_skill(
     builder.skill("verify", f"{spec}")
     make_pass(repo)
     builder.skill("done")
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_bare_done_of_another_plugin_does_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
@@ -286,8 +286,8 @@ def test_user_typed_slash_commands_count(repo: Path, spec: Path, tmp_path: Path)
     builder.command("pytest-acceptance:verify", f"{spec}")
     make_pass(repo)
     builder.command("pytest-acceptance:done")
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_implement_called_through_the_skill_tool_starts_a_flow(repo: Path, tmp_path: Path) -> None:
@@ -302,8 +302,8 @@ def test_skill_name_with_leading_slash_counts(repo: Path, spec: Path, tmp_path: 
     builder = verified_flow(repo, spec)
     make_pass(repo)
     builder.skill("/pytest-acceptance:done")
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_second_implement_is_judged_on_its_own(repo: Path, spec: Path, tmp_path: Path) -> None:
@@ -315,10 +315,11 @@ def test_second_implement_is_judged_on_its_own(repo: Path, spec: Path, tmp_path:
     builder.verify(spec)
     make_pass(repo)
     builder.done()
-    first = stop(builder, repo, tmp_path)
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
-    # --- evidence over claims --------------------------------------------------------------------
-    assert not first.blocked, first.reason
+
+# --- evidence over claims --------------------------------------------------------------------
 
 
 def test_done_on_a_failing_tree_blocks_whatever_verdict_json_says(
@@ -341,8 +342,8 @@ def test_done_needs_no_verdict_file_at_all(repo: Path, spec: Path, tmp_path: Pat
     builder = verified_flow(repo, spec)
     (repo / ".acceptance" / "verdict.json").unlink()
     builder.done()
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_done_with_failing_criteria_names_them_and_not_the_passing_ones(tmp_path: Path) -> None:
@@ -376,10 +377,10 @@ def test_the_gate_result_is_reused_on_the_same_tree(
     fingerprint in the plugin's state), and a changed tree is verified again."""
     builder = verified_flow(repo, spec)
     builder.done()
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
     (flow,) = (plugin_state / "flows").iterdir()
     assert json.loads((flow / "flow.json").read_text())["gate_runs"] == 1
     make_fail(repo)
@@ -501,10 +502,11 @@ def test_spec_argument_is_resolved_against_the_cwd_of_the_implement(
     builder.verify(spec)
     make_pass(repo)
     builder.done()
-    first = stop(builder, repo, tmp_path)
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
-    # --- extra layers: task lists and contradictions ---------------------------------------------
-    assert not first.blocked, first.reason
+
+# --- extra layers: task lists and contradictions ---------------------------------------------
 
 
 def test_unfinished_tasks_block_a_verified_done(repo: Path, spec: Path, tmp_path: Path) -> None:
@@ -533,8 +535,8 @@ def test_finished_and_deleted_tasks_allow_the_stop(repo: Path, spec: Path, tmp_p
     builder.verify(spec)
     make_pass(repo)
     builder.done()
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_tasks_from_before_the_flow_do_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
@@ -544,8 +546,8 @@ def test_tasks_from_before_the_flow_do_not_count(repo: Path, spec: Path, tmp_pat
     builder.verify(spec)
     make_pass(repo)
     builder.done()
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_latest_todowrite_list_decides(repo: Path, spec: Path, tmp_path: Path) -> None:
@@ -559,8 +561,8 @@ def test_latest_todowrite_list_decides(repo: Path, spec: Path, tmp_path: Path) -
     assert "'AC-2' (in_progress)" in result.reason
     builder.todo_write([("AC-1", "completed"), ("AC-2", "completed")])
     builder.todo_write([("AC-3", "pending")], ran=False)  # failed: not the list
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
 
 
 def test_todo_layer_switch_off(repo: Path, spec: Path, tmp_path: Path) -> None:
@@ -806,8 +808,8 @@ def test_new_user_prompt_after_an_accepted_done_ends_the_flow(
     builder = verified_flow(repo, spec)
     builder.done()
     builder.text("## Implementation Complete")
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
     builder.user_prompt("Thanks. Now something unrelated to the spec.")
     make_fail(repo)  # later work is not held to the spec any more
     builder.tool("Write", {"file_path": "app.py", "content": "VALUE = 1"}, "ok")
@@ -833,8 +835,8 @@ def test_user_prompt_after_a_blocked_done_does_not_end_the_flow(
 def test_system_notifications_are_not_user_prompts(repo: Path, spec: Path, tmp_path: Path) -> None:
     builder = verified_flow(repo, spec)
     builder.done()
-    first = stop(builder, repo, tmp_path)
-    assert not first.blocked, first.reason
+    stopped = stop(builder, repo, tmp_path)
+    assert not stopped.blocked, stopped.reason
     builder.add(
         builder._base(
             "user",
