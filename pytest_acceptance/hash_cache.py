@@ -107,16 +107,7 @@ class HashCache:
             self.helper = _StatHelper.start(items[cut:], limits)
             if self.helper is not None:
                 own = items[:cut]
-        self.unchanged = {}
-        self._note(own, _sizes(own, limits))
-
-    def _note(self, items: Items, sizes: array[int]) -> None:
-        """Keep the entries whose key matched, with their file's size."""
-        unchanged = self.unchanged if self.unchanged is not None else {}
-        for (path, entry), size in zip(items, sizes):  # noqa: B905 (3.8: no strict=)
-            if size >= 0:
-                unchanged[path] = (size, entry)
-        self.unchanged = unchanged
+        self.unchanged = _matching(own, _sizes(own, limits))
 
     def _join(self, limits: _Limits) -> None:
         """The helper's answer; a helper that failed leaves its share unchecked (read again)."""
@@ -127,8 +118,8 @@ class HashCache:
             sizes = helper.sizes(limits)
         finally:
             helper.stop()
-        if sizes is not None:
-            self._note(helper.items, sizes)
+        if sizes is not None and self.unchanged is not None:
+            self.unchanged.update(_matching(helper.items, sizes))
             self.helped += len(sizes)
 
     def _load(self) -> dict[bytes, tuple[bytes, bytes]]:
@@ -212,6 +203,15 @@ def _sizes(items: Items, limits: _Limits) -> array[int]:
             continue
         append(info.st_size if key_of(info) == key else -1)
     return sizes
+
+
+def _matching(items: Items, sizes: array[int]) -> dict[bytes, tuple[int, tuple[bytes, bytes]]]:
+    """The entries whose key matched (size >= 0), with their file's size."""
+    return {
+        path: (size, entry)
+        for (path, entry), size in zip(items, sizes)  # noqa: B905 (3.8: no strict=)
+        if size >= 0
+    }
 
 
 def _cores() -> int:

@@ -58,18 +58,23 @@ def on_each_helper(
     return pids
 
 
-def stop_each_helper_before_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each helper sends itself SIGSTOP before checking its share: whatever the machine's
-    load, it has not answered when the test acts on it (or never will, if nobody does)."""
+def in_each_helper(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
+    """Runs `action()` inside each helper (the forked child), before it checks its share."""
     parent = os.getpid()
     sizes = hash_cache._sizes
 
-    def stopping(items: hash_cache.Items, limits: object) -> object:
+    def acting(items: hash_cache.Items, limits: object) -> object:
         if os.getpid() != parent:
-            os.kill(os.getpid(), signal.SIGSTOP)
+            action()
         return sizes(items, limits)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(hash_cache, "_sizes", stopping)
+    monkeypatch.setattr(hash_cache, "_sizes", acting)
+
+
+def stop_each_helper_before_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each helper sends itself SIGSTOP before checking its share: whatever the machine's
+    load, it has not answered when the test acts on it (or never will, if nobody does)."""
+    in_each_helper(monkeypatch, lambda: os.kill(os.getpid(), signal.SIGSTOP))
 
 
 @pytest.fixture
@@ -198,14 +203,11 @@ def test_the_helper_never_runs_the_callers_code(
     failure status (its share is read again), never by returning into the caller."""
     cold = filled(repo, tmp_path / "hashes")
     parent = os.getpid()
-    sizes = hash_cache._sizes
 
-    def failing_in_the_child(items: hash_cache.Items, limits: object) -> object:
-        if os.getpid() != parent:
-            raise RuntimeError("the helper failed")
-        return sizes(items, limits)  # type: ignore[arg-type]
+    def fail() -> None:
+        raise RuntimeError("the helper failed")
 
-    monkeypatch.setattr(hash_cache, "_sizes", failing_in_the_child)
+    in_each_helper(monkeypatch, fail)
     cache = HashCache(tmp_path / "hashes")
     assert tree_fingerprint(str(repo), cache=cache) == cold
     assert os.getpid() == parent
