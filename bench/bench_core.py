@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _compare import PYTEST, compare
 
-from pytest_acceptance import containment
+from pytest_acceptance.run import containment
 
 
 def criterion(n: int, command: str) -> str:

@@ -23,8 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_acceptance.fingerprint import tree_fingerprint
-from pytest_acceptance.hash_cache import RACY_SECONDS, HashCache
+from pytest_acceptance.tree.fingerprint import tree_fingerprint
+from pytest_acceptance.tree.hash_cache import RACY_SECONDS, HashCache
 
 
 def build_repository(root: Path, files: int) -> None:

@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pytest_acceptance.conditions import Condition, parse_condition
 from pytest_acceptance.model import SpecError
-from pytest_acceptance.parse import parse_spec_text
+from pytest_acceptance.run.conditions import Condition, parse_condition
+from pytest_acceptance.spec.load import parse_spec_text
 
 LENGTH = 10_000
 

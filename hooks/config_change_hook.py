@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
-import hook_io
-import session_flow
-import settings_guard
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pytest_acceptance.claude import hook_io, session_flow, settings_guard
 
 
 def main() -> int:

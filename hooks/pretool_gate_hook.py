@@ -20,12 +20,11 @@ import sys
 import time
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
-import gate
-import hook_io
-import pinned_flow
-from flow_state import Flow as PinnedFlow
-from transcript import Transcript, skill_name
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pytest_acceptance.claude import gate, hook_io, pinned_flow
+from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
+from pytest_acceptance.claude.transcript import Transcript, skill_name
 
 DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hook's timeout in hooks.json is 900
 TAG = "[pytest-acceptance gate]"

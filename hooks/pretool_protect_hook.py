@@ -13,13 +13,11 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
-import hook_io
-import protect
-import session_flow
-import settings_guard
-from flow_state import Flow as PinnedFlow
-from flow_state import data_dir
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pytest_acceptance.claude import hook_io, protect, session_flow, settings_guard
+from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
+from pytest_acceptance.claude.flow_state import data_dir
 
 TAG = "[pytest-acceptance guard]"
 

@@ -37,14 +37,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also under -I / -P
-import caps
-import evidence
-import gate
-import hook_io
-import pinned_flow
-from flow_state import Flow as PinnedFlow
-from transcript import BLOCK_TAG, Flow, SkillEvent, Transcript, format_epoch
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pytest_acceptance.claude import agent_verdict as evidence
+from pytest_acceptance.claude import caps, gate, hook_io, pinned_flow
+from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
+from pytest_acceptance.claude.transcript import (
+    BLOCK_TAG,
+    Flow,
+    SkillEvent,
+    Transcript,
+    format_epoch,
+)
 
 # Seed 004's contradiction phrases, plus their common variants.
 CONTRADICTIONS = (

@@ -2,7 +2,7 @@
 
 The pipeline, one module per stage: parse -> collect -> run (bash / agent / manual)
 -> record -> decide. This module stays import-free so that the stdlib-only hooks can
-import ``pytest_acceptance.fingerprint`` without pulling in pytest.
+import ``pytest_acceptance.tree.fingerprint`` without pulling in pytest.
 """
 
 from __future__ import annotations

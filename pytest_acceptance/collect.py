@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.conditions import ConditionError, parse_condition
 from pytest_acceptance.model import (
     Criterion,
     Method,
@@ -28,9 +27,10 @@ from pytest_acceptance.model import (
     raise_all,
 )
 from pytest_acceptance.plugin import read_ini
-from pytest_acceptance.spec_cache import parse_spec_cached
+from pytest_acceptance.run.conditions import ConditionError, parse_condition
+from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
-from pytest_acceptance.verdict import display_path, message_beyond_issues, spec_location
+from pytest_acceptance.verdict.decision import display_path, message_beyond_issues, spec_location
 
 _parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
 
@@ -39,7 +39,7 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
     """Parse once per process (the controller and the collector may both need it), and
     across runs keep the parsed spec keyed by its bytes, as Python keeps bytecode: a large
     spec is not re-parsed by every run and every xdist worker."""
-    from pytest_acceptance.formats import active
+    from pytest_acceptance.spec.formats import active
 
     choice = active()  # the run's formats (plugin.spec_paths activates them)
     stat = path.stat()

@@ -11,7 +11,7 @@ this interpreter, to notice a tampered environment).
 The hooks are stdlib-only and cannot import the parser (markdown-it-py, PyYAML): this is
 their window onto it. The gate runs it with the interpreter it pinned, under ``-I``. The
 module itself imports only the standard library, and little of it, at import time: the
-hooks read CONFIG_FILES from it.
+list of pytest's configuration files lives with the hooks (``claude.flow_state``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pytest_acceptance.claude.flow_state import CONFIG_FILES
 
 # What `python -m pytest --acceptance` imports in the gate's run (plugin autoload is off).
 GATE_DISTRIBUTIONS = (
@@ -37,16 +39,6 @@ GATE_DISTRIBUTIONS = (
     "markdown-it-py",
     "mdurl",
 )
-# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
-CONFIG_FILES = (
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-)
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
 UNTRUSTED_SETTINGS = frozenset({"acceptance_cache"})
@@ -60,7 +52,7 @@ class ProbeError(Exception):
 def criteria(spec: Path) -> tuple[list[dict[str, Any]], str | None]:
     """The spec's criteria as plain dicts (what a change report compares), or the error."""
     from pytest_acceptance.model import SpecError
-    from pytest_acceptance.parse import parse_spec
+    from pytest_acceptance.spec.load import parse_spec
 
     try:
         parsed = parse_spec(spec)

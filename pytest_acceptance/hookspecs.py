@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_acceptance.formats import SpecFormat
     from pytest_acceptance.model import Criterion, Result, RunContext
-    from pytest_acceptance.verdict import RunFacts, Verdict
+    from pytest_acceptance.spec.formats import SpecFormat
+    from pytest_acceptance.verdict.decision import RunFacts, Verdict
 
 
 @pytest.hookspec(firstresult=True)
 def pytest_acceptance_run(criterion: Criterion, context: RunContext) -> Result | None:
     """Run one criterion and return its result, or None if its method is not yours.
 
-    Built in: ``bash`` (pytest_acceptance.run_bash) and ``subagent``
-    (pytest_acceptance.agent). ``manual`` criteria never reach this hook.
+    Built in: ``bash`` (pytest_acceptance.run.bash) and ``subagent``
+    (pytest_acceptance.agent.verifier). ``manual`` criteria never reach this hook.
     """
 
 
@@ -49,7 +49,7 @@ def pytest_acceptance_verdict(
 
 @pytest.hookspec
 def pytest_acceptance_formats() -> list[SpecFormat] | None:
-    """Return spec formats to read (``pytest_acceptance.formats.SpecFormat``): objects with
+    """Return spec formats to read (``pytest_acceptance.spec.formats.SpecFormat``): objects with
     ``name``, ``detect(text) -> float`` (0: not this format; up to 1: unmistakable) and
     ``parse(text, path) -> Spec`` (raising only ``SpecError``). Called once per process;
     the format that detects a spec best parses it, a plugin's formats winning ties over the

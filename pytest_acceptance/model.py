@@ -104,7 +104,7 @@ def raise_all(errors: list[SpecError]) -> None:
 @dataclass(frozen=True)
 class Criterion:
     """One acceptance criterion: in the reference format a ``#### AC-N: Title`` heading and
-    its yaml block; other formats (``pytest_acceptance.formats``) build the same data."""
+    its yaml block; other formats (``pytest_acceptance.spec.formats``) build the same data."""
 
     id: str
     title: str

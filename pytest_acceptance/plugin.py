@@ -19,9 +19,9 @@ import pytest
 
 # Stage modules that are pytest plugins of their own (options + hookimpls).
 pytest_plugins: list[str] = [
-    "pytest_acceptance.agent",
-    "pytest_acceptance.evidence",
-    "pytest_acceptance.ci_outputs",
+    "pytest_acceptance.agent.verifier",
+    "pytest_acceptance.evidence.trail",
+    "pytest_acceptance.evidence.ci",
 ]
 
 _METHOD_MARKERS = {
@@ -118,7 +118,7 @@ def spec_paths(config: pytest.Config) -> list[Path]:
 
 
 def _find_specs(config: pytest.Config) -> list[Path]:
-    from pytest_acceptance import discover, formats
+    from pytest_acceptance.spec import discover, formats
 
     options: list[str] = list(config.getoption("acceptance") or ())
     if not options:
@@ -159,7 +159,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 def _format_choice(config: pytest.Config) -> Any:
     """The formats of this run: plugins' (the hook) first, then the built-in ones."""
-    from pytest_acceptance.formats import FormatChoice, builtin_formats, find
+    from pytest_acceptance.spec.formats import FormatChoice, builtin_formats, find
 
     groups = config.hook.pytest_acceptance_formats()
     added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
@@ -180,17 +180,17 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)
-    from pytest_acceptance.guard import RunGuard
-    from pytest_acceptance.progress import register_progress
+    from pytest_acceptance.run.guard import RunGuard
+    from pytest_acceptance.run.progress import register_progress
 
     register_progress(config)
-    from pytest_acceptance.run_bash import BashRunner
+    from pytest_acceptance.run.bash import BashRunner
 
     config.pluginmanager.register(RunGuard(config), "acceptance-guard")
 
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process
-        from pytest_acceptance.record import Recorder
+        from pytest_acceptance.verdict.recorder import Recorder
 
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
 

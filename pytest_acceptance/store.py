@@ -10,9 +10,10 @@ import contextlib
 import errno
 import json
 import os
-import threading
 from pathlib import Path
 from typing import IO, Any
+
+from pytest_acceptance.tree.hostile import write_atomic
 
 OUTPUT_DIR = ".acceptance"
 VERDICT_FILE = "verdict.json"
@@ -72,27 +73,6 @@ def describe_os_error(error: BaseException) -> str:
     if isinstance(error, RecursionError):
         return "the data is nested too deeply"
     return str(error)
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write ``path`` through a temp file unique to this process and thread, then rename:
-    a reader never sees half a file, and concurrent writers (xdist workers) never tear it.
-    (mkstemp's random names cost up to a millisecond each on some file systems.)"""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    try:  # os-level calls: a fragment per criterion makes every syscall count
-        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-        try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(handle, view) :]
-        finally:
-            os.close(handle)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

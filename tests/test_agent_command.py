@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.agent import AgentSettings, AgentVerifier
-from pytest_acceptance.agent_backends import CommandBackend
+from pytest_acceptance.agent.backends import CommandBackend
+from pytest_acceptance.agent.verifier import AgentSettings, AgentVerifier
 from pytest_acceptance.model import Criterion, Issue, Location, Method, RunContext, Status
 
 # A judge program driven by plan.json beside it: for each criterion id, one behaviour per

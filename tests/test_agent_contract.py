@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.agent_prompt import (
+from pytest_acceptance.agent.prompt import (
     LOG_TAIL_LIMIT,
     PROMPT_BYTES_LIMIT,
     MalformedVerdict,

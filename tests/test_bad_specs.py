@@ -77,7 +77,7 @@ def test_a_bad_spec_beside_a_good_one_still_fails_the_run(pytester: pytest.Pytes
 
 def test_an_oversized_spec_is_a_bounded_collection_error(pytester: pytest.Pytester) -> None:
     """A spec over the size cap is refused at line 1 before it is read whole or parsed."""
-    from pytest_acceptance.spec_file import MAX_SPEC_BYTES
+    from pytest_acceptance.spec.file import MAX_SPEC_BYTES
 
     text = HEAD + bash("AC-1", "true") + "x" * 80 + "\n"
     (pytester.path / "spec.md").write_text(text * (MAX_SPEC_BYTES // len(text) + 1))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.evidence import escape_data, escape_property
+from pytest_acceptance.evidence.trail import escape_data, escape_property
 from specs import bash, manual, spec
 
 

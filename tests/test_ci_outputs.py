@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.ci_outputs import CELL_CHARS, md
+from pytest_acceptance.evidence.ci import CELL_CHARS, md
 from specs import bash, manual, spec
 
 HOSTILE_TITLE = "pipes | and <script>alert(1)</script>"

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.conditions import (
+from pytest_acceptance.model import Criterion, Location, Method, RunContext, Status
+from pytest_acceptance.run.bash import run_criterion
+from pytest_acceptance.run.conditions import (
     Condition,
     ConditionError,
     FileAt,
@@ -19,9 +21,7 @@ from pytest_acceptance.conditions import (
     OutputContains,
     parse_condition,
 )
-from pytest_acceptance.model import Criterion, Location, Method, RunContext, Status
-from pytest_acceptance.regex_deadline import RegexTimeout, search_within
-from pytest_acceptance.run_bash import run_criterion
+from pytest_acceptance.run.regex_deadline import RegexTimeout, search_within
 
 EVIL = parse_condition("output matches ^(a+)+$")
 EVIL_INPUT = "a" * 40 + "b"  # 2**40 ways to split the a's: hours of backtracking

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.conditions import (
+from pytest_acceptance.run.conditions import (
     Condition,
     ConditionError,
     NaturalLanguage,

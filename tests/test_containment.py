@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from test_run_bash import is_gone
 
-from pytest_acceptance import containment
-from pytest_acceptance.agent_backends import DispatchError, run_agent_process
+from pytest_acceptance.agent.backends import DispatchError, run_agent_process
 from pytest_acceptance.model import Criterion, Location, Method, RunContext, Status
-from pytest_acceptance.run_bash import run_criterion
+from pytest_acceptance.run import containment
+from pytest_acceptance.run.bash import run_criterion
 
 CGROUPS = containment.own_cgroup() is not None
 

@@ -92,8 +92,8 @@ KIRO_REQUIREMENT = (
 def test_the_readme_verification_blocks_in_list_items_make_bash_criteria() -> None:
     """The README's way to run a spec-kit or Kiro spec without an agent: a yaml block
     indented inside a spec-kit item or a Kiro criterion makes it a bash criterion."""
-    from pytest_acceptance.formats import parse_text
     from pytest_acceptance.model import Method
+    from pytest_acceptance.spec.formats import parse_text
 
     text = (REPO / "README.md").read_text(encoding="utf-8")
     block = text.split("carry a yaml verification block", 1)[1].split("````markdown\n", 1)[1]

@@ -11,7 +11,7 @@ import pytest
 from test_agent_command import Judge
 
 from pytest_acceptance.model import Method, Priority, SpecError
-from pytest_acceptance.parse import parse_spec_text
+from pytest_acceptance.spec.load import parse_spec_text
 
 SPEC = """\
 # Implement Skill

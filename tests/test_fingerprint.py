@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance import fingerprint
-from pytest_acceptance.fingerprint import FingerprintError, tree_fingerprint
+from pytest_acceptance.tree import fingerprint
+from pytest_acceptance.tree.fingerprint import FingerprintError, tree_fingerprint
 
 GIT = [
     "git",
@@ -278,10 +278,10 @@ def fingerprint_in_subprocess(root: Path, timeout: float = 60) -> subprocess.Com
     """Run in a child so that a hang fails the test instead of hanging the suite."""
     code = (
         "import sys; sys.path.insert(0, sys.argv[2]);"
-        "from pytest_acceptance.fingerprint import tree_fingerprint;"
+        "from pytest_acceptance.tree.fingerprint import tree_fingerprint;"
         "print(tree_fingerprint(sys.argv[1]))"
     )
-    package_root = str(Path(fingerprint.__file__).resolve().parents[1])
+    package_root = str(Path(fingerprint.__file__).resolve().parents[2])
     return subprocess.run(
         [sys.executable, "-S", "-c", code, str(root), package_root],
         capture_output=True,

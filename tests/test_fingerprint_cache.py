@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fingerprint import TRICKS, git, make_repo, rewrite_same_size_and_mtime
 
-from pytest_acceptance import fingerprint, hash_cache
-from pytest_acceptance.fingerprint import tree_fingerprint
-from pytest_acceptance.hash_cache import HashCache
+from pytest_acceptance.tree import fingerprint, hash_cache
+from pytest_acceptance.tree.fingerprint import tree_fingerprint
+from pytest_acceptance.tree.hash_cache import HashCache
 
 WINDOW = 0.05  # seconds: well above a coarse timestamp tick, well below a test's patience
 

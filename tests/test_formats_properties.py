@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.formats import builtin_formats
 from pytest_acceptance.model import Spec, SpecError
-from pytest_acceptance.parse import parse_spec_text
+from pytest_acceptance.spec.formats import builtin_formats
+from pytest_acceptance.spec.load import parse_spec_text
 
 FRAGMENTS = [
     "# Feature Specification: x",

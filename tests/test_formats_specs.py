@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.formats import builtin_formats, detect
 from pytest_acceptance.model import Criterion, Method, Priority, Spec, SpecError
-from pytest_acceptance.parse import parse_spec, parse_spec_text
+from pytest_acceptance.spec.formats import builtin_formats, detect
+from pytest_acceptance.spec.load import parse_spec, parse_spec_text
 
 EXAMPLES = Path(__file__).parent / "format_specs"
 M, S, C = Priority.MUST, Priority.SHOULD, Priority.COULD
@@ -457,8 +457,8 @@ def test_a_plugins_crashing_format_is_a_spec_error_never_a_crash() -> None:
 
 
 def test_the_parse_cache_never_serves_a_spec_read_in_another_format(tmp_path: Path) -> None:
-    from pytest_acceptance.formats import FormatChoice
-    from pytest_acceptance.spec_cache import parse_spec_cached
+    from pytest_acceptance.spec.cache import parse_spec_cached
+    from pytest_acceptance.spec.formats import FormatChoice
 
     spec_path = tmp_path / "spec.md"
     spec_path.write_text((EXAMPLES / "speckit/specs/001-csv-export/spec.md").read_text())

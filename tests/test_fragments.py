@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.fragments import (
+from pytest_acceptance.evidence.fragments import (
     ISSUE_LIMIT,
     OUTPUT_LIMIT,
     FragmentError,
@@ -158,8 +158,8 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from pytest_acceptance.fragments import build_fragment, fragment_path, write_fragment
-    from pytest_acceptance.fragments import prepare_dir
+    from pytest_acceptance.evidence.fragments import build_fragment, fragment_path, write_fragment
+    from pytest_acceptance.evidence.fragments import prepare_dir
     from pytest_acceptance.model import Criterion, Location, Method, Result, Status
     root, me, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     prepare_dir(root, root / "spec.md")

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from test_fingerprint import git, make_repo, rewrite_same_size_and_mtime
 
-from pytest_acceptance import hash_cache
-from pytest_acceptance.fingerprint import FingerprintError, tree_fingerprint
-from pytest_acceptance.hash_cache import HashCache
+from pytest_acceptance.tree import hash_cache
+from pytest_acceptance.tree.fingerprint import FingerprintError, tree_fingerprint
+from pytest_acceptance.tree.hash_cache import HashCache
 
 FILES = 40
 WINDOW = 0.05

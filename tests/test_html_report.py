@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.html_report import render_html
+from pytest_acceptance.evidence.html import render_html
 from pytest_acceptance.model import Criterion, Issue, Location, Method, Priority, Result, Status
-from pytest_acceptance.verdict import Outcome, Scope, decide
+from pytest_acceptance.verdict.decision import Outcome, Scope, decide
 from specs import bash, manual, spec
 
 ALLOWED_TAGS = {

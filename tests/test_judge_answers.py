@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.agent import AgentSettings, AgentVerifier
-from pytest_acceptance.agent_backends import ClaudeBackend, CommandBackend, Dispatch, DispatchError
-from pytest_acceptance.agent_prompt import (
+from pytest_acceptance.agent.backends import ClaudeBackend, CommandBackend, Dispatch, DispatchError
+from pytest_acceptance.agent.prompt import (
     ANSWER_TEXT_LIMIT,
     MalformedVerdict,
     parse_verdict_text,
 )
+from pytest_acceptance.agent.verifier import AgentSettings, AgentVerifier
 from pytest_acceptance.model import Criterion, Location, Method, RunContext, Status
 
 ISSUE = {"location": "src/a.py:3", "expected": "AppError", "actual": "Error()"}

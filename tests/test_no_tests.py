@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Criterion, Location, Method, Result, RunContext, Status
-from pytest_acceptance.no_tests import vacuous_reason
-from pytest_acceptance.run_bash import run_criterion
+from pytest_acceptance.run.bash import run_criterion
+from pytest_acceptance.run.no_tests import vacuous_reason
 
 TWO_TESTS = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n"
 FAST_PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -p no:cacheprovider -q"

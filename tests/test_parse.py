@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Method, Priority, Spec
-from pytest_acceptance.parse import SpecError, parse_spec, parse_spec_text
-from pytest_acceptance.spec_cache import parse_spec_cached
+from pytest_acceptance.spec.cache import parse_spec_cached
+from pytest_acceptance.spec.load import SpecError, parse_spec, parse_spec_text
 
 # Seed 000, the design of this repository's Claude Code plugin, kept as a spec in the repo.
 SEED = Path(__file__).resolve().parents[1] / "specs" / "implement-skill-system.md"
@@ -579,7 +579,7 @@ def test_parses_after_yaml_is_imported_again_in_the_same_process() -> None:
         "for name in [m for m in sys.modules if m == 'yaml' or m.startswith('yaml.')]:\n"
         "    del sys.modules[name]\n"
         "from pathlib import Path\n"
-        "from pytest_acceptance.parse import parse_spec_text\n"
+        "from pytest_acceptance.spec.load import parse_spec_text\n"
         f"spec = parse_spec_text({bash_block('retries: 2')!r}, Path('s.md'))\n"
         "print(spec.criteria[0].command, spec.criteria[0].retries)\n"
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.progress import status_text, title_of
+from pytest_acceptance.run.progress import status_text, title_of
 from specs import bash, manual, spec
 
 SLOW = "sleep 3"  # longer than the 2 s a criterion runs before it is shown

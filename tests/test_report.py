@@ -9,12 +9,21 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.fragments import (
+from pytest_acceptance.evidence.fragments import (
     FragmentError,
     build_fragment,
     fragment_path,
     prepare_dir,
     write_fragment,
+)
+from pytest_acceptance.evidence.report import (
+    Expected,
+    Previous,
+    assemble,
+    gap_class,
+    load_previous,
+    render_markdown,
+    report_json,
 )
 from pytest_acceptance.model import (
     Criterion,
@@ -25,15 +34,6 @@ from pytest_acceptance.model import (
     Result,
     Spec,
     Status,
-)
-from pytest_acceptance.report import (
-    Expected,
-    Previous,
-    assemble,
-    gap_class,
-    load_previous,
-    render_markdown,
-    report_json,
 )
 
 

@@ -21,7 +21,7 @@ from pytest_acceptance.model import (
     RunContext,
     Status,
 )
-from pytest_acceptance.run_bash import BashRunner, run_criterion
+from pytest_acceptance.run.bash import BashRunner, run_criterion
 
 SPEC_LINE = 12
 VERIFICATION_LINE = 15

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from test_containment import is_gone, kill_all, wait_gone
 
-from pytest_acceptance import containment
-from pytest_acceptance.fragments import spec_dir
-from pytest_acceptance.guard import WAVE_PREFIX, remove_free_wave_directories
+from pytest_acceptance.evidence.fragments import spec_dir
+from pytest_acceptance.run import containment
+from pytest_acceptance.run.guard import WAVE_PREFIX, remove_free_wave_directories
 from specs import bash, spec
 
 BASE = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]

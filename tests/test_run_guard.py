@@ -15,7 +15,7 @@ import sys
 
 _SCRIPT = """
 import json, os, re, signal, subprocess, sys
-from pytest_acceptance import guard
+from pytest_acceptance.run import guard
 
 read = []
 def audit(event, args):

@@ -8,6 +8,8 @@ import re
 import stat
 from collections.abc import Iterator
 
+from pytest_acceptance.tree.hostile import NotRegularFile, open_regular
+
 from . import limits
 
 SKIP_DIRS = frozenset(
@@ -19,7 +21,6 @@ JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
 GO_TEST = re.compile(r"_test\.go$")
 TEST_FOLDER = re.compile(r"^(?:tests?|testing|__tests__)$|^tests?_|_tests?$")
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _SCRIPT_SUFFIXES = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".pl", ".rb", ".php")
 
 
@@ -47,12 +48,12 @@ def read_file(path: str) -> bytes | str | None:
     if not stat.S_ISREG(info.st_mode):
         return "a special file"
     try:
-        handle = os.open(path, _OPEN_FLAGS)
+        handle = open_regular(path)
+    except NotRegularFile:
+        return "a special file"
     except OSError as error:
         return f"an unreadable file ({error.strerror})"
     try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return "a special file"
         chunks = []
         while True:
             chunk = os.read(handle, 1 << 20)

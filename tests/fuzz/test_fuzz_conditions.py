@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.conditions import (
+from pytest_acceptance.run.conditions import (
     Check,
     Condition,
     ConditionError,

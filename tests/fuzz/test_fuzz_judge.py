@@ -9,7 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.agent_prompt import MalformedVerdict, Verdict, parse_verdict_text
+from pytest_acceptance.agent.prompt import MalformedVerdict, Verdict, parse_verdict_text
 
 _JSON = st.recursive(
     st.none()

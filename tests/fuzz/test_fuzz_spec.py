@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_acceptance.collect import _check_pass_condition
 from pytest_acceptance.model import SPEC_ERROR_LIMIT, Spec, SpecError
-from pytest_acceptance.parse import decode, parse_spec_text
+from pytest_acceptance.spec.load import decode, parse_spec_text
 
 PATH = Path("spec.md")
 

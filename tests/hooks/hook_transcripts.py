@@ -25,8 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.fingerprint import tree_fingerprint
 from pytest_acceptance.store import output_dir
+from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "pytest-acceptance"

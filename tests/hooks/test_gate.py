@@ -30,11 +30,8 @@ from hook_transcripts import (
     stop_payload,
 )
 
-sys.path.insert(0, str(REPO_ROOT / "hooks"))
-import flow_state
-import gate_runtime
-
-from pytest_acceptance.hash_cache import RACY_SECONDS
+from pytest_acceptance.claude import flow_state, gate_runtime
+from pytest_acceptance.tree.hash_cache import RACY_SECONDS
 
 
 def pinned(plugin_state: Path) -> dict[str, Any]:

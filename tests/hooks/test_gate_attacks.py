@@ -31,7 +31,7 @@ PASS_AGENT = (
 )
 FORGE = f"""{PY} - <<'EOF'
 import json, time
-from pytest_acceptance.fingerprint import tree_fingerprint
+from pytest_acceptance.tree.fingerprint import tree_fingerprint
 fp = tree_fingerprint('.')
 spec = __import__('os').path.realpath('spec.md')
 crit = {{"id": "AC-1", "title": "value file says two", "spec": spec, "line": 5,

@@ -41,12 +41,13 @@ from hook_transcripts import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(REPO_ROOT / "hooks"))
-import flow_state
-import gate_runtime
-import interpreter_paths
-import settings_guard
-import verdict_check
+from pytest_acceptance.claude import (
+    flow_state,
+    gate_runtime,
+    interpreter_paths,
+    settings_guard,
+    verdict_check,
+)
 
 SPEC = "specs/feature.md"
 

@@ -6,6 +6,7 @@ real CLI's shape (hook_transcripts.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,11 +31,7 @@ from hook_transcripts import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(REPO_ROOT / "hooks"))
-import contextlib
-
-import protect
-import settings_guard
+from pytest_acceptance.claude import protect, settings_guard
 
 GUARD_TAG = "[pytest-acceptance guard]"
 SPEC = "specs/feature.md"  # make_repo's spec
@@ -500,7 +497,7 @@ def test_a_cut_transcript_does_not_give_the_open_flow_a_new_settings_key(
     """The pin names the flow: with the transcript truncated, the flow keeps the key of its
     settings snapshot, so ConfigChange still compares with the snapshot taken before any
     change (a new key would start from settings the agent may already have changed)."""
-    import session_flow
+    from pytest_acceptance.claude import session_flow
 
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(plugin_data()))
     builder = TranscriptBuilder(repo)
@@ -524,7 +521,7 @@ def test_a_subagents_tool_call_is_not_awaited_in_the_main_transcript(
     the subagent's own transcript: the guard judges them at once on the main one instead of
     waiting its whole settle time for a line that never comes (10 s per call, measured with
     CLI 2.1.328), while a main-session call missing from the transcript is still awaited."""
-    from transcript import Transcript
+    from pytest_acceptance.claude.transcript import Transcript
 
     builder = TranscriptBuilder(repo)
     builder.implement(SPEC)

@@ -92,19 +92,18 @@ def test_hooks_json_wires_both_hooks_through_the_plugin_root() -> None:
 
 
 def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path) -> None:
-    """Only hooks/ and the stdlib-only modules they import (fingerprint, hash_cache,
-    integrity), under an isolated python3 -S -I; the gate's own run uses the project's
-    interpreter."""
+    """Only hooks/ and the stdlib-only zone they import (tree/, integrity/, claude/), under an
+    isolated python3 -S -I; the gate's own run uses the project's interpreter."""
     plugin = tmp_path / "plugin"
     shutil.copytree(REPO_ROOT / "hooks", plugin / "hooks")
     shutil.copytree(REPO_ROOT / ".claude-plugin", plugin / ".claude-plugin")
     shutil.copytree(REPO_ROOT / "skills", plugin / "skills")
     (plugin / "pytest_acceptance").mkdir()
     package = REPO_ROOT / "pytest_acceptance"
-    shutil.copytree(package / "integrity", plugin / "pytest_acceptance" / "integrity")
-    for name in ("__init__.py", "fingerprint.py", "hash_cache.py", "gate_probe.py"):
-        if (REPO_ROOT / "pytest_acceptance" / name).exists():
-            shutil.copy(REPO_ROOT / "pytest_acceptance" / name, plugin / "pytest_acceptance" / name)
+    for zone in ("tree", "integrity", "claude"):
+        shutil.copytree(package / zone, plugin / "pytest_acceptance" / zone)
+    for name in ("__init__.py", "gate_probe.py"):
+        shutil.copy(package / name, plugin / "pytest_acceptance" / name)
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
     env = {
         "PATH": "/usr/bin:/bin",
@@ -148,21 +147,21 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
 
 _LAZY_IMPORTS = """
 import sys, time
-sys.path.insert(0, sys.argv[1] + "/hooks")  # as every hook script does
-import gate, gate_runtime
+sys.path.insert(0, sys.argv[1])  # as every hook script does
+from pytest_acceptance.claude import gate, gate_runtime
 fingerprint = gate.fingerprint(sys.argv[2], time.monotonic() + 60)
 integrity = gate_runtime.integrity_module()
-fingerprint_module = sys.modules["pytest_acceptance.fingerprint"]
+fingerprint_module = sys.modules["pytest_acceptance.tree.fingerprint"]
 print(sys.path.count(sys.argv[1]), fingerprint_module.__file__, integrity.__file__, fingerprint)
 """
 
 
-def test_the_gate_imports_the_package_through_the_one_path_entry_flow_state_adds(
+def test_the_gate_imports_the_package_through_the_one_path_entry_a_hook_script_adds(
     tmp_path: Path,
 ) -> None:
     """Under `python3 -E -S` (no site-packages, no PYTHONPATH) from a folder without the
     package, the gate's lazy imports (fingerprint, integrity) find the plugin's own modules
-    through the single sys.path entry flow_state.py adds, listed once."""
+    through the single sys.path entry the hook script adds, listed once."""
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
     done = subprocess.run(
         ["python3", "-E", "-S", "-c", _LAZY_IMPORTS, str(REPO_ROOT), str(repo)],
@@ -176,6 +175,6 @@ def test_the_gate_imports_the_package_through_the_one_path_entry_flow_state_adds
     count, fingerprint_file, integrity_file, fingerprint = done.stdout.split(maxsplit=3)
     assert count == "1"
     package = REPO_ROOT / "pytest_acceptance"
-    assert Path(fingerprint_file) == package / "fingerprint.py"
+    assert Path(fingerprint_file) == package / "tree" / "fingerprint.py"
     assert Path(integrity_file) == package / "integrity" / "__init__.py"
     assert fingerprint.strip()

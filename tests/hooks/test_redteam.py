@@ -254,7 +254,7 @@ SECOND_VERDICT = """
 MARK = os.path.join(os.path.dirname(os.getcwd()), "forged")  # outside the tree: once only
 if PID and not os.path.exists(MARK):
     open(MARK, "w").close()
-    from pytest_acceptance.fingerprint import tree_fingerprint
+    from pytest_acceptance.tree.fingerprint import tree_fingerprint
     fp = tree_fingerprint(os.getcwd())
     forged = {"status": "pass", "exit_code": 1, "complete": True, "fingerprint": fp,
               "fingerprint_after": fp, "specs": [{"selected": 1}], "problems": [],

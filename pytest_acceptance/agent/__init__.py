@@ -1,0 +1,1 @@
+"""Agent criteria: waves of judges, their backends, the prompt they get and the cache."""

@@ -1,0 +1,252 @@
+"""The pinned flow: what the plugin recorded, outside the project, when /implement started.
+
+The agent can write every file of the project, and its own transcript. The pin lives in the
+plugin's data folder instead (``$CLAUDE_PLUGIN_DATA``, which Claude Code sets for plugin
+hooks; ``~/.claude/plugins/data/pytest-acceptance`` when it is unset), one folder per
+session:
+
+    flows/<session key>/flow.json      the pin: session, repository, spec, criteria, settings,
+                                       interpreter and its files' hashes, flow status
+    flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
+    flows/<session key>/config/...     the project's pytest configuration files, same moment
+    flows/<session key>/results/*.json the gate's own verification results, by tree fingerprint
+    flows/<session key>/hashes         the gate's file-hash cache (hash_cache.HashCache)
+    flows/<session key>/tool-after-terminal  a file-writing tool call came after the gate
+                                       let /done or /escalate through (the guard hook's note)
+
+Every write goes through a temporary file and a rename, so a reader never sees half a file.
+Standard library only, like every hook module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.claude.hook_io import HookInputError
+from pytest_acceptance.tree.hostile import write_atomic
+
+# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
+CONFIG_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+
+STATE_VERSION = 1
+_FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
+
+
+class FlowStateError(HookInputError):
+    """The plugin's own state cannot be read or written; inside a flow that blocks."""
+
+
+def data_dir() -> Path:
+    configured = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    return Path(configured) if configured else _FALLBACK_DATA.expanduser()
+
+
+def session_key(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Flow:
+    """One session's pin and everything the gate recorded about it (flow.json)."""
+
+    def __init__(self, folder: Path, data: dict[str, Any]) -> None:
+        self.folder = folder
+        self.data = data
+
+    # -- where things are
+
+    @classmethod
+    def folder_of(cls, session_id: str) -> Path:
+        return data_dir() / "flows" / session_key(session_id)
+
+    @property
+    def spec_copy(self) -> Path:
+        return self.folder / "spec" / str(self.data["spec_name"])
+
+    @property
+    def config_folder(self) -> Path:
+        return self.folder / "config"
+
+    @property
+    def results_folder(self) -> Path:
+        return self.folder / "results"
+
+    @property
+    def hashes_file(self) -> Path:
+        return self.folder / "hashes"
+
+    # -- the pin's fields
+
+    @property
+    def is_open(self) -> bool:
+        return self.data.get("status") == "open"
+
+    @property
+    def repo(self) -> str:
+        return str(self.data["repo"])
+
+    @property
+    def spec_path(self) -> str | None:
+        value = self.data.get("spec_path")
+        return value if isinstance(value, str) else None
+
+    @property
+    def problem(self) -> str | None:
+        """Why the pin holds no spec to verify (e.g. the spec did not exist at /implement)."""
+        value = self.data.get("problem")
+        return value if isinstance(value, str) else None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    # -- load and save
+
+    @classmethod
+    def load(cls, session_id: str) -> Flow | None:
+        """The session's pin, None when the plugin never pinned a flow for it."""
+        folder = cls.folder_of(session_id)
+        path = folder / "flow.json"
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise FlowStateError(f"cannot read the pinned flow {path}: {error}") from None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise FlowStateError(f"the pinned flow {path} is not JSON (damaged?)") from None
+        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+            raise FlowStateError(f"the pinned flow {path} has an unknown format")
+        if data.get("session_id") != session_id:
+            raise FlowStateError(f"the pinned flow {path} belongs to another session")
+        return cls(folder, data)
+
+    def save(self) -> None:
+        write_json(self.folder / "flow.json", self.data)
+
+    # -- flow status
+
+    def note_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate; written by the next save (the
+        Stop hook's record_stop: one write per Stop)."""
+        self.data["terminal"] = {"skill": skill, "at": time.time(), "fingerprint": fingerprint}
+
+    def record_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate, written now."""
+        self.note_terminal(skill, fingerprint)
+        self.save()
+
+    def record_stop(self, decision: str) -> None:
+        """What the Stop hook decided last: "allow", "block" or "forced"."""
+        self.data["last_stop"] = {"decision": decision, "at": time.time()}
+        self.save()
+
+    # -- tool calls after the accepted /done or /escalate (a file of its own: the guard hooks
+    #    of parallel tool calls write it at once, and must never race flow.json's updates)
+
+    def note_tool_after_terminal(self) -> None:
+        """A file-writing tool call after the gate let /done or /escalate through: its stored
+        result is not reused at the next stop, whatever the transcript shows."""
+        terminal = self.data.get("terminal")
+        if isinstance(terminal, dict) and not self.tool_after_terminal():
+            write_json(self.folder / "tool-after-terminal", {"terminal_at": terminal.get("at")})
+
+    def tool_after_terminal(self) -> bool:
+        terminal = self.data.get("terminal")
+        if not isinstance(terminal, dict):
+            return False
+        try:
+            note = json.loads((self.folder / "tool-after-terminal").read_bytes())
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError):
+            return True  # a damaged note: the safe reading is "something ran"
+        return not isinstance(note, dict) or note.get("terminal_at") == terminal.get("at")
+
+    def finished(self) -> bool:
+        """A /done or /escalate was let through and no stop was blocked after it: the user's
+        next prompt ends the flow (later, unrelated work is not held to the spec)."""
+        terminal = self.data.get("terminal")
+        if not isinstance(terminal, dict):
+            return False
+        stop = self.data.get("last_stop")
+        blocked_later = (
+            isinstance(stop, dict)
+            and stop.get("decision") == "block"
+            and float(stop.get("at", 0)) >= float(terminal.get("at", 0))
+        )
+        return not blocked_later
+
+    def close(self, why: str) -> None:
+        self.data["status"] = "closed"
+        self.data["closed"] = {"at": time.time(), "why": why}
+        self.save()
+
+    # -- the gate's results, by tree fingerprint
+
+    def result_path(self, fingerprint: str) -> Path:
+        return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
+
+    def result_for(self, fingerprint: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.result_path(fingerprint).read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            raise FlowStateError(f"cannot read the gate's result: {error}") from None
+        return data if isinstance(data, dict) and data.get("fingerprint") == fingerprint else None
+
+    def store_result(self, result: dict[str, Any]) -> None:
+        write_json(self.result_path(str(result["fingerprint"])), result)
+        self.data["gate_runs"] = int(self.data.get("gate_runs", 0)) + 1
+        if result.get("real_run"):
+            self.data["real_run_at"] = time.time()
+        self.save()
+
+
+def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo: Path) -> Flow:
+    """A new pin for the session: whatever an earlier /implement pinned is replaced."""
+    folder = Flow.folder_of(session_id)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, mode=0o700)
+    flow = Flow(folder, {"version": STATE_VERSION, "session_id": session_id, **data})
+    if spec_bytes is not None:
+        write_bytes(flow.spec_copy, spec_bytes)
+    flow.config_folder.mkdir(mode=0o700)
+    for name in CONFIG_FILES:  # the settings the gate runs with are the ones of this moment
+        source = repo / name
+        if source.is_file() and not source.is_symlink():
+            write_bytes(flow.config_folder / name, source.read_bytes())
+    flow.save()
+    return flow
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_atomic(path, data, mode=0o600)
+
+
+def write_json(path: Path, data: Any) -> None:
+    try:
+        write_bytes(path, json.dumps(data, indent=1).encode("utf-8"))
+    except OSError as error:
+        raise FlowStateError(f"cannot write the plugin's state {path}: {error}") from None

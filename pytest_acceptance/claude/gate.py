@@ -1,0 +1,445 @@
+"""The gate's own verification run: the only evidence /done and /escalate are accepted on.
+
+Nothing the agent writes in the project is evidence. The gate runs `pytest --acceptance`
+itself, on the spec as pinned at /implement (the copy in the plugin's state, never the
+project's file), with:
+
+- the interpreter pinned at /implement (gate_runtime.py), under ``-I`` (no PYTHONPATH, no
+  cwd on sys.path), its files and those of the distributions the run imports hashed at pin
+  time and checked before every run (a new .pth file in a site folder counts as a change);
+- an environment built from scratch (PATH, HOME, LANG/LC_*, TMPDIR, TZ, USER and the
+  ANTHROPIC_* credentials an agent criterion needs; no BASH_ENV, ENV, PYTEST_ADDOPTS,
+  PYTEST_PLUGINS, PYTHONPATH, ...), plugin autoload off, only pytest-acceptance and xdist
+  loaded, ``--noconftest``, ``-p no:cacheprovider``, no parse cache from ``.acceptance/``;
+- ``-c`` an ini file the gate writes, holding only the ``acceptance_*`` settings of the
+  project's configuration as it was at /implement (never ``acceptance_cache``);
+- ``--rootdir`` the repository pinned at /implement, and the run's cwd;
+- the verdict read from a pipe the gate hands to pytest (``--acceptance-verdict-fd``), not
+  from ``.acceptance/verdict.json``, believed only in its exact shape (verdict_check.py:
+  any same-user process can open that pipe through /proc), and /done needs pytest's own
+  exit code 0;
+- no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc);
+- the tree fingerprint taken by the gate before and after the run, equal;
+- a deadline below the hook's timeout: a run that cannot finish is killed (its whole
+  process group) and blocks with the reason.
+
+Results are stored in the plugin's state by tree fingerprint: the Stop hook after a /done
+the gate let through does not run again on the same tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import stat
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.gate_runtime import (
+    GateError,
+    clean_env,
+    file_digest,
+    integrity_module,
+    never_pinned,
+    probe,
+    runtime_changes,
+)
+from pytest_acceptance.claude.hook_io import env_int
+from pytest_acceptance.claude.interpreter_paths import private_pycache
+from pytest_acceptance.claude.verdict_check import parse as parse_verdict
+
+DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
+PROBE_TIMEOUT = 120
+VERIFY = "/pytest-acceptance:verify"
+DONE = "/pytest-acceptance:done"
+ESCALATE = "/pytest-acceptance:escalate"
+LISTED = 10  # criteria named in one reason; the rest are counted
+
+
+def deadline_seconds() -> int:
+    return max(5, env_int("ACCEPTANCE_GATE_DEADLINE", DEFAULT_DEADLINE))
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def write_ini(flow: Flow) -> Path:
+    """The run's only configuration: the pinned acceptance_* settings."""
+    lines = ["[pytest]"]
+    for key, value in sorted(dict(flow.get("settings") or {}).items()):
+        first, *rest = str(value).splitlines() or [""]
+        lines.append(f"{key} = {first}")
+        lines += [f"    {line}" for line in rest]
+    path = flow.folder / "gate.ini"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> str:
+    """The tree fingerprint, taken by the gate within the deadline; GateError when it cannot
+    be taken (a failing git, a FIFO, too slow). `hashes`: the flow's hash cache file, in the
+    plugin's state (files whose stat data, ctime included, are unchanged are not read again)."""
+    try:
+        from pytest_acceptance.tree.fingerprint import tree_fingerprint
+        from pytest_acceptance.tree.hash_cache import HashCache
+
+        cache = None if hashes is None else HashCache(hashes)
+        timeout = max(1.0, deadline_at - time.monotonic())
+        return tree_fingerprint(repo, timeout=timeout, cache=cache)
+    except Exception as error:  # an unusable fingerprint must never pass as "unchanged"
+        raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
+
+
+def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
+    """The gate's verification run of the pinned spec on the current tree (or the result it
+    already stored for this tree, when `reuse`). Raises GateError when no trustworthy result
+    comes out."""
+    missing_pin = never_pinned(flow)
+    if missing_pin is not None:
+        raise GateError(missing_pin)
+    changed = runtime_changes(flow)
+    if changed:
+        raise GateError(
+            f"the Python environment the gate runs in changed since /implement started: "
+            f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
+            "/implement so the gate pins the environment again."
+        )
+    before = fingerprint(flow.repo, deadline_at, flow.hashes_file)
+    stored = flow.result_for(before) if reuse else None
+    if stored is not None:
+        return stored
+    started = time.time()
+    with private_pycache() as pycache:
+        verdict, returncode, tail = _pytest(flow, deadline_at, pycache)
+    after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
+    result = _result(flow, verdict, returncode, tail, before, after)
+    result["duration"] = round(time.time() - started, 3)
+    if before == after:
+        flow.store_result(result)
+    return result
+
+
+def _pytest(
+    flow: Flow, deadline_at: float, pycache: str
+) -> tuple[dict[str, Any] | str | None, int, str]:
+    """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
+    log's tail. No __pycache__ is read: `pycache`, a fresh folder, is every child Python's
+    (criteria run project code, which must never meet bytecode of an earlier run); the gate's
+    own pytest imports only the pinned, hash-checked packages and keeps its bytecode in the
+    flow's state (compiling pytest afresh each run costs about a second)."""
+    python = str(flow.get("python"))
+    reader, writer = os.pipe()
+    own_pycache = f"pycache_prefix={flow.folder / 'pycache'}"
+    command = [python, "-I", "-X", own_pycache, "-m", "pytest", "--acceptance"]
+    command += [str(flow.spec_copy)]
+    command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
+    command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
+    command += ["--acceptance-verdict-fd", str(writer), "-q", "--color=no"]
+    log_path = flow.folder / "gate-run.log"
+    chunks: list[bytes] = []
+    try:
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                command,
+                cwd=flow.repo,
+                env=clean_env(python, pycache),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(writer,),
+                start_new_session=True,
+            )
+            os.close(writer)
+            writer = -1
+            try:
+                drain = threading.Thread(target=_drain, args=(reader, chunks), daemon=True)
+                drain.start()
+                returncode = _wait(process, deadline_at)
+                drain.join(timeout=max(0.1, min(10.0, deadline_at - time.monotonic())))
+            finally:  # also when the hook's own deadline interrupts the wait
+                _kill_group(process)
+    except OSError as error:
+        raise GateError(f"the gate could not start `{python} -m pytest` ({error})") from None
+    finally:
+        if writer >= 0:
+            os.close(writer)
+    tail = _tail(log_path)
+    pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
+    verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
+    return (untrusted if untrusted is not None else verdict), returncode, tail
+
+
+def _drain(reader: int, chunks: list[bytes]) -> None:
+    try:
+        while True:
+            chunk = os.read(reader, 1 << 16)
+            if not chunk:
+                return
+            chunks.append(chunk)
+    finally:
+        os.close(reader)
+
+
+def _wait(process: subprocess.Popen[bytes], deadline_at: float) -> int:
+    try:
+        return process.wait(timeout=max(0.1, deadline_at - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise GateError(
+            f"the gate's verification run did not finish within its deadline "
+            f"(ACCEPTANCE_GATE_DEADLINE={deadline_seconds()} s) and was stopped. Make the "
+            "criteria faster, or raise the deadline (and the hook timeout in hooks.json)."
+        ) from None
+    finally:
+        _kill_group(process)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """The run's whole process group goes: xdist workers, criteria and their children."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+
+
+def _tail(path: Path, lines: int = 12) -> str:
+    try:
+        text = path.read_bytes()[-4000:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def _result(
+    flow: Flow,
+    verdict: dict[str, Any] | str | None,
+    returncode: int,
+    tail: str,
+    before: str,
+    after: str,
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "fingerprint": before,
+        "fingerprint_after": after,
+        "at": time.time(),
+        "returncode": returncode,
+        "tail": tail,
+        "spec_sha256": flow.get("spec_sha256"),
+    }
+    if verdict is None or isinstance(verdict, str):
+        result["error"] = verdict or (
+            f"the gate's verification run produced no verdict (exit code {returncode})"
+        )
+        result["real_run"] = False
+        return result
+    specs = [s for s in verdict.get("specs") or [] if isinstance(s, dict)]
+    criteria = [c for c in verdict.get("criteria") or [] if isinstance(c, dict)]
+    result.update(
+        status=verdict.get("status"),
+        exit_code=verdict.get("exit_code"),
+        complete=verdict.get("complete") is True,
+        selected=sum(int(s.get("selected") or 0) for s in specs),
+        criteria=[
+            {key: c.get(key) for key in ("id", "title", "status", "message", "method")}
+            for c in criteria
+        ],
+        problems=[str(p) for p in verdict.get("problems") or []][:10],
+    )
+    result["real_run"] = result["selected"] > 0 and verdict.get("exit_code") == returncode
+    return result
+
+
+# --- judging a result -----------------------------------------------------------------------------
+
+
+def run_problem(result: dict[str, Any]) -> str | None:
+    """Why a result is not one the gate can judge on at all."""
+    if result.get("error"):
+        return f"{result['error']}:\n{result.get('tail', '')}"
+    if result.get("exit_code") != result.get("returncode"):
+        return (
+            f"the gate's verification run exited {result.get('returncode')} but its verdict "
+            f"says {result.get('exit_code')}: something interfered with the run"
+        )
+    # The gate's own fingerprints, before and after (the verdict's are computed inside the
+    # run, by the installed package, whose version may differ from the plugin's).
+    if result.get("fingerprint") != result.get("fingerprint_after"):
+        return (
+            "files changed while the gate's verification run was running (a criterion that "
+            "writes into the tree, or another process): stop changing files, then "
+            f"{DONE} again"
+        )
+    return None
+
+
+def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
+    """What keeps /done from being accepted on this result; None when every pinned
+    criterion passed in a complete run of the pinned spec on this tree."""
+    problem = run_problem(result)
+    if problem is not None:
+        return problem
+    if flow.get("collect_error"):
+        return (
+            f"the spec as pinned at /implement cannot be collected ({flow.get('collect_error')})"
+            f": {DONE} is not possible; call {ESCALATE} so a human fixes the spec"
+        )
+    by_id = {str(c.get("id")): c for c in result.get("criteria") or []}
+    pinned = [str(c.get("id")) for c in flow.get("criteria") or []]
+    missing = [ident for ident in pinned if ident not in by_id]
+    if missing or not result.get("complete"):
+        return (
+            "the gate's run did not verify every criterion pinned at /implement (missing: "
+            f"{', '.join(missing[:LISTED]) or 'none'}, complete: {result.get('complete')})"
+        )
+    failing = [by_id[i] for i in pinned if by_id[i].get("status") in ("failed", "error")]
+    manual = [by_id[i] for i in pinned if by_id[i].get("status") == "manual"]
+    if failing:
+        return (
+            f"these criteria fail in the gate's own verification run: {named_criteria(failing)}. "
+            f"Work on exactly those, run {VERIFY}, then {DONE} again"
+        )
+    if manual:
+        return (
+            f"the automated criteria pass but manual criteria remain: {named_criteria(manual)}. "
+            f"{DONE} is not possible: call {ESCALATE} with them so a human checks them"
+        )
+    if result.get("status") != "pass" or result.get("returncode") != 0:
+        return (
+            f"the gate's verification run ended with status {result.get('status')!r} (pytest "
+            f"exit code {result.get('returncode')}): "
+            + "; ".join(result.get("problems") or [])[:600]
+        )
+    return None
+
+
+def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
+    """/escalate needs a real run of the pinned spec (it selected criteria), any status."""
+    if flow.get("collect_error"):
+        return None  # the pinned spec itself is broken: that is a reason to escalate
+    problem = run_problem(result)
+    if problem is not None:
+        return problem
+    if not result.get("real_run"):
+        return (
+            "the gate's verification run of the pinned spec selected no criterion, so there is "
+            "no evidence to escalate with"
+        )
+    if done_problem(flow, result) is None:
+        return (
+            "every criterion pinned at /implement passes in the gate's own verification run "
+            f"of this tree: there is nothing to escalate, call {DONE}"
+        )
+    return None
+
+
+def named_criteria(items: list[dict[str, Any]]) -> str:
+    """ "AC-3 title (failed: why); ..." for a block reason, the first LISTED of them."""
+    named = [
+        f"{c.get('id', '?')} {c.get('title') or ''} ({c.get('status')}"
+        + (f": {str(c['message'])[:160]}" if c.get("message") else "")
+        + ")"
+        for c in items[:LISTED]
+    ]
+    more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
+    return "; ".join(named) + more
+
+
+def judge(
+    flow: Flow, skill: str, deadline_at: float, reuse: bool = True
+) -> tuple[str | None, str | None]:
+    """(why `skill` -- "done" or "escalate" -- is refused, or None; the tree fingerprint the
+    decision was made on). Every reason names the way out. `reuse`: a result stored for the
+    same tree fingerprint may stand in for a run."""
+    if skill == "escalate" and never_pinned(flow) is not None:
+        return None, None  # nothing can verify this flow: escalating is the way out
+    try:
+        if skill == "done":
+            refusal = _done_preconditions(flow, deadline_at)
+            if refusal is not None:
+                return refusal, None
+        result = run(flow, deadline_at, reuse)
+    except GateError as error:
+        return f"The gate cannot verify this tree: {error}", None
+    check = done_problem if skill == "done" else escalate_problem
+    problem = check(flow, result)
+    if problem is not None:
+        return f"The gate verified the spec pinned at /implement itself: {problem}.", None
+    return None, str(result["fingerprint"])
+
+
+def _done_preconditions(flow: Flow, deadline_at: float) -> str | None:
+    changes = spec_changes(flow, deadline_at)
+    if changes:
+        return (
+            f"The spec changed since /implement started: {'; '.join(changes[:LISTED])}. The "
+            f"gate verifies the spec as it was pinned at /implement, and a changed spec "
+            f"blocks {DONE}: restore {flow.spec_path} (e.g. `git checkout -- <spec>`), or "
+            f"call {ESCALATE} so a human decides; a new spec needs a new /implement."
+        )
+    findings = integrity_findings(flow)
+    if findings:
+        return "The checks a criterion runs were weakened since /implement started: " + " ".join(
+            findings[:LISTED]
+        )
+    return None
+
+
+# --- what changed since /implement ------------------------------------------------------------
+
+
+def spec_changes(flow: Flow, deadline_at: float) -> list[str]:
+    """How the project's spec differs from the pinned one (empty when it does not)."""
+    path = flow.spec_path
+    if path is None:
+        return []
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return [f"the spec {path} was deleted or moved since /implement started"]
+    if stat.S_ISLNK(status.st_mode):
+        return [f"the spec {path} was replaced by a symbolic link since /implement started"]
+    digest = file_digest(path)
+    if digest == flow.get("spec_sha256"):
+        return []
+    if digest is None:
+        return [f"the spec {path} is no longer a readable regular file"]
+    try:
+        report = probe(
+            str(flow.get("python")), Path(path), flow.config_folder, deadline_at - time.monotonic()
+        )
+    except GateError:
+        return [f"the spec {path} changed since /implement started"]
+    return describe_changes(flow.get("criteria") or [], report["criteria"], path)
+
+
+def describe_changes(
+    pinned: list[dict[str, Any]], current: list[dict[str, Any]], path: str
+) -> list[str]:
+    before = {str(c.get("id")): c for c in pinned}
+    after = {str(c.get("id")): c for c in current}
+    changes = [f"{ident} was removed" for ident in before if ident not in after]
+    changes += [f"{ident} was added" for ident in after if ident not in before]
+    for ident, old in before.items():
+        new = after.get(ident)
+        if new is None:
+            continue
+        fields = [key for key in old if key != "line" and old.get(key) != new.get(key)]
+        changes += [f"{ident}'s {field.replace('_', ' ')} changed" for field in fields]
+    return changes or [f"the text of {path} changed (no criterion changed)"]
+
+
+def integrity_findings(flow: Flow) -> list[str]:
+    """Checks the bash criteria run that the flow weakened (pytest_acceptance.integrity)."""
+    if flow.get("integrity_error"):
+        raise GateError(f"criterion integrity could not be pinned ({flow.get('integrity_error')})")
+    pinned = flow.get("integrity")
+    if pinned is None:
+        return []
+    try:
+        return [finding.message() for finding in integrity_module().weakened(flow.repo, pinned)]
+    except Exception as error:
+        raise GateError(f"cannot check the integrity of the criteria's tests ({error})") from None

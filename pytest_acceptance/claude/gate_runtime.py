@@ -1,0 +1,201 @@
+"""The interpreter the gate verifies with, pinned at /implement, and what it is made of.
+
+Found in this order: ``$ACCEPTANCE_GATE_PYTHON``, ``<repo>/.venv/bin/python``,
+``<repo>/venv/bin/python``, ``python3`` on PATH -- the first that can run
+``pytest_acceptance.gate_probe`` (which also parses the pinned spec and reads the pinned
+settings). This stdlib process hashes the interpreter's files itself: a probe running in
+a tampered interpreter could lie about them. Also the environment every gate subprocess
+gets, built from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.claude import interpreter_paths
+from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.tree.hostile import file_digest
+
+_KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
+
+
+class GateError(Exception):
+    """The gate cannot verify; the message says why and what to do. It blocks."""
+
+
+def candidate_pythons(repo: Path) -> list[str]:
+    """Where the gate looks for an interpreter that can import pytest_acceptance."""
+    configured = os.environ.get("ACCEPTANCE_GATE_PYTHON", "").strip()
+    if configured:
+        return [configured]
+    found = [str(repo / folder / "bin" / "python") for folder in (".venv", "venv")]
+    found = [path for path in found if os.path.isfile(path)]
+    return [*found, "python3"]
+
+
+def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+    """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError."""
+    with interpreter_paths.private_pycache() as pycache:
+        return _probe(python, spec, config_dir, timeout, pycache)
+
+
+def _probe(python: str, spec: Path, config_dir: Path, timeout: float, pycache: str) -> Any:
+    command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-m"]
+    command += ["pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=str(config_dir),
+            env=clean_env(python, pycache),
+            capture_output=True,
+            timeout=max(1.0, timeout),
+            check=False,
+            start_new_session=True,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise GateError(f"{python} could not run the probe ({error})") from None
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
+        raise GateError(f"{python} cannot run pytest_acceptance ({' | '.join(tail)})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("criteria"), list):
+        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
+    return report
+
+
+def discover(repo: Path, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+    """The probe of the first candidate interpreter that can run it."""
+    failures = []
+    for python in candidate_pythons(repo):
+        try:
+            return {**probe(python, spec, config_dir, timeout), "python": python}
+        except GateError as error:
+            failures.append(str(error))
+    raise GateError(
+        "no Python interpreter that can import pytest_acceptance was found ("
+        + "; ".join(failures)
+        + "). Install the package into the project's .venv, or set ACCEPTANCE_GATE_PYTHON."
+    )
+
+
+def startup_files(folders: list[str]) -> dict[str, list[str]]:
+    """The .pth and sitecustomize files of each site folder: Python runs them at start."""
+    found = {}
+    for folder in folders:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            names = []
+        found[folder] = sorted(
+            name
+            for name in names
+            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize"))
+        )
+    return found
+
+
+def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
+    """Record what the gate's interpreter is made of, hashed by this (stdlib) process."""
+    files = [str(path) for path in report.get("runtime_files", []) if isinstance(path, str)]
+    folders = [str(path) for path in report.get("site_folders", []) if isinstance(path, str)]
+    python = interpreter_paths.absolute_python(str(report["python"]))
+    flow.data["python"] = python
+    flow.data["runtime"] = {path: file_digest(path) for path in files}
+    flow.data["startup_files"] = startup_files(folders)
+    flow.data["python_paths"] = interpreter_paths.pin(python)
+
+
+def runtime_changes(flow: Flow) -> list[str]:
+    """Files of the gate's interpreter that changed since they were pinned."""
+    changed = [
+        path
+        for path, digest in dict(flow.get("runtime") or {}).items()
+        if file_digest(path) != digest
+    ]
+    pinned = dict(flow.get("startup_files") or {})
+    for folder, names in startup_files(list(pinned)).items():
+        changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
+    paths = flow.get("python_paths")
+    if isinstance(paths, dict):  # pinned by this version: the symlink hops and bin folder
+        from pytest_acceptance.claude import interpreter_paths
+
+        changed += interpreter_paths.changes(str(flow.get("python")), paths, clean_env("")["PATH"])
+    return changed
+
+
+def never_pinned(flow: Flow) -> str | None:
+    """Why the gate cannot verify this flow at all: no interpreter could run
+    pytest_acceptance when /implement started. Pinning one later would pin whatever the
+    agent planted meanwhile (a .venv whose .pth sets PYTEST_ADDOPTS), so it never is."""
+    if flow.get("criteria") is not None:
+        return None
+    return (
+        "no Python interpreter could run pytest_acceptance when /implement started "
+        f"({str(flow.get('pin_pending') or 'not recorded')[:300]}), and the gate never pins "
+        "one later (the agent could have planted it). /pytest-acceptance:done cannot be "
+        "verified in this flow: call /pytest-acceptance:escalate, or install the package "
+        "(into the project's .venv, or set ACCEPTANCE_GATE_PYTHON) and start a new /implement"
+    )
+
+
+def complete_pin(flow: Flow, timeout: float) -> None:
+    """Parse the pinned spec and pin the interpreter: at /implement only (pin.py)."""
+    if flow.get("criteria") is not None:
+        return
+    report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
+    flow.data["criteria"] = report["criteria"]
+    flow.data["collect_error"] = report.get("error")
+    flow.data["settings"] = report.get("settings") or {}
+    flow.data["pinned_late"] = True
+    pin_runtime(flow, report)
+    pin_integrity(flow)
+    flow.save()
+
+
+def pin_integrity(flow: Flow) -> None:
+    """The integrity snapshot of the files the bash criteria's commands name."""
+    commands = [
+        str(item["command"])
+        for item in flow.get("criteria") or []
+        if item.get("method") == "bash" and item.get("command")
+    ]
+    try:
+        integrity = integrity_module()
+        flow.data["integrity"] = integrity.snapshot(flow.repo, commands)
+    except ImportError:
+        flow.data["integrity"] = None  # this version of the package has no integrity module
+    except Exception as error:  # recorded: a check that cannot be made blocks later
+        flow.data["integrity_error"] = f"{type(error).__name__}: {error}"
+
+
+def integrity_module() -> Any:
+    from pytest_acceptance import integrity
+
+    return integrity
+
+
+def clean_env(python: str, pycache: str = "") -> dict[str, str]:
+    """The run's environment, from scratch: nothing the agent's shell could have set.
+    `pycache`: the run's private bytecode folder, so no child Python reads __pycache__."""
+    env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
+    env.update(
+        {
+            key: value
+            for key, value in os.environ.items()
+            if key.startswith(("LC_", "ANTHROPIC_")) and value
+        }
+    )
+    folder = os.path.dirname(python)
+    path = env.get("PATH", os.defpath)
+    env["PATH"] = f"{folder}{os.pathsep}{path}" if folder else path
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["ACCEPTANCE_PARSE_CACHE"] = "0"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if pycache:
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    return env

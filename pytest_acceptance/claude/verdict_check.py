@@ -1,0 +1,155 @@
+"""The gate's verdict as it arrives over its pipe, checked strictly before it is believed.
+
+Any process of the same user can open ``/proc/<pytest pid>/fd/N`` and write into the pipe
+the gate reads: a prefix and a suffix around the real verdict turn it into one JSON object
+whose top level the writer chose. The verdict pytest-acceptance writes has a known shape
+(pytest_acceptance/verdict/decision.py ``to_json``); anything else -- an unknown key, a wrong type,
+a criterion twice or never pinned, a status outside the known set -- is tampering, not a verdict.
+The real fix is the sandbox or a separate user for the gate (README, Threat model).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+TAMPERED = "the gate's result channel was tampered with"
+STATUSES = {"pass", "fail", "error", "manual"}
+CRITERION_STATUSES = {"passed", "flaky", "failed", "error", "manual"}
+_NUMBER = (int, float)
+# key -> accepted types (None allowed where the package writes null)
+TOP_LEVEL: dict[str, tuple[type, ...]] = {
+    "schema": (str,),
+    "version": (int,),
+    "status": (str,),
+    "exit_code": (int,),
+    "started_at": (str,),
+    "finished_at": (str,),
+    "started_at_epoch": _NUMBER,
+    "finished_at_epoch": _NUMBER,
+    "rootdir": (str,),
+    "fingerprint": (str, type(None)),
+    "fingerprint_after": (str, type(None)),
+    "complete": (bool,),
+    "specs": (list,),
+    "counts": (dict,),
+    "criteria": (list,),
+    "problems": (list,),
+}
+CRITERION: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "title": (str,),
+    "spec": (str,),
+    "line": (int,),
+    "method": (str,),
+    "category": (str,),
+    "priority": (str,),
+    "status": (str,),
+    "attempts": (int,),
+    "duration": _NUMBER,
+    "message": (str,),
+    "output": (str,),
+    "issues": (list,),
+}
+# Written by extensions through facts.extra (pytest_acceptance.evidence.trail writes "reports").
+TOP_LEVEL_OPTIONAL: dict[str, tuple[type, ...]] = {"reports": (list,)}
+SPEC_ENTRY: dict[str, tuple[type, ...]] = {
+    "path": (str,),
+    "criteria_total": (int,),
+    "selected": (int,),
+}
+
+
+def parse(raw: bytes, pinned_ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+    """(the verdict, None), (None, None) when nothing arrived, or (None, why it is not
+    trusted). Exactly one JSON value, of the known shape, naming pinned ids at most once."""
+    if not raw.strip():
+        return None, None
+    try:
+        verdict = json.loads(raw)  # one value only: trailing data raises
+    except ValueError:
+        return None, f"{TAMPERED} (not exactly one JSON value)"
+    problem = shape_problem(verdict, pinned_ids)
+    if problem is not None:
+        return None, f"{TAMPERED} ({problem})"
+    return verdict, None
+
+
+def shape_problem(verdict: object, pinned_ids: list[str]) -> str | None:
+    if not isinstance(verdict, dict):
+        return "the verdict is not a JSON object"
+    known = {key: verdict[key] for key in verdict if key in TOP_LEVEL}
+    problem = _fields(known, TOP_LEVEL, "the verdict", required=True)
+    if problem is not None:
+        return problem
+    for key in sorted(set(verdict) - set(TOP_LEVEL)):
+        # A key of another version or extension holds flat values only: the real verdict (an
+        # object) nested under a forged top level cannot hide there.
+        if not _flat(verdict[key]) or not isinstance(
+            verdict[key], TOP_LEVEL_OPTIONAL.get(key, object)
+        ):
+            return f"the verdict's {key!r} is not a flat value"
+    if verdict["status"] not in STATUSES:
+        return f"unknown verdict status {verdict['status']!r}"
+    for spec in verdict["specs"]:
+        problem = _fields(spec, SPEC_ENTRY, "a spec entry", required=True)
+        if problem is not None:
+            return problem
+    if not all(isinstance(k, str) and type(v) is int for k, v in verdict["counts"].items()):
+        return "counts is not a mapping of names to integers"
+    if not all(isinstance(p, str) for p in verdict["problems"]):
+        return "problems is not a list of strings"
+    seen: list[str] = []
+    for criterion in verdict["criteria"]:
+        problem = _criterion_problem(criterion)
+        if problem is not None:
+            return problem
+        seen.append(criterion["id"])
+    # Missing criteria are the judge's to name; a criterion twice or one never pinned is not
+    # something pytest-acceptance writes.
+    if len(seen) != len(set(seen)) or (pinned_ids and not set(seen) <= set(pinned_ids)):
+        return f"criteria {sorted(seen)[:10]} are not the pinned ones, each at most once"
+    return None
+
+
+def _criterion_problem(criterion: object) -> str | None:
+    problem = _fields(criterion, CRITERION, "a criterion", required=False)
+    if problem is not None or not isinstance(criterion, dict):
+        return problem or "a criterion is not an object"
+    if not isinstance(criterion.get("id"), str):
+        return "a criterion without an id"
+    if criterion.get("status") not in CRITERION_STATUSES:
+        return f"unknown criterion status {criterion.get('status')!r}"
+    for issue in criterion.get("issues") or []:
+        if not isinstance(issue, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in issue.items()
+        ):
+            return "an issue that is not a mapping of strings"
+    return None
+
+
+def _flat(value: object) -> bool:
+    """A JSON scalar, or a list of scalars: no object anywhere inside."""
+    items = value if isinstance(value, list) else [value]
+    return all(item is None or isinstance(item, (str, int, float, bool)) for item in items)
+
+
+def _fields(
+    value: object, known: dict[str, tuple[type, ...]], what: str, required: bool
+) -> str | None:
+    if not isinstance(value, dict):
+        return f"{what} is not an object"
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        return f"{what} has unknown keys {unknown[:5]}"
+    for key, types in known.items():
+        if key not in value:
+            if required:
+                return f"{what} lacks {key!r}"
+            continue
+        item = value[key]
+        if isinstance(item, bool) and bool not in types:
+            return f"{what}'s {key!r} has the wrong type"
+        if not isinstance(item, types):
+            return f"{what}'s {key!r} has the wrong type"
+    return None

@@ -1,0 +1,1 @@
+"""The evidence trail: fragments per criterion, reports, deltas, HTML and CI outputs."""

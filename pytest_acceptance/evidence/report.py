@@ -1,0 +1,423 @@
+"""Assembly: evidence fragments on disk → report.json + report.md, deterministically.
+
+Seed 002's model → tool → model: runners leave fragments (fragments.py), this module — no
+judgement, only counting and sorting — turns them into one report per spec, in spec order,
+with the same bytes for the same fragments. A selected criterion without a fragment becomes
+an error entry (never a silent gap); a fragment that fails validation stops the assembly
+(``FragmentError``, naming the file).
+
+Gap classes (seed 002 §4.3, mapped onto our statuses; no test-coverage field exists here,
+so seed's "partial with/without tests" collapse into one "partial"):
+
+- a gap is a ``failed`` or ``error`` criterion (an error could not be verified: it counts
+  as fully open); ``passed``/``flaky`` are met, ``manual`` waits for a human;
+- it is *partial* when it failed with issues and either fewer issues than in the previous
+  report, or (agent criteria) fewer issues than it has checks — some checks held;
+- High = MUST open; Medium = MUST partial, or SHOULD open; Low = SHOULD partial, COULD or
+  WONT any gap. Priority never changes the verdict; it ranks the gaps.
+
+Resolutions against a previous report, per criterion id (manual criteria take no part):
+fixed, regressed, still_failing, partially_fixed (fewer issues than before), new (no
+automated result in the previous report), unchanged (passed then and now), not_run
+(selected but never run: -x stopped the run first; nothing is known, so no delta); ids in
+the previous report that the spec no longer has are listed as removed.
+
+A report is ``complete`` when every criterion of the spec was selected and ran: only such a
+report becomes the baseline of later runs (evidence.py keeps it as ``baseline.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.evidence.fragments import (
+    FragmentError,
+    build_fragment,
+    fragment_path,
+    load_fragment,
+    spec_dir,
+)
+from pytest_acceptance.model import Criterion, Priority, Result, Spec, Status
+from pytest_acceptance.verdict.decision import display_path, message_beyond_issues
+
+SCHEMA = "pytest-acceptance/report"
+SCHEMA_VERSION = 1
+GAP_CLASSES = ("high", "medium", "low")
+RESOLUTIONS = (
+    "fixed",
+    "regressed",
+    "still_failing",
+    "partially_fixed",
+    "new",
+    "unchanged",
+    "not_run",
+)
+_RANK = {Priority.MUST.value: 0, Priority.SHOULD.value: 1}  # COULD, WONT: 2
+_MET = {Status.PASSED.value, Status.FLAKY.value}
+_OPEN = {Status.FAILED.value, Status.ERROR.value}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A selected criterion: where it sits in its spec, and what the run recorded for it."""
+
+    index: int
+    criterion: Criterion
+    recorded: Result
+
+
+@dataclass(frozen=True)
+class Previous:
+    """An earlier report (the baseline of the deltas), or why it could not be used."""
+
+    source: str
+    report: dict[str, Any] | None
+    reason: str = ""
+
+
+def assemble(
+    spec: Spec,
+    expected: list[Expected],
+    rootdir: Path,
+    previous: Previous | None = None,
+    fingerprint: str = "",
+) -> dict[str, Any]:
+    """The report of one spec from its fragments on disk. Raises ``FragmentError``."""
+    problems: list[str] = []
+    before = _previous_entries(previous)
+    entries = []
+    present = _listing(spec_dir(rootdir, spec.path) / "fragments")  # one listing, no stat each
+    for item in sorted(expected, key=lambda e: e.index):
+        entry = _entry(item, spec, rootdir, problems, present)
+        _classify(entry, before)
+        entries.append(entry)
+    ids = {criterion.id for criterion in spec.criteria}
+    return {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "spec": display_path(spec.path, rootdir),
+        "title": spec.title,
+        "fingerprint": fingerprint,
+        "criteria_total": len(spec.criteria),
+        "selected": len(entries),
+        "not_run": sum(e["status"] == Status.NOT_RUN.value for e in entries),
+        "complete": len(entries) == len(spec.criteria)
+        and all(e["status"] != Status.NOT_RUN.value for e in entries),
+        "counts": {s.value: sum(e["status"] == s.value for e in entries) for s in Status},
+        "gaps": {c: [e["id"] for e in entries if e["gap"] == c] for c in GAP_CLASSES},
+        "previous": _previous_summary(previous),
+        "resolutions": None if before is None else _resolutions(entries),
+        "removed": [] if before is None else _removed(before, ids),
+        "problems": problems,
+        "criteria": entries,
+    }
+
+
+def _listing(directory: Path) -> set[str]:
+    try:
+        return set(os.listdir(directory))
+    except OSError:
+        return set()
+
+
+def _entry(
+    item: Expected, spec: Spec, rootdir: Path, problems: list[str], present: set[str]
+) -> dict[str, Any]:
+    criterion = item.criterion
+    path = fragment_path(rootdir, spec.path, item.index, criterion.id)
+    if path.name not in present:
+        return _missing(item, path, rootdir, problems)
+    fragment = load_fragment(path)
+    if (fragment["index"], fragment["id"]) != (item.index, criterion.id):
+        raise FragmentError(
+            path,
+            f"it names {fragment['id']} at index {fragment['index']}, but its file name "
+            f"belongs to {criterion.id} at index {item.index}",
+        )
+    if fragment["status"] != item.recorded.status.value:
+        problems.append(
+            f"{criterion.id}: the fragment says {fragment['status']} but the run recorded "
+            f"{item.recorded.status.value} ({display_path(path, rootdir)})"
+        )
+    return _strip(fragment)
+
+
+def _missing(item: Expected, path: Path, rootdir: Path, problems: list[str]) -> dict[str, Any]:
+    recorded = item.recorded
+    if recorded.status is Status.NOT_RUN:  # never ran, so it never left a fragment
+        return _strip(build_fragment(item.criterion, item.index, recorded, rootdir))
+    where = display_path(path, rootdir)
+    if recorded.status is not Status.ERROR:
+        problems.append(
+            f"{item.criterion.id}: the run recorded {recorded.status.value} but no evidence "
+            f"fragment reached disk ({where})"
+        )
+    message = f"no evidence fragment on disk ({where})"
+    if recorded.message:
+        message += f"; the run recorded: {recorded.message}"
+    result = Result(Status.ERROR, attempts=recorded.attempts, message=message)
+    return _strip(build_fragment(item.criterion, item.index, result, rootdir))
+
+
+def _strip(fragment: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in fragment.items() if k not in ("schema", "version", "spec")}
+
+
+# --- gaps and resolutions ------------------------------------------------------------------
+
+
+def _classify(entry: dict[str, Any], baseline: dict[str, dict[str, Any]] | None) -> None:
+    """Add gap, partial, resolution and the previous status/issue count to an entry."""
+    before = None if baseline is None else baseline.get(entry["id"])
+    count = len(entry["issues"])
+    earlier = len(before["issues"]) if before is not None else None
+    fewer_than_before = (
+        earlier is not None
+        and before is not None
+        and (before["status"] in _OPEN and 0 < count < earlier)
+    )
+    fewer_than_checks = 0 < count < entry["checks"]
+    entry["partial"] = entry["status"] == Status.FAILED.value and (
+        fewer_than_before or fewer_than_checks
+    )
+    entry["gap"] = gap_class(entry["priority"], entry["status"], entry["partial"])
+    entry["previous_status"] = before["status"] if before is not None else None
+    entry["previous_issues"] = earlier
+    entry["resolution"] = None if baseline is None else resolution(entry["status"], count, before)
+
+
+def gap_class(priority: str, status: str, partial: bool) -> str | None:
+    if status not in _OPEN:
+        return None
+    return GAP_CLASSES[min(_RANK.get(priority, 2) + int(partial), 2)]
+
+
+def resolution(status: str, issues: int, before: dict[str, Any] | None) -> str | None:
+    """How a criterion moved since the previous report (``before``: its entry there)."""
+    if status == Status.MANUAL.value:
+        return None
+    if status == Status.NOT_RUN.value:
+        return "not_run"
+    if before is None or before["status"] == Status.MANUAL.value:
+        return "new"
+    was_met = before["status"] in _MET
+    if status in _MET:
+        return "unchanged" if was_met else "fixed"
+    if was_met:
+        return "regressed"
+    if 0 < issues < len(before["issues"]):
+        return "partially_fixed"
+    return "still_failing"
+
+
+def _resolutions(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    return {kind: [e["id"] for e in entries if e["resolution"] == kind] for kind in RESOLUTIONS}
+
+
+def _removed(before: dict[str, dict[str, Any]], ids: set[str]) -> list[dict[str, Any]]:
+    return [
+        {"id": ident, "title": entry["title"], "previous_status": entry["status"]}
+        for ident, entry in before.items()
+        if ident not in ids
+    ]
+
+
+# --- the previous report --------------------------------------------------------------------
+
+
+def load_previous(path: Path, rootdir: Path) -> Previous:
+    """Read an earlier report.json; an unusable one means no deltas, and says why."""
+    source = display_path(path, rootdir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return Previous(source, None, f"cannot be read as JSON ({error})")
+    reason = _previous_problem(data)
+    return Previous(source, None, reason) if reason else Previous(source, data)
+
+
+def _previous_problem(data: Any) -> str:
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        return f'not a pytest-acceptance report (schema "{SCHEMA}")'
+    criteria = data.get("criteria")
+    if not isinstance(criteria, list) or not all(
+        isinstance(c, dict)
+        and isinstance(c.get("id"), str)
+        and isinstance(c.get("status"), str)
+        and isinstance(c.get("issues"), list)
+        for c in criteria
+    ):
+        return "its criteria are not a list of objects with id, status and issues"
+    return ""
+
+
+def _previous_entries(previous: Previous | None) -> dict[str, dict[str, Any]] | None:
+    if previous is None or previous.report is None:
+        return None
+    entries = {c["id"]: c for c in previous.report["criteria"]}
+    return {ident: {"title": "", **entry} for ident, entry in entries.items()}
+
+
+def _previous_summary(previous: Previous | None) -> dict[str, Any] | None:
+    if previous is None:
+        return None
+    return {
+        "source": previous.source,
+        "usable": previous.report is not None,
+        "reason": previous.reason,
+    }
+
+
+def report_json(report: dict[str, Any]) -> str:
+    # Compact (json's C encoder only runs without indent); deterministic by construction:
+    # the same fragments build the same dicts in the same order. report.md is for reading.
+    return json.dumps(report, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+# --- report.md ------------------------------------------------------------------------------
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """report.md: gaps by class, changes since the previous report, every criterion."""
+    lines = [f"# Verification report: {report['title'] or report['spec']}", ""]
+    lines += _header(report)
+    lines += _gap_lines(report)
+    lines += _delta_lines(report)
+    if report["problems"]:
+        lines += ["## Problems", "", *[f"- {p}" for p in report["problems"]], ""]
+    lines += _table(report["criteria"])
+    lines += _details(report)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _header(report: dict[str, Any]) -> list[str]:
+    counts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in report["counts"].items())
+    lines = [f"- Spec: `{report['spec']}`: {report_scope(report)}", f"- Results: {counts}"]
+    if report["fingerprint"]:
+        lines.append(f"- Tree: `{report['fingerprint']}`")
+    return [*lines, ""]
+
+
+def report_scope(report: dict[str, Any]) -> str:
+    """``22 criteria, all ran`` or ``1 of 22 criteria selected, …: a partial run …``."""
+    total, selected = report["criteria_total"], report["selected"]
+    if report["complete"]:
+        return f"{_criteria(total)}, all ran" if total != 1 else "1 criterion, which ran"
+    scope = f"{selected} of {_criteria(total)} selected"
+    if not_run := report.get("not_run", 0):
+        scope += f", {selected - not_run} ran, {not_run} not run"
+    return scope + ": a partial run, not a verification of the spec"
+
+
+def resolution_words(kind: str) -> str:
+    """A resolution as shown to people: ``still_failing`` also covers a criterion that
+    ended as an error, so it reads "still open"."""
+    return "still open" if kind == "still_failing" else kind.replace("_", " ")
+
+
+def _criteria(count: int) -> str:
+    return f"{count} {'criterion' if count == 1 else 'criteria'}"
+
+
+def _gap_lines(report: dict[str, Any]) -> list[str]:
+    lines = ["## Gaps by priority", ""]
+    entries = {e["id"]: e for e in report["criteria"]}
+    if not any(report["gaps"].values()):
+        return [*lines, "No gaps.", ""]
+    for gap in GAP_CLASSES:
+        ids = report["gaps"][gap]
+        lines.append(f"### {gap.capitalize()} ({len(ids)})")
+        lines += [_gap_line(entries[ident], report["spec"]) for ident in ids]
+        lines.append("")
+    return lines
+
+
+def _gap_line(entry: dict[str, Any], spec: str) -> str:
+    state = entry["status"] + (" (partial)" if entry["partial"] else "")
+    line = f"- {entry['id']} [{entry['priority']}] {state}: {_cell(entry['title'])}"
+    line += f" ({spec}:{entry['line']})"
+    if entry["resolution"]:
+        line += f", {resolution_words(entry['resolution'])}"
+    return line
+
+
+def _delta_lines(report: dict[str, Any]) -> list[str]:
+    lines = ["## Changes since the previous report", ""]
+    previous = report["previous"]
+    if previous is None:
+        return [*lines, f"No previous complete report. {_baseline_note(report)}", ""]
+    if not previous["usable"]:
+        return [
+            *lines,
+            f"Previous report `{previous['source']}` unusable: {previous['reason']}",
+            "",
+        ]
+    lines.append(f"Compared with `{previous['source']}`. {_baseline_note(report)}")
+    lines.append("")
+    for kind, ids in report["resolutions"].items():
+        if ids:
+            lines.append(f"- {resolution_words(kind)} ({len(ids)}): {', '.join(ids)}")
+    for removed in report["removed"]:
+        lines.append(f"- removed: {removed['id']} (was {removed['previous_status']})")
+    return [*lines, ""]
+
+
+def _baseline_note(report: dict[str, Any]) -> str:
+    if report["complete"]:
+        return "This complete run is the baseline for the next run."
+    return "This run was partial: the baseline stays as it was."
+
+
+def _table(entries: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "## Criteria",
+        "",
+        "| # | ID | Priority | Status | Gap | Resolution | Title |",
+        "|---|----|----------|--------|-----|------------|-------|",
+    ]
+    for entry in entries:
+        cells = [
+            str(entry["index"] + 1),
+            entry["id"],
+            entry["priority"],
+            entry["status"],
+            entry["gap"] or "",
+            resolution_words(entry["resolution"] or ""),
+            _cell(entry["title"]),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _details(report: dict[str, Any]) -> list[str]:
+    open_entries = [e for e in report["criteria"] if e["status"] in _OPEN]
+    if not open_entries:
+        return []
+    lines = ["## Details of the gaps", ""]
+    for entry in open_entries:
+        lines.append(f"### {entry['id']}: {entry['title']}")
+        lines.append(
+            f"- Status: {entry['status']} after {_attempts(entry['attempts'])}, "
+            f"method {entry['method']}, spec `{report['spec']}:{entry['line']}`"
+        )
+        for issue in entry["issues"]:
+            lines.append(
+                f"- Issue at `{_cell(issue['location'])}`: expected {_cell(issue['expected'])}; "
+                f"actual {_cell(issue['actual'])}"
+            )
+        if message := message_beyond_issues(entry["message"], entry["issues"]):
+            lines.append(f"- Message: {_cell(message)}")
+        lines.append("")
+    return lines
+
+
+def _attempts(count: int) -> str:
+    return f"{count} attempt{'' if count == 1 else 's'}"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")

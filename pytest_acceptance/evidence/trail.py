@@ -1,0 +1,446 @@
+"""The evidence trail: fragments where criteria run, reports and deltas on the controller,
+and CI annotations. A pytest plugin module (listed in ``plugin.pytest_plugins``); its
+hookimpls are registered only when ``--acceptance`` is used.
+
+- ``FragmentWriter`` (every process that runs criteria: an xdist worker, or the only
+  process) writes one fragment per criterion result (fragments.py).
+- ``EvidenceReporter`` (the controller, or the only process) clears the specs' fragments
+  before anything runs, assembles ``report.json`` / ``report.md`` per spec from the
+  fragments on disk when the verdict is decided (report.py), prints gaps and deltas after
+  the verdict, and on GitHub Actions one ``::error`` annotation per failed criterion.
+  Evidence that cannot be assembled fails a verdict that would otherwise pass.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:  # the stage modules load only with --acceptance
+    from pytest_acceptance.evidence.report import Previous
+    from pytest_acceptance.model import Criterion, Result, Spec
+    from pytest_acceptance.verdict.decision import RunFacts, Verdict
+
+LIST_LIMIT = 10  # ids per line in the terminal
+WRITE_ERRORS = "acceptance_fragment_errors"  # workeroutput key
+_PYTEST_OWN = (2, 3, 4, 5)  # pytest's exit codes for a run that went wrong as a whole
+BASELINE = "baseline.json"  # the last complete report of a spec: what deltas compare with
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("acceptance")
+    group.addoption(
+        "--acceptance-previous",
+        action="append",
+        default=[],
+        metavar="REPORT",
+        help="compute the deltas against this report.json (repeatable, one per spec) "
+        "instead of the spec's last report under .acceptance/specs/",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("acceptance", None):
+        return
+    from pytest_acceptance.plugin import spec_paths
+
+    specs = spec_paths(config)
+    config.pluginmanager.register(FragmentWriter(config), "acceptance-fragments")
+    if not hasattr(config, "workerinput"):
+        reporter = EvidenceReporter(config, specs, _previous_paths(config))
+        config.pluginmanager.register(reporter, "acceptance-evidence")
+
+
+def _previous_paths(config: pytest.Config) -> list[Path]:
+    paths = []
+    for given in config.getoption("acceptance_previous") or ():
+        path = (config.invocation_params.dir / given).resolve()
+        if not path.is_file():
+            raise pytest.UsageError(
+                f"--acceptance-previous {given}: no such file; name a report.json written "
+                "by an earlier run (.acceptance/specs/<spec>/report.json)"
+            )
+        paths.append(path)
+    return paths
+
+
+class FragmentWriter:
+    """Writes the fragment of each criterion in the process that ran it.
+
+    Creating a file costs up to a millisecond of CPU on some file systems, as much as a
+    short bash criterion: each fragment is written while the next criterion's command runs
+    (containment.while_waiting), and whatever is still pending when the session finishes is
+    written then (before the verdict is assembled, and on an xdist worker before it reports
+    back). A fragment lost to a crash is found missing by the assembly, which then fails
+    the run loudly.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rootdir = config.rootpath
+        self.errors: list[str] = []  # fragments that could not be written, and why
+        self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        criterion = getattr(item, "criterion", None)
+        result = getattr(item, "result", None)
+        if call.when == "call" and criterion is not None and result is not None:
+            self.write(criterion, result)
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self) -> Generator[None, None, None]:
+        self.flush()
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:  # the controller learns why a fragment is missing
+            workeroutput[WRITE_ERRORS] = self.errors[:LIST_LIMIT]
+        return (yield)
+
+    def write(self, criterion: Criterion, result: Result) -> None:
+        from pytest_acceptance.evidence.fragments import build_fragment, fragment_name
+        from pytest_acceptance.model import SpecError
+
+        # A fragment that cannot be written (disk full, permissions, a spec edited into
+        # something else mid-run) is found missing by the assembly on the controller, which
+        # then fails the run loudly, with the cause recorded here.
+        try:
+            directory, indexes = self.spec_facts(criterion.location.path)
+            index = indexes[criterion.id]
+            path = directory / f"{fragment_name(index, criterion.id)}.json"
+            self.submit(path, build_fragment(criterion, index, result, self.rootdir))
+        except (OSError, SpecError, KeyError) as error:
+            self.failed(criterion.id, error)
+
+    def submit(self, path: Path, fragment: dict[str, Any]) -> None:
+        from pytest_acceptance.run.containment import while_waiting
+
+        while_waiting(lambda: self._write_now(path, fragment))
+
+    def flush(self) -> None:
+        from pytest_acceptance.run.containment import run_pending
+
+        run_pending()
+
+    def _write_now(self, path: Path, fragment: dict[str, Any]) -> None:
+        from pytest_acceptance.evidence.fragments import write_fragment
+
+        try:
+            write_fragment(path, fragment)
+        except OSError as error:
+            self.failed(str(fragment.get("id")), error)
+
+    def failed(self, criterion_id: str, error: BaseException) -> None:
+        from pytest_acceptance.store import describe_os_error
+
+        reason = describe_os_error(error) if isinstance(error, OSError) else repr(error)
+        self.errors.append(f"could not write the evidence fragment of {criterion_id}: {reason}")
+
+    def spec_facts(self, spec_path: Path) -> tuple[Path, dict[str, int]]:
+        """The spec's fragments directory (created once) and each criterion's index."""
+        if spec_path not in self.specs:
+            from pytest_acceptance.collect import load_spec
+            from pytest_acceptance.evidence.fragments import prepare_dir
+
+            spec = load_spec(spec_path, self.rootdir)
+            indexes = {c.id: i for i, c in enumerate(spec.criteria)}
+            self.specs[spec_path] = (prepare_dir(self.rootdir, spec_path), indexes)
+        return self.specs[spec_path]
+
+
+class EvidenceReporter:
+    """Controller side: clear, assemble, print, annotate."""
+
+    def __init__(self, config: pytest.Config, specs: list[Path], previous: list[Path]) -> None:
+        from pytest_acceptance.evidence.fragments import clear_fragments
+
+        self.config = config
+        self.rootdir = config.rootpath
+        self.specs = specs
+        self.previous_paths = previous
+        self.verdict: Verdict | None = None
+        self.reports: list[tuple[Path, dict[str, Any]]] = []  # (report.md, report)
+        self.problems: list[str] = []
+        self.loaded = _load_specs(specs, self.rootdir)  # as the workers will see them
+        self.locks: list[Any] = []
+        if not config.option.collectonly:  # before any worker starts
+            self.locks = _lock_specs(self.rootdir, specs)
+            for spec in specs:
+                clear_fragments(self.rootdir, spec)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        output = getattr(node, "workeroutput", None) or {}
+        self.problems += [str(problem) for problem in output.get(WRITE_ERRORS, ())]
+
+    def pytest_unconfigure(self) -> None:
+        for handle in self.locks:
+            with contextlib.suppress(OSError):
+                handle.close()
+
+    @pytest.hookimpl
+    def pytest_acceptance_verdict(
+        self, config: pytest.Config, verdict: Verdict, facts: RunFacts
+    ) -> list[str]:
+        """Assemble the reports; returns the evidence problems, which the recorder folds
+        into the verdict (evidence that cannot be assembled never lets it pass)."""
+        self.verdict = verdict
+        if verdict.exit_code in _PYTEST_OWN:  # interrupted, internal or usage error, nothing
+            return []  # ran: such a run must not become the baseline of the next deltas
+        writer = config.pluginmanager.get_plugin("acceptance-fragments")
+        if writer is not None:  # this process ran criteria itself (no xdist workers)
+            self.problems += writer.errors[:LIST_LIMIT]
+        by_spec = _outcomes_by_spec(verdict)
+        for spec_path in self.specs:
+            if spec_path in by_spec:
+                try:
+                    self._assemble(spec_path, by_spec[spec_path], facts.fingerprint)
+                except OSError as error:
+                    self.problems.append(_could_not_write_report(spec_path, error))
+        facts.extra["reports"] = [str(path.with_suffix(".json")) for path, _ in self.reports]
+        return [f"evidence: {problem}" for problem in self.problems]
+
+    def _assemble(self, spec_path: Path, results: dict[str, Result], fingerprint: str) -> None:
+        from pytest_acceptance.collect import load_spec
+        from pytest_acceptance.evidence.fragments import FragmentError, prepare_dir
+        from pytest_acceptance.evidence.report import (
+            Expected,
+            assemble,
+            render_markdown,
+            report_json,
+        )
+        from pytest_acceptance.tree.hostile import write_atomic
+
+        spec = self.loaded.get(spec_path) or load_spec(spec_path, self.rootdir)
+        expected = [
+            Expected(index, criterion, results[criterion.id])
+            for index, criterion in enumerate(spec.criteria)
+            if criterion.id in results
+        ]
+        unknown = sorted(set(results) - {criterion.id for criterion in spec.criteria})
+        if unknown:
+            self.problems.append(
+                f"{spec_path.name}: {', '.join(unknown)} ran but the spec as read at the start "
+                "of the run has no such criterion: was the spec edited during the run?"
+            )
+        directory = prepare_dir(self.rootdir, spec_path).parent
+        try:
+            report = assemble(
+                spec, expected, self.rootdir, self._previous(spec, directory), fingerprint
+            )
+        except FragmentError as error:
+            self.problems.append(str(error))
+            return
+        self.problems += [f"{spec_path.name}: {problem}" for problem in report["problems"]]
+        data = report_json(report)
+        write_atomic(directory / "report.json", data)
+        write_atomic(directory / "report.md", render_markdown(report))
+        if report["complete"]:  # a partial run (-k, -m, --lf, node ids, -x) never is one
+            write_atomic(directory / BASELINE, data)
+        self.reports.append((directory / "report.md", report))
+
+    def _previous(self, spec: Spec, directory: Path) -> Previous | None:
+        from pytest_acceptance.evidence.report import Previous
+        from pytest_acceptance.tree.hostile import write_atomic
+        from pytest_acceptance.verdict.decision import display_path
+
+        if self.previous_paths:
+            named = [_load_previous(path, self.rootdir) for path in self.previous_paths]
+            wanted = display_path(spec.path, self.rootdir)
+            for previous in named:
+                if previous.report is not None and previous.report.get("spec") == wanted:
+                    return previous
+            if len(named) == 1 and len(self.specs) == 1:
+                return named[0]
+            sources = ", ".join(p.source for p in named)
+            return Previous(sources, None, f"none of them is a report of {wanted}")
+        last = directory / BASELINE  # the last complete report
+        if not last.is_file():
+            return None
+        kept = directory / "report.previous.json"  # the baseline, kept beside the new report
+        with contextlib.suppress(OSError):
+            write_atomic(kept, last.read_text(encoding="utf-8", errors="replace"))
+        return _load_previous(kept if kept.is_file() else last, self.rootdir)
+
+    # -- terminal --------------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)  # after the recorder's "## Verification Results"
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.verdict is None:
+            return
+        terminalreporter.section("acceptance evidence")
+        if self.verdict.exit_code in _PYTEST_OWN:
+            terminalreporter.write_line(
+                f"no report written: the run did not complete (exit code "
+                f"{self.verdict.exit_code}); the last report stays the baseline for deltas"
+            )
+        for markdown, report in self.reports:
+            for line in summary_lines(report, _shown(markdown, self.rootdir)):
+                terminalreporter.write_line(line)
+        for problem in self.problems:
+            terminalreporter.write_line(f"EVIDENCE ERROR: {problem}", red=True)
+        if self.problems:
+            terminalreporter.write_line(
+                "the verdict cannot pass while its evidence is incomplete: fix the cause above "
+                "and run again (exit code 11 unless criteria failed)"
+            )
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            for line in github_annotations(self.verdict, self.rootdir, self.problems):
+                terminalreporter.write_line(line)
+
+
+def summary_lines(report: dict[str, Any], where: str) -> list[str]:
+    from pytest_acceptance.evidence.report import resolution_words
+
+    lines = [f"{report['spec']}: report {where}"]
+    gaps = report["gaps"]
+    if any(gaps.values()):
+        lines.append(
+            "  gaps: " + "; ".join(f"{c.capitalize()} {_ids(gaps[c])}" for c in gaps if gaps[c])
+        )
+    previous = report["previous"]
+    if previous is not None and not previous["usable"]:
+        lines.append(f"  no deltas: previous report {previous['source']}: {previous['reason']}")
+    elif report["resolutions"] is not None:
+        moved = [
+            f"{resolution_words(kind)} {_ids(ids)}"
+            for kind, ids in report["resolutions"].items()
+            if ids and kind != "unchanged"
+        ]
+        moved += [f"removed {_ids([r['id'] for r in report['removed']])}"] * bool(report["removed"])
+        lines.append("  since the previous report: " + ("; ".join(moved) or "no change"))
+    return lines
+
+
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:LIST_LIMIT])
+    more = f", … (+{len(ids) - LIST_LIMIT})" if len(ids) > LIST_LIMIT else ""
+    return f"{len(ids)} ({shown}{more})"
+
+
+def _shown(path: Path, rootdir: Path) -> str:
+    from pytest_acceptance.verdict.decision import display_path
+
+    return display_path(path, rootdir)
+
+
+def _load_previous(path: Path, rootdir: Path) -> Previous:
+    """``report.load_previous``; a report nested too deeply to read means no deltas."""
+    from pytest_acceptance.evidence.report import Previous, load_previous
+    from pytest_acceptance.verdict.decision import display_path
+
+    try:
+        return load_previous(path, rootdir)
+    except RecursionError:
+        return Previous(display_path(path, rootdir), None, "it is nested too deeply to read")
+
+
+def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
+    """One lock per spec, held for the run: a second run of the same spec in the same
+    project would clear and rewrite the fragments this one is writing (and compute its
+    deltas against a half-written report), so it is refused with a usage error."""
+    from pytest_acceptance.evidence.fragments import spec_dir
+    from pytest_acceptance.store import OUTPUT_DIR, RunLocked, lock_run, output_dir
+    from pytest_acceptance.verdict.decision import display_path
+
+    locks = []
+    with contextlib.suppress(OSError):  # .acceptance with its .gitignore first
+        output_dir(rootdir)
+    try:
+        for spec in sorted(specs):
+            lock = rootdir / OUTPUT_DIR / "locks" / f"{spec_dir(rootdir, spec).name}.lock"
+            handle = lock_run(lock, display_path(spec, rootdir))
+            if handle is not None:
+                locks.append(handle)
+    except RunLocked as error:
+        for handle in locks:
+            handle.close()
+        raise pytest.UsageError(str(error)) from None
+    return locks
+
+
+def _could_not_write_report(spec_path: Path, error: OSError) -> str:
+    from pytest_acceptance.store import describe_os_error
+
+    return f"could not write the report of {spec_path.name}: {describe_os_error(error)}"
+
+
+def _load_specs(paths: list[Path], rootdir: Path) -> dict[Path, Spec]:
+    from pytest_acceptance.collect import load_spec
+    from pytest_acceptance.model import SpecError
+
+    loaded = {}
+    for path in paths:
+        with contextlib.suppress(SpecError, OSError):  # collection reports it, with file:line
+            loaded[path] = load_spec(path, rootdir)
+    return loaded
+
+
+def _outcomes_by_spec(verdict: Verdict) -> dict[Path, dict[str, Result]]:
+    grouped: dict[Path, dict[str, Result]] = {}
+    resolved: dict[Path, Path] = {}  # resolving is a few syscalls: once per spec
+    for outcome in verdict.outcomes:
+        given = outcome.criterion.location.path
+        if given not in resolved:
+            resolved[given] = given.resolve()
+        path = resolved[given]
+        grouped.setdefault(path, {})[outcome.criterion.id] = outcome.result
+    return grouped
+
+
+# --- GitHub Actions annotations ---------------------------------------------------------------
+
+
+def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> list[str]:
+    """One workflow command per failed or unverifiable criterion, at its spec line
+    (``::error`` for a MUST, ``::warning`` for SHOULD, COULD and WONT), one ``::error`` per
+    run-level problem (no file), and a ``::notice`` when the run was partial."""
+    from pytest_acceptance.model import Priority, Status
+    from pytest_acceptance.verdict.decision import display_path, scope_lines
+
+    lines = []
+    for outcome in verdict.of(Status.FAILED, Status.ERROR):
+        criterion, result = outcome.criterion, outcome.result
+        where = {
+            "file": display_path(criterion.location.path, rootdir),
+            "line": str(criterion.location.line),
+            "title": criterion.id,
+        }
+        properties = ",".join(f"{key}={escape_property(value)}" for key, value in where.items())
+        level = "error" if criterion.priority is Priority.MUST else "warning"
+        text = escape_data(_annotation_text(criterion, result))
+        lines.append(f"::{level} {properties}::{text}")
+    for problem in (*verdict.problems, *problems):
+        lines.append(f"::error title=pytest-acceptance::{escape_data(problem)}")
+    for line in filter(None, scope_lines(verdict)):
+        lines.append(f"::notice title=pytest-acceptance::{escape_data(line)}")
+    return lines
+
+
+def _annotation_text(criterion: Criterion, result: Result) -> str:
+    lines = [f"{criterion.title}: {result.status.value} ({criterion.priority.value})"]
+    lines += [
+        f"{issue.location}: expected {issue.expected}; actual {issue.actual}"
+        for issue in result.issues
+    ]
+    if result.message:
+        lines.append(result.message)
+    return "\n".join(lines)
+
+
+def escape_data(text: str) -> str:
+    """GitHub's workflow-command escaping of a message (actions/toolkit ``escapeData``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """... and of a property value (``escapeProperty``): also ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,179 @@
+"""Kiro specs: ``requirements.md`` (EARS acceptance criteria) and ``design.md`` properties.
+
+- requirements.md: each numbered item under ``#### Acceptance Criteria`` of
+  ``### Requirement N`` (``### Requirement N: Title``) is criterion ``N.M`` — the id
+  Kiro's ``tasks.md`` refers to (``_Requirements: 1.2_``). EARS keywords (WHEN/IF/WHILE/
+  WHERE ... SHALL) stay in the text the agent judges; the ``**User Story:**`` is context.
+- design.md: each ``**Property N: Title**`` (or ``### Property N: Title``) with its text is
+  criterion ``Property-N``; ``**Validates: Requirements 1.2, 3.4**`` is kept as context.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_acceptance.model import Spec
+from pytest_acceptance.spec.formats.common import Builder, keyword_priority, nested_text
+from pytest_acceptance.spec.formats.document import Block, Document, children
+
+_REQUIREMENT = re.compile(r"Requirement\s+(?P<n>\d+(?:\.\d+)*)\b\s*[:.\u2014\u2013-]?\s*(?P<t>.*)")
+_ACCEPTANCE = re.compile(r"acceptance criteria\b", re.IGNORECASE)
+_USER_STORY = re.compile(r"[*_]*User Story[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE)
+_PROPERTY = re.compile(r"[*_]*Property\s+(?P<n>\d+)\s*[:.\u2014\u2013-]\s*(?P<rest>.*)", re.S)
+_VALIDATES = re.compile(r"[*_]*Validates\s*:", re.IGNORECASE)
+_DETECT_REQUIREMENT = re.compile(r"^#{2,4}[ \t]+Requirement[ \t]+\d+", re.MULTILINE)
+_DETECT_CRITERIA = re.compile(r"^(?:#{3,5}[ \t]+|[*_]{2})Acceptance Criteria", re.M | re.I)
+_CRITERIA_LABEL = re.compile(r"[*_]{1,3}Acceptance Criteria\b", re.IGNORECASE)
+_DETECT_PROPERTY = re.compile(r"^(?:#{2,5}[ \t]+|[ \t]*\*\*)Property[ \t]+\d+[ \t]*:", re.M)
+_DETECT_VALIDATES = re.compile(r"Validates:?\**[ \t]*:?[ \t]*Requirements?", re.IGNORECASE)
+REQUIREMENTS_SHAPE = (
+    'Kiro numbered items under "#### Acceptance Criteria" of a "### Requirement 1" heading'
+)
+DESIGN_SHAPE = 'Kiro properties like "**Property 1: Title**" with "**Validates: Requirements 1.1**"'
+
+
+@dataclass
+class _Requirement:
+    number: str
+    heading: str
+    level: int
+    context: str = ""
+    in_criteria: bool = False
+
+
+class KiroRequirementsFormat:
+    name = "kiro"
+
+    def detect(self, text: str) -> float:
+        found = _DETECT_REQUIREMENT.search(text) and _DETECT_CRITERIA.search(text)
+        return 0.9 if found else 0.0
+
+    def parse(self, text: str, path: Path) -> Spec:
+        document = Document(text)
+        builder = Builder(path, document)
+        blocks = document.blocks
+        requirement: _Requirement | None = None
+        for index, block in enumerate(blocks):
+            if block.kind == "heading":
+                requirement = self._heading(block, requirement)
+            elif requirement is None:
+                continue
+            elif block.kind == "paragraph" and not block.item and _CRITERIA_LABEL.match(block.text):
+                requirement.in_criteria = True  # "**Acceptance Criteria:**" instead of a heading
+            elif block.kind == "paragraph" and not block.item and _USER_STORY.match(block.text):
+                requirement.context = "User story: " + document.plain(
+                    block.text[_USER_STORY.match(block.text).end() :]  # type: ignore[union-attr]
+                )
+            elif block.kind == "item" and requirement.in_criteria and block.depth == 1:
+                owned = children(blocks, index)
+                statement = document.plain(block.text)
+                number = block.number or str(1 + sum(1 for c in builder.criteria))
+                builder.add(
+                    f"{requirement.number}.{number}",
+                    block.line,
+                    title=statement,
+                    text=statement,
+                    steps=nested_text(document, [b for b in owned if b.kind == "paragraph"]),
+                    context=requirement.context,
+                    category=requirement.heading,
+                    priority=keyword_priority(statement),
+                    owned=owned,
+                )
+        return builder.spec(REQUIREMENTS_SHAPE)
+
+    @staticmethod
+    def _heading(block: Block, requirement: _Requirement | None) -> _Requirement | None:
+        found = _REQUIREMENT.match(block.text)
+        if found:
+            return _Requirement(found["n"], block.text, block.level)
+        if requirement is None or block.level <= requirement.level:
+            return None
+        requirement.in_criteria = _ACCEPTANCE.match(block.text) is not None
+        return requirement
+
+
+@dataclass
+class _Property:
+    number: str
+    title: str
+    line: int
+    level: int  # of its heading; 7 for a bold line (any heading ends it)
+    category: str
+    text: list[str] = field(default_factory=list)
+    validates: str = ""
+    owned: list[Block] = field(default_factory=list)
+
+
+class KiroDesignFormat:
+    name = "kiro-design"
+
+    def detect(self, text: str) -> float:
+        found = _DETECT_PROPERTY.search(text) and _DETECT_VALIDATES.search(text)
+        return 0.85 if found else 0.0
+
+    def parse(self, text: str, path: Path) -> Spec:
+        document = Document(text)
+        builder = Builder(path, document)
+        current: _Property | None = None
+        category = ""
+        for block in document.blocks:
+            if block.kind == "heading":
+                if current is not None and block.level <= current.level:
+                    current = self._close(builder, current)
+                found = _PROPERTY.match(block.text)
+                if found:
+                    current = self._close(builder, current)
+                    current = _Property(
+                        found["n"], found["rest"], block.line, block.level, category
+                    )
+                else:
+                    category = block.text
+            elif block.kind == "paragraph":
+                current = self._paragraph(builder, block, current, category)
+            elif current is not None:
+                current.owned.append(block)
+        self._close(builder, current)
+        return builder.spec(DESIGN_SHAPE)
+
+    def _paragraph(
+        self, builder: Builder, block: Block, current: _Property | None, category: str
+    ) -> _Property | None:
+        document = builder.document
+        found = _PROPERTY.match(block.text)
+        if found:
+            self._close(builder, current)
+            title, _, rest = found["rest"].partition("\n")
+            title = document.plain(title.strip().rstrip("*_").strip())
+            current = _Property(found["n"], title, block.line, 7, category)
+            if rest.strip():
+                current.text.append(document.plain(rest))
+            return current
+        if current is None:
+            return None
+        if _VALIDATES.match(block.text):
+            current.validates = document.plain(block.text)
+        else:
+            current.text.append(document.plain(block.text))
+        return current
+
+    @staticmethod
+    def _close(builder: Builder, current: _Property | None) -> None:
+        if current is None:
+            return
+        statement = " ".join(current.text) or current.title
+        builder.add(
+            f"Property-{current.number}",
+            current.line,
+            title=current.title,
+            text=statement,
+            context=current.validates,
+            category=current.category,
+            priority=keyword_priority(statement),
+            owned=current.owned,
+        )
+
+
+REQUIREMENTS = KiroRequirementsFormat()
+DESIGN = KiroDesignFormat()

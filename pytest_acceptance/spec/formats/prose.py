@@ -1,0 +1,54 @@
+"""Requirement prose (``extract.py``): MUST/SHOULD/COULD sentences of numbered sections, or
+of sections named "Requirements" / "Acceptance Criteria", each an agent criterion."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pytest_acceptance.model import Spec, SpecError
+
+_KEYWORD = re.compile(r"\b(?:MUST|SHALL|SHOULD|COULD|MAY)\b")
+_NUMBERED = re.compile(
+    r"^#{1,6}[ \t]+(?:§[ \t]*\d|\d{1,3}(?:\.\d{1,3})*\.?[) \t])|^#{1,6}.*§", re.M
+)
+_NAMED = re.compile(r"^#{1,6}[ \t].*(?:requirements|acceptance criteria)", re.M | re.I)
+# "- AC-1.1: ...", "- **REQ-2** ...", "1. [FR-3] ...": requirements written with their ids.
+_ID_ITEM = re.compile(
+    r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+(?:\[[ xX]\][ \t]+)?[*_`\[]*"
+    r"[A-Z][A-Z0-9_]*-[A-Za-z0-9_.-]*\d",
+    re.M,
+)
+
+
+class ProseFormat:
+    name = "prose"
+
+    def detect(self, text: str) -> float:
+        sections = _NUMBERED.search(text) is not None or _NAMED.search(text) is not None
+        if sections and _ID_ITEM.search(text):
+            return 0.6  # beats a reference spec's criterion headings without blocks
+        if _KEYWORD.search(text) is None:
+            return 0.0
+        if _NUMBERED.search(text):
+            return 0.5
+        return 0.3 if _NAMED.search(text) else 0.0
+
+    def parse(self, text: str, path: Path) -> Spec:
+        from pytest_acceptance.spec.extract import extract_criteria
+        from pytest_acceptance.spec.formats.document import Document
+
+        document = Document(text)
+        criteria = extract_criteria(document.blocks, path, document.plain)
+        if not criteria:
+            raise SpecError(
+                path,
+                1,
+                "no acceptance criteria found: no sentence says MUST, SHALL, SHOULD, COULD or "
+                'MAY under a numbered heading like "## 3.2 Title" or a "## Requirements" '
+                'heading (or write criteria as "#### AC-1: Title" with a yaml block)',
+            )
+        return Spec(path=path, criteria=tuple(criteria), title=document.title)
+
+
+FORMAT = ProseFormat()

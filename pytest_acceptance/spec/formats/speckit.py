@@ -1,0 +1,134 @@
+"""GitHub spec-kit ``spec.md``: requirement items and the acceptance scenarios of stories.
+
+- ``- **FR-001**: System MUST ...`` and ``- **SC-001**: ...`` (any ``**ID**:`` item) are
+  criteria with the author's id; priority from the item's keyword (MUST when it has none);
+  category: the heading above ("Functional Requirements", "Measurable Outcomes"). Where a
+  template repeats the ids in each user story, a repeated id is scoped: ``US2-FR-001``.
+- Each numbered scenario (``1. **Given** ..., **When** ..., **Then** ...``) under
+  ``### User Story N - Title (Priority: Pk)`` is a criterion ``USN-ACk`` (spec-kit's
+  ``US1/AC2``: ``/`` cannot be in a file name); P1 -> MUST, P2 -> SHOULD, P3+ -> COULD; the
+  ``**Independent Test**`` line is context for the agent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_acceptance.model import Priority, Spec
+from pytest_acceptance.spec.formats.common import Builder, keyword_priority, nested_text
+from pytest_acceptance.spec.formats.document import Block, Document, children
+
+_ITEM_ID = re.compile(
+    r"[*_]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*)[*_]*\s*[:\u2014\u2013-]\s*(?P<rest>.*)"
+)
+_STORY = re.compile(
+    r"User Story\s+(?P<n>\d+)\s*(?:[-\u2014\u2013:]\s*(?P<title>.*?))?\s*"
+    r"(?:\(Priority:\s*P(?P<p>\d+)\s*\))?\s*\Z",
+    re.IGNORECASE,
+)
+_GIVEN = re.compile(r"\b(?:given|when|then)\b", re.IGNORECASE)
+_INDEPENDENT = re.compile(r"[*_]*Independent Test[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE)
+_DETECT_ID = re.compile(r"^[ \t]*[-*][ \t]+\*\*([A-Z][A-Z0-9]*-\d[\w.-]*)\*\*", re.MULTILINE)
+_DETECT_ITEM = re.compile(r"^\s*[-*]\s+\*\*(?:FR|SC|NFR)-\d+\*\*", re.MULTILINE)
+_DETECT_STORY = re.compile(r"^#{2,4}\s+User Story\s+\d+.*\(Priority:\s*P\d", re.MULTILINE)
+SHAPE = (
+    'a spec-kit item like "- **FR-001**: System MUST ..." or a numbered "**Given** ..., '
+    '**When** ..., **Then** ..." scenario under "### User Story 1 - Title (Priority: P1)"'
+)
+
+
+@dataclass
+class _Story:
+    number: str
+    heading: str
+    level: int
+    priority: Priority
+    context: str = ""
+
+
+def _priority(level: str | None) -> Priority:
+    if level is None:
+        return Priority.MUST
+    return {1: Priority.MUST, 2: Priority.SHOULD}.get(int(level), Priority.COULD)
+
+
+class SpecKitFormat:
+    name = "spec-kit"
+
+    def detect(self, text: str) -> float:
+        return 0.9 if _DETECT_ITEM.search(text) or _DETECT_STORY.search(text) else 0.0
+
+    def parse(self, text: str, path: Path) -> Spec:
+        document = Document(text)
+        builder = Builder(path, document)
+        blocks = document.blocks
+        # Some spec-kit templates list "**FR-001**" under each story: scoped there, an id
+        # used in several stories becomes "US2-FR-001" instead of a duplicate.
+        counts = Counter(_DETECT_ID.findall(text))
+        repeated = {ident for ident, count in counts.items() if count > 1}
+        story: _Story | None = None
+        category = ""
+        for index, block in enumerate(blocks):
+            if block.kind == "heading":
+                found = _STORY.match(block.text)
+                if found:
+                    priority = _priority(found["p"])
+                    story = _Story(found["n"], block.text, block.level, priority)
+                elif story is not None and block.level <= story.level:
+                    story = None
+                category = block.text
+            elif block.kind == "paragraph" and story is not None and not block.item:
+                if _INDEPENDENT.match(block.text):
+                    story.context = "Independent test: " + document.plain(
+                        block.text[_INDEPENDENT.match(block.text).end() :]  # type: ignore[union-attr]
+                    )
+            elif block.kind == "item" and block.text:
+                self._item(builder, blocks, index, story, category, repeated)
+        return builder.spec(SHAPE)
+
+    def _item(
+        self,
+        builder: Builder,
+        blocks: list[Block],
+        index: int,
+        story: _Story | None,
+        category: str,
+        repeated: set[str],
+    ) -> None:
+        block = blocks[index]
+        document = builder.document
+        text = document.plain(block.text)
+        owned = children(blocks, index)
+        details = nested_text(document, [b for b in owned if b.kind == "paragraph"])
+        found = _ITEM_ID.match(text)
+        if found:
+            rest = found["rest"]
+            scoped = story is not None and found["id"] in repeated
+            builder.add(
+                f"US{story.number}-{found['id']}" if scoped else found["id"],  # type: ignore[union-attr]
+                block.line,
+                title=rest,
+                text=rest,
+                steps=details,
+                category=category,
+                priority=keyword_priority(rest),
+                owned=owned,
+            )
+        elif story is not None and block.number and block.depth == 1 and _GIVEN.search(text):
+            builder.add(
+                f"US{story.number}-AC{block.number}",
+                block.line,
+                title=text,
+                text=text,
+                steps=details,
+                context=story.context,
+                category=story.heading,
+                priority=story.priority,
+                owned=owned,
+            )
+
+
+FORMAT = SpecKitFormat()

@@ -1,0 +1,277 @@
+"""The record stage: on the controller, gather every criterion's result into the verdict.
+
+Registered only on the process that prints the summary (the xdist controller, or the only
+process). It knows which criteria were selected (from collection, or from what the xdist
+workers collected), takes each result from the test reports (results travel from workers
+as the report attribute ``acceptance``), and at session end decides, writes
+``.acceptance/verdict.json`` and sets the exit code. A selected criterion that never
+reported is ``not_run`` (unknown), never a pass; ``-x`` under xdist (which pytest calls an
+interruption) ends with the same exit code as without it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_acceptance.collect import CriterionItem, load_spec
+from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
+from pytest_acceptance.store import (
+    describe_os_error,
+    forget_verdict,
+    output_dir,
+    verdict_path,
+    write_json_atomic,
+)
+from pytest_acceptance.tree.fingerprint import recorded_fingerprint
+from pytest_acceptance.verdict.decision import (
+    Outcome,
+    RunFacts,
+    Scope,
+    Verdict,
+    VerdictStatus,
+    decide,
+    render,
+    send_verdict,
+    to_json,
+)
+
+# pytest exit codes that mean "the run itself went wrong": kept as they are.
+_PYTEST_OWN = {
+    pytest.ExitCode.INTERRUPTED,
+    pytest.ExitCode.INTERNAL_ERROR,
+    pytest.ExitCode.USAGE_ERROR,
+    pytest.ExitCode.NO_TESTS_COLLECTED,
+}
+
+
+class Recorder:
+    def __init__(self, config: pytest.Config, spec_paths: list[Path]) -> None:
+        self.config = config
+        self.rootdir = config.rootpath
+        self.specs = _load_specs(spec_paths, self.rootdir)
+        self.selected: list[str] = []  # node ids of selected criteria, in collection order
+        self.criteria: dict[str, Criterion] = {}
+        self.results: dict[str, Result] = {}
+        self.collection_errors: list[str] = []
+        self.other_failures: list[str] = []
+        self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
+        self.verdict: Verdict | None = None
+        self.write_error: str | None = None
+        self.failures = 0  # failed reports, as -x/--maxfail count them
+        self.started_at = time.time()
+        self.fingerprint = recorded_fingerprint(self.rootdir)
+        if not config.option.collectonly:  # a verdict left by an earlier run must not
+            forget_verdict(self.rootdir)  # look current if this one ends without one
+
+    # -- what was selected -------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if isinstance(item, CriterionItem):
+                self._select(item.nodeid, item.criterion)
+
+    @pytest.hookimpl(optionalhook=True)  # xdist may be absent (-p no:xdist)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Map the workers' node ids back to criteria, by the spec file each one names."""
+        if self.selected:  # every worker collects the same items
+            return
+        by_spec = {spec.path: {c.id: c for c in spec.criteria} for spec in self.specs}
+        resolved: dict[str, Path] = {}  # one realpath per file, not per node id
+        for nodeid in ids:
+            file_part, _, name = nodeid.rpartition("::")
+            if file_part not in resolved:
+                resolved[file_part] = (self.rootdir / file_part).resolve()
+            criteria = by_spec.get(resolved[file_part])
+            if criteria is None:
+                continue  # a test outside the specs
+            if name in criteria:
+                self._select(nodeid, criteria[name])
+            else:
+                self.unknown.append(nodeid)
+
+    def _select(self, nodeid: str, criterion: Criterion) -> None:
+        if nodeid not in self.criteria:
+            self.selected.append(nodeid)
+            self.criteria[nodeid] = criterion
+
+    # -- what happened ---------------------------------------------------------------------
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.collection_errors.append(report.longreprtext.strip())
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.failures += report.failed
+        data = getattr(report, "acceptance", None)
+        if data is not None:
+            self.results[report.nodeid] = Result.from_dict(data)
+        elif report.nodeid in self.criteria:
+            if report.failed or (report.skipped and report.when == "setup"):
+                self.results.setdefault(report.nodeid, _unverified(report))
+        elif report.failed:
+            self.other_failures.append(report.nodeid)
+
+    # -- the verdict -----------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.option.collectonly:
+            return
+        stopped = self._stopped_early()
+        if stopped and exitstatus == pytest.ExitCode.INTERRUPTED:
+            exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x: a stop, as without -n
+        why = stopped or _stop_reason(session)
+        not_run = _not_run(why)
+        outcomes = [
+            Outcome(self.criteria[nodeid], self.results.get(nodeid) or not_run)
+            for nodeid in self.selected
+        ]
+        problems = self._problems(exitstatus)
+        scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
+        verdict = _decide(outcomes, problems, exitstatus, scope)
+        facts = self._facts()
+        # Later stages (the evidence trail) may find problems that forbid a pass.
+        found = self.config.hook.pytest_acceptance_verdict(
+            config=self.config, verdict=verdict, facts=facts
+        )
+        if more := [problem for problems_of in found for problem in problems_of or ()]:
+            verdict = _decide(outcomes, problems + more, exitstatus, scope)
+        written = self._write(verdict, facts)
+        if written is not None:  # nowhere to record it: the verdict cannot stand as it is
+            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope)
+            if verdict.exit_code in (0, 10):
+                verdict = verdict.with_status(VerdictStatus.ERROR, 11)
+        self.verdict = verdict
+        session.exitstatus = verdict.exit_code
+
+    def _write(self, verdict: Verdict, facts: RunFacts) -> str | None:
+        """Write verdict.json; on failure, the problem to report (never an exception)."""
+        target = verdict_path(self.rootdir)
+        data = to_json(verdict, facts)
+        send_verdict(self.config.getoption("acceptance_verdict_fd", None), data)
+        try:
+            output_dir(self.rootdir)  # made with its .gitignore, or OSError saying why not
+            write_json_atomic(target, data)
+        except (OSError, RecursionError, ValueError) as error:
+            self.write_error = f"could not write {target}: {describe_os_error(error)}"
+            return self.write_error
+        return None
+
+    def _stopped_early(self) -> str:
+        """Why -x/--maxfail ended the run ("" when it did not)."""
+        maxfail = self.config.getoption("maxfail", 0) or 0
+        if not maxfail or self.failures < maxfail or self.collection_errors:
+            return ""
+        return f"the run stopped after {self.failures} failure(s): -x/--maxfail"
+
+    def _problems(self, exitstatus: int) -> list[str]:
+        problems = [f"collection error: {error}" for error in self.collection_errors]
+        if exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors:
+            stopped = getattr(self.config, "_acceptance_stopped_by", None)
+            by = f" by {stopped}" if stopped else ""
+            problems.append(f"the run was interrupted{by} before every criterion reported")
+        for directory in getattr(self.config, "_acceptance_vanished", ()):
+            problems.append(
+                f"{directory} was deleted during the run (a criterion removed it?); it was "
+                "recreated empty to record this verdict"
+            )
+        if self.other_failures:
+            problems.append(
+                f"{len(self.other_failures)} test(s) outside the spec failed: "
+                + ", ".join(self.other_failures[:5])
+            )
+        if self.unknown:
+            problems.append(
+                f"{', '.join(self.unknown[:5])} collected by the workers but not in the spec "
+                "as read when the run started: was the spec edited during the run? run again"
+            )
+        return problems
+
+    def _facts(self) -> RunFacts:
+        return RunFacts(
+            rootdir=self.rootdir,
+            started_at=self.started_at,
+            finished_at=time.time(),
+            fingerprint=self.fingerprint,
+            fingerprint_after=recorded_fingerprint(self.rootdir),
+            specs=tuple(self._spec_facts()),
+        )
+
+    def _spec_facts(self) -> list[dict[str, Any]]:
+        given = Counter(c.location.path for c in self.criteria.values())
+        selected_per_spec: Counter[Path] = Counter()
+        for path, count in given.items():  # one realpath per spec, not per criterion
+            selected_per_spec[path.resolve()] += count
+        return [
+            {
+                "path": str(spec.path),
+                "criteria_total": len(spec.criteria),
+                "selected": selected_per_spec.get(spec.path, 0),
+            }
+            for spec in self.specs
+        ]
+
+    # -- the human-readable verdict ------------------------------------------------------------
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.verdict is None:
+            return
+        if self.verdict.status is not VerdictStatus.MANUAL:
+            # Seed 000: manual criteria are surfaced only once every automated one passes.
+            terminalreporter.stats.pop("manual", None)
+        terminalreporter.section("acceptance verdict")
+        terminalreporter.write(
+            render(self.verdict, self.rootdir, quiet=terminalreporter.verbosity < 0)
+        )
+        verdict = self.verdict
+        status = f"verdict: {verdict.status.value.upper()} (exit code {verdict.exit_code})"
+        if self.write_error is not None:
+            terminalreporter.write_line(f"{status}; {self.write_error}", red=True)
+            return
+        terminalreporter.write_line(f"{status}, written to {verdict_path(self.rootdir)}")
+
+
+def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
+    specs = []
+    for path in paths:
+        try:
+            spec = load_spec(path, rootdir)
+        except (SpecError, OSError):
+            continue  # collection reports it, with file:line
+        specs.append(Spec(path.resolve(), spec.criteria, spec.title))
+    return specs
+
+
+def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int, scope: Scope) -> Verdict:
+    verdict = decide(outcomes, problems, scope)
+    if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
+        return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
+    return verdict
+
+
+def _unverified(report: pytest.TestReport) -> Result:
+    reason = report.longreprtext.strip().splitlines()
+    detail = reason[-1] if reason else report.outcome
+    return Result(
+        Status.ERROR,
+        message=f"the criterion did not produce a result ({report.when}: {detail})",
+        output=report.longreprtext[-4000:],
+    )
+
+
+def _stop_reason(session: pytest.Session) -> str:
+    """What else stopped the session early (e.g. --stepwise), as pytest words it."""
+    reason = session.shouldstop or session.shouldfail
+    return f"the run stopped early: {reason}" if isinstance(reason, str) else ""
+
+
+def _not_run(stopped: str) -> Result:
+    """A selected criterion that never reported: unknown, never a pass."""
+    why = stopped or "the run ended before it (a crashed worker, or an interruption)"
+    return Result(Status.NOT_RUN, attempts=0, message=f"not run: {why}")
