@@ -26,7 +26,7 @@ from pytest_acceptance.model import (
     listed_errors,
     raise_all,
 )
-from pytest_acceptance.plugin import read_ini
+from pytest_acceptance.options import read_ini
 from pytest_acceptance.run.conditions import ConditionError, parse_condition
 from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
@@ -151,19 +151,24 @@ class CriterionItem(pytest.Item):
         return f"<{type(self).__name__} {self.name} {self.criterion.title}>"
 
 
+_CATEGORY_MARKERS = pytest.StashKey[dict[str, str]]()  # category -> its marker
+_TAKEN_MARKERS = pytest.StashKey[frozenset[str]]()  # markers that are not ours to take
+_RUN_CONTEXT = pytest.StashKey["RunContext"]()
+
+
 def category_marker(config: pytest.Config, category: str) -> str:
     """The marker of a category: its slug (``Stop Hook`` → ``stop_hook``), registered so
     ``--strict-markers`` projects work. A slug that is already a marker of pytest or of
     another plugin (``skip``, ``timeout``, ...) would change how the item runs, so it
     becomes ``category_<slug>``."""
-    known: dict[str, str] | None = getattr(config, "_acceptance_categories", None)
+    known = config.stash.get(_CATEGORY_MARKERS, None)
     if known is None:
-        known = config._acceptance_categories = {}  # type: ignore[attr-defined]
+        known = config.stash[_CATEGORY_MARKERS] = {}
         taken = {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}
-        config._acceptance_taken_markers = taken | _BUILTIN_MARKERS  # type: ignore[attr-defined]
+        config.stash[_TAKEN_MARKERS] = frozenset(taken) | _BUILTIN_MARKERS
     if category not in known:
         slug = "_".join(re.findall(r"[a-z0-9]+", category.lower())) or "uncategorized"
-        name = f"category_{slug}" if slug in config._acceptance_taken_markers else slug  # type: ignore[attr-defined]
+        name = f"category_{slug}" if slug in config.stash[_TAKEN_MARKERS] else slug
         config.addinivalue_line("markers", f"{name}: acceptance criteria of category {category!r}")
         known[category] = name
     return known[category]
@@ -201,7 +206,7 @@ def describe_failure(criterion: Criterion, result: Result, rootdir: Path) -> str
 
 
 def run_context(config: pytest.Config) -> RunContext:
-    cached: RunContext | None = getattr(config, "_acceptance_context", None)
+    cached = config.stash.get(_RUN_CONTEXT, None)
     if cached is None:
         log = config.getoption("acceptance_log", default=None)
         timeout, retries = read_ini(config)
@@ -212,5 +217,5 @@ def run_context(config: pytest.Config) -> RunContext:
             log_path=Path(log).resolve() if log else None,
             hook=config.hook,
         )
-        config._acceptance_context = cached  # type: ignore[attr-defined]
+        config.stash[_RUN_CONTEXT] = cached
     return cached

@@ -6,13 +6,14 @@ parse (parse.py) → collect (collect.py) → run (run_bash.py, agent.py; manual
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_acceptance.options import SKIPPED_FILES, SPEC_SET, read_ini, spec_paths
 
 # Stage modules are imported when --acceptance is used, not when pytest loads the plugin:
 # a plain `pytest` run in any project pays nothing for having it installed.
@@ -106,41 +107,6 @@ def pytest_load_initial_conftests(
     correct_setup(early_config, parser, args)
 
 
-def spec_paths(config: pytest.Config) -> list[Path]:
-    """The specs named by --acceptance (from the invocation directory) and, for
-    ``--acceptance`` without a value, by ini ``acceptance_specs`` (from the rootdir):
-    files, directories, globs (``discover``); deduplicated, in order."""
-    cached: list[Path] | None = getattr(config, "_acceptance_spec_list", None)
-    if cached is None:
-        cached = _find_specs(config)
-        config._acceptance_spec_list = cached  # type: ignore[attr-defined]
-    return list(cached)
-
-
-def _find_specs(config: pytest.Config) -> list[Path]:
-    from pytest_acceptance.spec import discover, formats
-
-    options: list[str] = list(config.getoption("acceptance") or ())
-    if not options:
-        return []  # the plugin does nothing unless asked
-    base = config.invocation_params.dir
-    given = [entry for entry in options if entry]
-    from_ini = list(config.getini("acceptance_specs") or ()) if "" in options else []
-    if "" in options and not from_ini:
-        raise pytest.UsageError("--acceptance without a spec needs ini acceptance_specs")
-    choice = _format_choice(config)
-    formats.activate(choice)
-    skip = config.getini("norecursedirs") or ()
-    skipped: list[Path] = []
-    config._acceptance_skipped = skipped  # type: ignore[attr-defined]
-    try:
-        named = discover.find_specs(given, base, choice.formats, skip, skipped)
-        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip, skipped)
-    except discover.DiscoveryError as error:
-        raise pytest.UsageError(f"--acceptance {error}") from None
-    return list(dict.fromkeys(named))
-
-
 def _files(count: int) -> str:
     return f"{count} markdown file{'' if count == 1 else 's'}"
 
@@ -148,7 +114,7 @@ def _files(count: int) -> str:
 def pytest_report_header(config: pytest.Config) -> list[str]:
     """Name the markdown files a directory or glob held that no spec format recognised:
     a spec an agent made unrecognisable must not vanish unseen."""
-    skipped: list[Path] = getattr(config, "_acceptance_skipped", [])
+    skipped = config.stash.get(SKIPPED_FILES, [])
     if not skipped:
         return []
     names = [os.path.relpath(path, config.rootpath) for path in skipped]
@@ -157,23 +123,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
 
 
-def _format_choice(config: pytest.Config) -> Any:
-    """The formats of this run: plugins' (the hook) first, then the built-in ones."""
-    from pytest_acceptance.spec.formats import FormatChoice, builtin_formats, find
-
-    groups = config.hook.pytest_acceptance_formats()
-    added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
-    every = (*added, *builtin_formats())
-    forced = config.getoption("acceptance_format") or config.getini("acceptance_format") or None
-    if forced and find(every, forced) is None:
-        names = ", ".join(f.name for f in every)
-        raise pytest.UsageError(f"--acceptance-format {forced}: unknown format; use {names}")
-    return FormatChoice(every, forced)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     specs = spec_paths(config)
-    config._acceptance_specs = set(specs)  # type: ignore[attr-defined]
+    config.stash[SPEC_SET] = set(specs)
     if not specs:
         return
     read_ini(config)  # a bad value is a usage error now, before anything runs
@@ -195,49 +147,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
 
 
-def read_ini(config: pytest.Config) -> tuple[float, int]:
-    """(default timeout, default retries), checked before anything runs: a bad value is a
-    one-line usage error (exit 4), never an error in every criterion."""
-    timeout = ini_number(
-        config, "acceptance_timeout", float, "a number of seconds above 0", positive=True
-    )
-    retries = ini_number(config, "acceptance_retries", int, "a whole number of at least 0")
-    return timeout, retries
-
-
-def ini_number(
-    config: pytest.Config,
-    name: str,
-    kind: type[int] | type[float],
-    wanted: str,
-    positive: bool = False,
-) -> Any:
-    """An ini value as a finite ``kind`` (at least 0, or above 0 when ``positive``), from a
-    TOML number or a string; otherwise a pytest.UsageError naming the key (pytest's own
-    conversion errors differ between versions and config formats)."""
-    try:
-        value = config.getini(name)
-    except (pytest.UsageError, TypeError, ValueError) as error:
-        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        number = None
-    if (
-        isinstance(value, bool)
-        or number is None
-        or not math.isfinite(number)
-        or number < 0
-        or (positive and number == 0)
-    ):
-        raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
-    return number
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
-
-
 def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:
     """Make the specs what pytest collects: alone when no path was given on the command
     line, else beside the given paths (unless a given node id already names the spec)."""
@@ -250,7 +159,7 @@ def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
-    specs = getattr(parent.config, "_acceptance_specs", ())
+    specs = parent.config.stash.get(SPEC_SET, ())
     if specs and file_path.resolve() in specs:
         from pytest_acceptance.collect import SpecFile
 

@@ -125,7 +125,7 @@ def resolve_settings(config: pytest.Config) -> AgentSettings:
 
 
 def wave_size(config: pytest.Config) -> int:
-    from pytest_acceptance.plugin import ini_number
+    from pytest_acceptance.options import ini_number
 
     wanted = "a whole number of at least 1"
     value = config.getoption("acceptance_wave", None)
@@ -437,7 +437,7 @@ def _default_to_waves(config: pytest.Config) -> None:
         return
     if getattr(option, "dist", "no") != "no" or getattr(option, "tx", None):
         return  # the user configured distribution their own way
-    from pytest_acceptance.plugin import spec_paths  # directories, globs, ini specs
+    from pytest_acceptance.options import spec_paths  # directories, globs, ini specs
 
     try:
         paths = spec_paths(config)

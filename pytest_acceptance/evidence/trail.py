@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("acceptance", None):
         return
-    from pytest_acceptance.plugin import spec_paths
+    from pytest_acceptance.options import spec_paths
 
     specs = spec_paths(config)
     config.pluginmanager.register(FragmentWriter(config), "acceptance-fragments")

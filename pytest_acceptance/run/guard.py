@@ -30,6 +30,12 @@ WAVE_PREFIX = "pytest-acceptance-wave-"
 _WORKER_KEY = "acceptance_cgroup"
 
 
+# The signal that stopped the run (SIGTERM, SIGHUP), for the verdict's words.
+STOPPED_BY = pytest.StashKey[str]()
+# Folders a criterion deleted during the run, recreated to hold the verdict.
+VANISHED = pytest.StashKey[list[str]]()
+
+
 class RunGuard:
     """Registered on every process of a run that uses ``--acceptance``."""
 
@@ -61,7 +67,7 @@ class RunGuard:
         """Kill what criteria started, then stop like Ctrl-C does."""
         if self.signal_name is None:
             self.signal_name = signal.Signals(signum).name
-            self.config._acceptance_stopped_by = self.signal_name  # type: ignore[attr-defined]
+            self.config.stash[STOPPED_BY] = self.signal_name
         if self.finishing:  # nothing runs any more; the verdict is being written
             return
         if self.is_worker:  # the controller stops us (or a user signalled us directly)
@@ -122,7 +128,7 @@ class RunGuard:
                     directory.mkdir(parents=True)
                     vanished.append(str(directory))
         if vanished:
-            self.config._acceptance_vanished = vanished  # type: ignore[attr-defined]
+            self.config.stash[VANISHED] = vanished
 
     def pytest_unconfigure(self) -> None:
         containment.stop_using()

@@ -74,7 +74,7 @@ class _ProgressSetup:
 
 
 def progress_interval(config: pytest.Config) -> float:
-    from pytest_acceptance.plugin import ini_number
+    from pytest_acceptance.options import ini_number
 
     wanted = "a number of seconds (0 turns the plain progress lines off)"
     return float(ini_number(config, "acceptance_progress_interval", float, wanted))

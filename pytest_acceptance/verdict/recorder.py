@@ -20,6 +20,7 @@ import pytest
 
 from pytest_acceptance.collect import CriterionItem, load_spec
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
+from pytest_acceptance.run.guard import STOPPED_BY, VANISHED
 from pytest_acceptance.store import (
     describe_os_error,
     forget_verdict,
@@ -173,10 +174,10 @@ class Recorder:
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]
         if exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors:
-            stopped = getattr(self.config, "_acceptance_stopped_by", None)
+            stopped = self.config.stash.get(STOPPED_BY, None)
             by = f" by {stopped}" if stopped else ""
             problems.append(f"the run was interrupted{by} before every criterion reported")
-        for directory in getattr(self.config, "_acceptance_vanished", ()):
+        for directory in self.config.stash.get(VANISHED, ()):
             problems.append(
                 f"{directory} was deleted during the run (a criterion removed it?); it was "
                 "recreated empty to record this verdict"

@@ -150,7 +150,7 @@ class Builder:
         )
 
     def _verification_block(self, owned: Sequence[Block]) -> Block | None:
-        from pytest_acceptance.spec.load import is_verification_block
+        from pytest_acceptance.spec.formats.reference import is_verification_block
 
         for block in owned:
             if block.kind == "fence" and is_verification_block(block):
@@ -183,7 +183,7 @@ class Builder:
     def spec(self, shape: str) -> Spec:
         """The spec, after checking that no verification block was left without a criterion;
         ``shape`` tells the author what a criterion of this format looks like."""
-        from pytest_acceptance.spec.load import is_verification_block
+        from pytest_acceptance.spec.formats.reference import is_verification_block
 
         for block in self.document.blocks:
             owned = block.line in self.consumed

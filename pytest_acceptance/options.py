@@ -1,0 +1,110 @@
+"""Values the user gives: the specs to collect, the formats to read them in, ini numbers.
+
+Read here, once, for every stage; a bad value is a one-line usage error before anything
+runs. What stages share about the run lives in ``config.stash`` under the keys below.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# The specs --acceptance names, as found (files, directories and globs resolved), in order.
+SPEC_LIST = pytest.StashKey[list[Path]]()
+# The same specs as a set, for pytest_collect_file.
+SPEC_SET = pytest.StashKey[set[Path]]()
+# Markdown files a directory or glob held that no format recognised (named in the header).
+SKIPPED_FILES = pytest.StashKey[list[Path]]()
+
+
+def spec_paths(config: pytest.Config) -> list[Path]:
+    """The specs named by --acceptance (from the invocation directory) and, for
+    ``--acceptance`` without a value, by ini ``acceptance_specs`` (from the rootdir):
+    files, directories, globs (``discover``); deduplicated, in order."""
+    cached = config.stash.get(SPEC_LIST, None)
+    if cached is None:
+        cached = config.stash[SPEC_LIST] = _find_specs(config)
+    return list(cached)
+
+
+def _find_specs(config: pytest.Config) -> list[Path]:
+    from pytest_acceptance.spec import discover, formats
+
+    options: list[str] = list(config.getoption("acceptance") or ())
+    if not options:
+        return []  # the plugin does nothing unless asked
+    base = config.invocation_params.dir
+    given = [entry for entry in options if entry]
+    from_ini = list(config.getini("acceptance_specs") or ()) if "" in options else []
+    if "" in options and not from_ini:
+        raise pytest.UsageError("--acceptance without a spec needs ini acceptance_specs")
+    choice = _format_choice(config)
+    formats.activate(choice)
+    skip = config.getini("norecursedirs") or ()
+    skipped = config.stash[SKIPPED_FILES] = []
+    try:
+        named = discover.find_specs(given, base, choice.formats, skip, skipped)
+        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip, skipped)
+    except discover.DiscoveryError as error:
+        raise pytest.UsageError(f"--acceptance {error}") from None
+    return list(dict.fromkeys(named))
+
+
+def _format_choice(config: pytest.Config) -> Any:
+    """The formats of this run: plugins' (the hook) first, then the built-in ones."""
+    from pytest_acceptance.spec.formats import FormatChoice, builtin_formats, find
+
+    groups = config.hook.pytest_acceptance_formats()
+    added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
+    every = (*added, *builtin_formats())
+    forced = config.getoption("acceptance_format") or config.getini("acceptance_format") or None
+    if forced and find(every, forced) is None:
+        names = ", ".join(f.name for f in every)
+        raise pytest.UsageError(f"--acceptance-format {forced}: unknown format; use {names}")
+    return FormatChoice(every, forced)
+
+
+def read_ini(config: pytest.Config) -> tuple[float, int]:
+    """(default timeout, default retries), checked before anything runs: a bad value is a
+    one-line usage error (exit 4), never an error in every criterion."""
+    timeout = ini_number(
+        config, "acceptance_timeout", float, "a number of seconds above 0", positive=True
+    )
+    retries = ini_number(config, "acceptance_retries", int, "a whole number of at least 0")
+    return timeout, retries
+
+
+def ini_number(
+    config: pytest.Config,
+    name: str,
+    kind: type[int] | type[float],
+    wanted: str,
+    positive: bool = False,
+) -> Any:
+    """An ini value as a finite ``kind`` (at least 0, or above 0 when ``positive``), from a
+    TOML number or a string; otherwise a pytest.UsageError naming the key (pytest's own
+    conversion errors differ between versions and config formats)."""
+    try:
+        value = config.getini(name)
+    except (pytest.UsageError, TypeError, ValueError) as error:
+        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        number = None
+    if (
+        isinstance(value, bool)
+        or number is None
+        or not math.isfinite(number)
+        or number < 0
+        or (positive and number == 0)
+    ):
+        raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
+    return number
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
