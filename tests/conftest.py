@@ -7,14 +7,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from claude_cli import ClaudeInstallError, installed_claude
-from claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
-from claude_harness import claude_path_dir as make_claude_path_dir
+from support.claude_cli import ClaudeInstallError, installed_claude
+from support.claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
+from support.claude_harness import claude_path_dir as make_claude_path_dir
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that needs the real CLI is e2e, marked or not: the fast loop never runs one."""
+    for item in items:
+        if "claude_bin" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    """The real pinned `claude` binary, installed by `tests/claude_cli.py install` (the
+    """The real pinned `claude` binary, installed by `tests/support/claude_cli.py install` (the
     README's set-up). Never skips and never downloads it mid-run: fails with the next step."""
     try:
         return installed_claude()

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import MessagesStandIn, Scripted, text, tool_results, tool_use
 from hook_transcripts import BLOCK_TAG, VALUE_SPEC, git
+from support.claude_harness import MessagesStandIn, Scripted, text, tool_results, tool_use
 from test_plugin_cli import PYTEST, implement
 
-pytestmark = pytest.mark.cli
+pytestmark = pytest.mark.e2e
 
 StandInFactory = Callable[..., MessagesStandIn]
 PY = sys.executable

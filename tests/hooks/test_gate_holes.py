@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import MessagesStandIn, text, tool_results, tool_use
 from hook_transcripts import (
     BLOCK_TAG,
     CRITERION,
@@ -40,6 +39,7 @@ from hook_transcripts import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.claude_harness import MessagesStandIn, text, tool_results, tool_use
 
 from pytest_acceptance.claude import (
     flow_state,
@@ -133,7 +133,7 @@ def test_hooks_ignore_a_pythonpath_that_replaces_the_stdlib(tmp_path: Path) -> N
 FAKE_PYTHON3 = "#!/bin/sh\nexit 0\n"
 
 
-@pytest.mark.cli
+@pytest.mark.e2e
 @pytest.mark.parametrize("variable", ["PATH", "PYTHONPATH"])
 def test_a_settings_env_written_mid_flow_does_not_reach_the_hooks(
     tmp_path: Path,

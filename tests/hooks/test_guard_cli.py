@@ -21,15 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import (
-    MessagesStandIn,
-    claude_env,
-    reply,
-    run_claude,
-    text,
-    tool_results,
-    tool_use,
-)
 from hook_transcripts import (
     BLOCK_TAG,
     REPO_ROOT,
@@ -38,8 +29,17 @@ from hook_transcripts import (
     make_repo,
     settings_refusals,
 )
+from support.claude_harness import (
+    MessagesStandIn,
+    claude_env,
+    reply,
+    run_claude,
+    text,
+    tool_results,
+    tool_use,
+)
 
-pytestmark = pytest.mark.cli
+pytestmark = pytest.mark.e2e
 
 StandInFactory = Callable[..., MessagesStandIn]
 GUARD_TAG = "[pytest-acceptance guard]"

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import (
+from hook_transcripts import BLOCK_TAG, REPO_ROOT
+from support.claude_harness import (
     MessagesStandIn,
     claude_env,
     read_transcript,
@@ -23,9 +24,8 @@ from claude_harness import (
     tool_use,
     transcript_path,
 )
-from hook_transcripts import BLOCK_TAG, REPO_ROOT
 
-pytestmark = pytest.mark.cli
+pytestmark = pytest.mark.e2e
 
 StandInFactory = Callable[..., MessagesStandIn]
 PYTEST = f"{sys.executable} -m pytest --acceptance spec.md -p no:cacheprovider"

@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from claude_harness import MessagesStandIn, claude_env, run_claude, text, tool_results, tool_use
 from hook_transcripts import (
     BLOCK_TAG,
     PLUGIN,
@@ -38,6 +37,14 @@ from hook_transcripts import (
     pretool_payload,
     run_hook,
     stop_payload,
+)
+from support.claude_harness import (
+    MessagesStandIn,
+    claude_env,
+    run_claude,
+    text,
+    tool_results,
+    tool_use,
 )
 
 Attack = Callable[[Path], None]
@@ -307,7 +314,7 @@ SETTINGS_WRITES = {
 }
 
 
-@pytest.mark.cli
+@pytest.mark.e2e
 @pytest.mark.parametrize("write", sorted(SETTINGS_WRITES))
 def test_a_settings_change_that_touches_hooks_is_refused_by_the_cli(
     tmp_path: Path, claude_home: Path, messages_api: Callable[..., MessagesStandIn], write: str

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_harness import text, tool_results, tool_use
 from hook_transcripts import (
     BLOCK_TAG,
     PLUGIN,
@@ -29,6 +28,7 @@ from hook_transcripts import (
     run_hook,
     stop_payload,
 )
+from support.claude_harness import text, tool_results, tool_use
 from test_plugin_cli import PYTEST, implement
 
 
@@ -96,7 +96,7 @@ def _tidy_skill() -> str:
     )
 
 
-@pytest.mark.cli
+@pytest.mark.e2e
 def test_a_project_skills_inline_shell_after_done_is_not_a_verified_end(
     project: Path, claude_home: Path, claude_bin: Path, messages_api: Callable[..., Any]
 ) -> None:
@@ -161,7 +161,7 @@ def _b64(text_value: str) -> str:
 SUBAGENT_PROMPT = "SUBAGENT-TIDY: say ok."
 
 
-@pytest.mark.cli
+@pytest.mark.e2e
 def test_a_subagent_started_after_done_does_not_end_the_flow(
     project: Path, claude_home: Path, claude_bin: Path, messages_api: Callable[..., Any]
 ) -> None:

@@ -1,0 +1,280 @@
+"""Agent criteria judged by the REAL Claude Code CLI (pinned npm package) through
+`pytest --acceptance`, against the scripted Messages API stand-in on 127.0.0.1.
+
+The inner pytest finds `claude` on PATH (the default backend), runs `claude -p` per
+dispatch, and the stand-in plays the model: it answers through the StructuredOutput tool
+that `--json-schema` adds, or misbehaves on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.claude_harness import (
+    MessagesStandIn,
+    Script,
+    claude_env,
+    reply,
+    structured,
+    text,
+    tool_names,
+    user_text,
+)
+from support.specs import bash, criterion, spec
+
+pytestmark = pytest.mark.e2e
+
+PASS = {"status": "pass", "summary": "every check holds", "issues": []}
+FAIL = {
+    "status": "fail",
+    "summary": "handlers still throw raw errors",
+    "issues": [
+        {"location": "src/notify.ts:23", "expected": "throw AppError", "actual": "throw Error()"}
+    ],
+}
+WRITING_TOOLS = {"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "WebFetch", "WebSearch"}
+ENFORCE = "[structured-output-enforce]"  # the CLI's own nudge when no verdict was given
+
+StartProject = Callable[..., MessagesStandIn]
+
+
+@pytest.fixture
+def claude_project(
+    pytester: pytest.Pytester,
+    messages_api: Callable[..., MessagesStandIn],
+    claude_home: Path,
+    claude_bin: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> StartProject:
+    """start(script, *blocks): a stand-in for the script, the spec written, and the inner
+    pytest's environment pointing the real CLI at the stand-in (HOME outside the tree)."""
+
+    def start(script: Script, *blocks: str, ini: str = "") -> MessagesStandIn:
+        stand_in = messages_api(script, idle_timeout=120)
+        for name in list(os.environ):
+            if name.startswith(("ANTHROPIC_", "CLAUDE_", "XDG_")):
+                monkeypatch.delenv(name)
+        for name, value in claude_env(claude_home, stand_in.url, claude_bin).items():
+            monkeypatch.setenv(name, value)
+        pytester.makeini(f"[pytest]\n{ini}")
+        pytester.makefile(".md", spec=spec(*blocks))
+        return stand_in
+
+    return start
+
+
+def agent(ident: str, title: str = "", **more: object) -> str:
+    checks = more.pop("checks", ["no raw Error() in src/handlers"])
+    return criterion(ident, title, method="subagent", checks=checks, **more)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("--acceptance", "spec.md", *args, timeout=240)
+
+
+def verdict(pytester: pytest.Pytester) -> dict[str, Any]:
+    return json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
+
+
+def dispatches(stand_in: MessagesStandIn) -> list[dict[str, Any]]:
+    """The first request of each CLI run (not the CLI's own structured-output nudges)."""
+    return [r for r in stand_in.requests if ENFORCE not in user_text(r)]
+
+
+def test_pass_through_the_real_cli_with_read_only_tools_and_the_model(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    stand_in = claude_project(
+        [structured(PASS)],
+        agent("AC-1", "Error pattern", model="claude-haiku-4-5"),
+    )
+    result = run(pytester, "-n", "0")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["- AC-1: Error pattern ✓"])
+    [request] = stand_in.requests
+    tools = set(tool_names(request))
+    assert {"Read", "Grep", "Glob", "StructuredOutput"} <= tools
+    assert not tools & WRITING_TOOLS
+    assert request["model"] == "claude-haiku-4-5"
+    prompt = user_text(request)
+    assert "## Criterion AC-1: Error pattern" in prompt
+    assert "- no raw Error() in src/handlers" in prompt
+    assert f"Project root (look here; locations are relative to it): {pytester.path}" in prompt
+    [passed] = verdict(pytester)["criteria"]
+    assert passed["status"] == "passed"
+    assert passed["message"] == "every check holds"
+
+
+def test_fail_with_file_line_issues_reaches_the_verification_results(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    claude_project([structured(FAIL)], agent("AC-7", "Error pattern", agent="pattern-checker"))
+    result = run(pytester, "-n", "0")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "## Verification Results",
+            "### Failed (1)",
+            "- AC-7: Error pattern",
+            "  Method: subagent (pattern-checker)",
+            "  Location: src/notify.ts:23",
+            "  Expected: throw AppError",
+            "  Actual: throw Error()",
+        ]
+    )
+    [failed] = verdict(pytester)["criteria"]
+    assert failed["issues"] == FAIL["issues"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (text("Looks fine to me."), "claude ended without a structured verdict"),
+        (
+            structured({"status": "fail", "summary": "bad", "issues": []}),
+            'malformed verdict: "fail" without any issue',
+        ),
+    ],
+)
+def test_malformed_answer_is_redispatched_once_then_an_error(
+    pytester: pytest.Pytester, claude_project: StartProject, answer: Any, reason: str
+) -> None:
+    stand_in = claude_project(lambda request: answer, agent("AC-3", "Memento"))
+    result = run(pytester, "-n", "0")
+    assert result.ret == 11
+    assert len(dispatches(stand_in)) == 2
+    [errored] = verdict(pytester)["criteria"]
+    assert errored["status"] == "error"
+    assert errored["attempts"] == 2
+    assert errored["message"].startswith("no valid verdict from the agent in 2 dispatches: 1) ")
+    assert errored["message"].count(reason) == 2
+
+
+def test_valid_answer_on_the_redispatch_passes_and_says_so(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    stand_in = claude_project(
+        [text("Looks fine."), text("Still fine."), structured(PASS)], agent("AC-3", "Memento")
+    )
+    result = run(pytester, "-n", "0")
+    assert result.ret == 0
+    assert len(dispatches(stand_in)) == 2
+    [passed] = verdict(pytester)["criteria"]
+    assert passed["attempts"] == 2
+    assert "re-dispatched after: claude ended without a structured verdict" in passed["message"]
+
+
+def test_timeout_kills_the_cli_and_ends_in_an_error(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    stand_in = claude_project(
+        lambda request: reply(structured(PASS), delay=60), agent("AC-5", "Slow", timeout=4)
+    )
+    result = run(pytester, "-n", "0")
+    assert result.ret == 11
+    [errored] = verdict(pytester)["criteria"]
+    assert errored["message"].count("claude timed out after 4 s and was killed") == 2
+    assert "Next: raise `timeout:` of AC-5 (now 4 s)" in errored["message"]
+    assert len(dispatches(stand_in)) == 2
+
+
+def test_project_agent_becomes_the_cli_agent_and_keeps_tools_read_only(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    agents = pytester.path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "pattern-checker.md").write_text(
+        "---\nname: pattern-checker\ndescription: Checks code patterns\n"
+        "tools: Read, Grep, Glob, Bash, Write\n---\n"
+        "You are the PATTERN-CHECKER of this project: AppError only.\n"
+    )
+    stand_in = claude_project([structured(PASS)], agent("AC-7", "Errors", agent="pattern-checker"))
+    result = run(pytester, "-n", "0")
+    assert result.ret == 0, result.stdout.str()
+    [request] = stand_in.requests
+    system = json.dumps(request.get("system"))
+    assert "You are the PATTERN-CHECKER of this project: AppError only." in system
+    tools = set(tool_names(request))
+    assert "StructuredOutput" in tools
+    assert not tools & WRITING_TOOLS
+    assert "Your role for this check" not in user_text(request)
+    [passed] = verdict(pytester)["criteria"]
+    assert passed["status"] == "passed"
+
+
+def test_unknown_agent_is_the_verifiers_role_in_the_prompt(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    stand_in = claude_project([structured(PASS)], agent("AC-8", "Loop", agent="loop-checker"))
+    assert run(pytester, "-n", "0").ret == 0
+    assert "Your role for this check: loop-checker." in user_text(stand_in.requests[0])
+
+
+def test_natural_language_condition_is_judged_by_the_cli(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    condition = "multiple commits with criterion references"
+    stand_in = claude_project(
+        [structured(FAIL)], bash("AC-7", "echo 'abc123 wip'", "Commits", pass_condition=condition)
+    )
+    result = run(pytester, "-n", "0")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["- AC-7: Commits", "  Location: src/notify.ts:23"])
+    prompt = user_text(stand_in.requests[0])
+    assert f"pass condition: {condition}" in prompt
+    assert "abc123 wip" in prompt
+
+
+def test_cache_costs_zero_calls_on_an_unchanged_tree_and_one_after_a_change(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    stand_in = claude_project(lambda request: structured(PASS), agent("AC-1", "Errors"))
+    pytester.makefile(".ts", notify="throw new AppError('x')\n")
+    # pytester keeps each run's stdout and stderr in the project; they are not its files.
+    (pytester.path / ".gitignore").write_text("stdout\nstderr\nrunpytest-*\n")
+    for command in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *command],
+            cwd=pytester.path,
+            check=True,
+            capture_output=True,
+        )
+    args = ("-n", "0", "--acceptance-cache", "-p", "no:cacheprovider")
+
+    assert run(pytester, *args).ret == 0
+    assert len(stand_in.requests) == 1
+    assert run(pytester, *args).ret == 0
+    assert len(stand_in.requests) == 1  # zero agent calls
+    assert "cached pass" in verdict(pytester)["criteria"][0]["message"]
+
+    (pytester.path / "notify.ts").write_text("throw new Error('x')\n")
+    assert run(pytester, *args).ret == 0
+    assert len(stand_in.requests) == 2
+
+
+def test_without_n_the_cli_runs_are_concurrent(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    arrivals: list[float] = []
+    lock = threading.Lock()
+
+    def script(request: dict[str, Any]) -> Any:
+        with lock:
+            arrivals.append(time.monotonic())
+        return reply(structured(PASS), delay=6)  # every run holds its answer for a while
+
+    stand_in = claude_project(script, *(agent(f"AC-{n}") for n in range(1, 4)))
+    result = run(pytester)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["created: 3/3 workers"])
+    assert len(stand_in.requests) == 3
+    # all three asked before the first answer came back: they ran at the same time
+    assert max(arrivals) - min(arrivals) < 6

@@ -1,0 +1,193 @@
+"""Requirement extraction: a spec in seed 002's style (numbered sections, MUST/SHOULD/COULD
+sentences, no AC blocks) becomes agent criteria with ids that stay put."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from support.judges import Judge
+
+from pytest_acceptance.model import Method, Priority, SpecError
+from pytest_acceptance.spec.load import parse_spec_text
+
+SPEC = """\
+# Implement Skill
+
+Intro prose that MUST be ignored: it is in no numbered section.
+
+## §1 Overview
+
+The skill makes drift impossible. Nothing is required here.
+
+## §2 Architecture
+
+The orchestrator MUST NOT implement directly. It delegates.
+Sub-agents SHOULD write JSON to disk, e.g. fragments. Reports COULD be dated.
+
+### Phase 1: Planning
+
+- Implementation MUST NOT begin until the user approves.
+- The tracker MAY hold notes.
+
+### The Implementation Tracker (§2.1)
+
+The tracker MUST be committed to git.
+
+## 3.2 Verification
+
+Each fragment SHALL name its section. A statement listing MUST/SHOULD/COULD is a mention,
+and `MUST` in code is too. Lower-case must is prose.
+
+```text
+The code block MUST be ignored.
+```
+
+## Appendix
+
+Everything here MUST be ignored: the appendix has no number.
+"""
+
+
+def extract(text: str = SPEC) -> dict[str, tuple[str, Priority, int, str]]:
+    spec = parse_spec_text(text, Path("spec.md"))
+    assert all(c.method is Method.SUBAGENT for c in spec.criteria)
+    return {c.id: (c.checks[0], c.priority, c.location.line, c.category) for c in spec.criteria}
+
+
+def test_each_keyword_sentence_of_a_numbered_section_is_one_criterion() -> None:
+    lines = SPEC.splitlines()
+
+    def line_of(text: str) -> int:
+        return next(n for n, line in enumerate(lines, 1) if text in line)
+
+    assert extract() == {
+        "S2-1": (
+            "The orchestrator MUST NOT implement directly.",
+            Priority.MUST,
+            line_of("MUST NOT implement"),
+            "§2 Architecture",
+        ),
+        "S2-2": (
+            "Sub-agents SHOULD write JSON to disk, e.g. fragments.",
+            Priority.SHOULD,
+            line_of("SHOULD write"),
+            "§2 Architecture",
+        ),
+        "S2-3": ("Reports COULD be dated.", Priority.COULD, line_of("COULD"), "§2 Architecture"),
+        "S2-4": (
+            "Implementation MUST NOT begin until the user approves.",
+            Priority.MUST,
+            line_of("MUST NOT begin"),
+            "§2 Architecture",
+        ),
+        "S2-5": ("The tracker MAY hold notes.", Priority.COULD, line_of("MAY"), "§2 Architecture"),
+        "S2.1-1": (
+            "The tracker MUST be committed to git.",
+            Priority.MUST,
+            line_of("committed"),
+            "The Implementation Tracker (§2.1)",
+        ),
+        "S3.2-1": (
+            "Each fragment SHALL name its section.",
+            Priority.MUST,
+            line_of("SHALL"),
+            "3.2 Verification",
+        ),
+    }
+
+
+def test_ids_do_not_move_when_an_unrelated_section_changes() -> None:
+    before = extract()
+    changed = SPEC.replace(
+        "## 3.2 Verification",
+        "## §2.5 Added\n\nA new rule MUST hold.\nAnother SHOULD too.\n\n## 3.2 Verification",
+    ).replace("Reports COULD be dated.", "Reports COULD be dated. Logs MUST rotate.")
+    after = extract(changed)
+    assert after["S2.1-1"][0] == before["S2.1-1"][0]
+    assert after["S3.2-1"][0] == before["S3.2-1"][0]
+    assert [after[f"S2.5-{n}"][0] for n in (1, 2)] == [
+        "A new rule MUST hold.",
+        "Another SHOULD too.",
+    ]
+
+
+def test_the_strongest_keyword_sets_the_priority() -> None:
+    text = "## 4 Rules\n\nIt SHOULD be quick and MUST be right.\n"
+    assert extract(text)["S4-1"][1] is Priority.MUST
+
+
+@pytest.mark.parametrize(
+    ("heading", "ref"),
+    [
+        ("## 3.2 Verification", "3.2"),
+        ("## 3.2. Verification", "3.2"),
+        ("## 7) Limits", "7"),
+        ("## §4 Data Model", "4"),
+        ("### Fragments & Reports (§4.2\N{EN DASH}4.3)", "4.2"),
+        ("### Markers (§4.4, §4.6)", "4.4"),
+    ],
+)
+def test_section_references_from_headings(heading: str, ref: str) -> None:
+    assert list(extract(f"{heading}\n\nIt MUST work.\n")) == [f"S{ref}-1"]
+
+
+@pytest.mark.parametrize(
+    "heading", ["## Phase 1: Planning", "## 2024 Roadmap", "## 1.5x faster builds"]
+)
+def test_headings_without_a_section_number_are_not_sections(heading: str) -> None:
+    with pytest.raises(SpecError, match="no acceptance criteria found"):
+        extract(f"{heading}\n\nIt MUST work.\n")
+
+
+def test_extracted_ids_are_unique_and_safe_file_names() -> None:
+    text = "## §5 A\n\nX MUST a.\n\n## §5 Again\n\nY MUST b. Z MUST c.\n"
+    ids = list(extract(text))
+    assert ids == ["S5-1", "S5-2", "S5-3"]
+    assert all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", ident) for ident in ids)
+
+
+def test_a_spec_with_neither_criteria_nor_requirements_is_still_an_error() -> None:
+    with pytest.raises(SpecError) as excinfo:
+        extract("# Prose\n\n## 1 Intro\n\nNothing normative here.\n")
+    assert excinfo.value.line == 1
+    assert '"#### AC-1: Title"' in excinfo.value.message
+    assert 'numbered heading like "## 3.2 Title"' in excinfo.value.message
+
+
+def test_a_verification_block_under_no_criterion_is_an_error_not_extracted_around() -> None:
+    text = (
+        "## 1 Rules\n\nIt MUST work.\n\n#### AC one\n```yaml\nmethod: bash\ncommand: 'true'\n```\n"
+    )
+    with pytest.raises(SpecError, match="belongs to no criterion") as excinfo:
+        extract(text)
+    assert excinfo.value.line == 6
+
+
+def test_ac_blocks_take_precedence_over_extraction() -> None:
+    text = "## 1 Rules\n\nIt MUST work.\n\n#### AC-1: t\n```yaml\nmethod: manual\n```\n"
+    spec = parse_spec_text(text, Path("spec.md"))
+    assert [c.id for c in spec.criteria] == ["AC-1"]
+
+
+def test_an_extracted_spec_is_verified_by_the_agent_end_to_end(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    judge = Judge(tmp_path_factory.mktemp("judge"))
+    judge.plan({"S2.1-1": ["fail"]})
+    pytester.makeini(f"[pytest]\nacceptance_agent_command = {judge.command}\n")
+    pytester.makefile(".md", spec=SPEC)
+    result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-n", "2")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["### Failed (1)", "- S2.1-1: The tracker MUST be committed*"])
+    verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
+    assert [c["id"] for c in verdict["criteria"]] == [
+        "S2-1", "S2-2", "S2-3", "S2-4", "S2-5", "S2.1-1", "S3.2-1",
+    ]  # fmt: skip
+    assert "The tracker MUST be committed to git." in judge.prompt("S2.1-1")
+    report = json.loads(
+        next((pytester.path / ".acceptance" / "specs").glob("*/report.json")).read_text()
+    )
+    assert report["gaps"] == {"high": ["S2.1-1"], "medium": [], "low": []}
