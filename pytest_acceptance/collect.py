@@ -136,7 +136,7 @@ class CriterionItem(pytest.Item):
             return Result(Status.ERROR, message=f"no runner handles method {method!r}")
         return result
 
-    def repr_failure(  # type: ignore[override]
+    def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
         if isinstance(excinfo.value, CriterionFailed):

@@ -164,9 +164,9 @@ def _distribution_files(name: str) -> set[str]:
         distribution = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
         return set()
-    found = set()
+    found: set[str] = set()
     for entry in distribution.files or ():
-        path = os.path.realpath(distribution.locate_file(entry))
+        path = os.path.realpath(str(distribution.locate_file(entry)))
         if os.path.isfile(path) and not path.endswith((".pyc", "RECORD")):
             found.add(path)
     if name == "pytest-acceptance":  # an editable install lists no module files
@@ -185,10 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     except ProbeError as error:  # no report: the gate never runs on settings it could not read
         sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
         return 2
-    found, error = criteria(arguments.spec)
+    found, problem = criteria(arguments.spec)
     report = {
         "criteria": found,
-        "error": error,
+        "error": problem,
         "settings": settings,
         "python": sys.executable,
         "runtime_files": runtime_files(),

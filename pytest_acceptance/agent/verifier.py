@@ -243,7 +243,8 @@ class AgentVerifier:
     ) -> Result:
         from pytest_acceptance.agent.cache import VerdictCache, cache_key
         from pytest_acceptance.agent.prompt import PROMPT_VERSION
-        from pytest_acceptance.tree.fingerprint import FingerprintError, tree_fingerprint
+        from pytest_acceptance.tree.file_hash import FingerprintError
+        from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
         cache = VerdictCache(request.cwd)
         configuration = {
@@ -472,7 +473,8 @@ def _count_criteria(paths: list[Path], rootdir: Path) -> tuple[int, int]:
 
 
 def _same_tree(root: Path | str, before: str) -> bool:
-    from pytest_acceptance.tree.fingerprint import FingerprintError, tree_fingerprint
+    from pytest_acceptance.tree.file_hash import FingerprintError
+    from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
     try:
         return tree_fingerprint(root) == before

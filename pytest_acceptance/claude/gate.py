@@ -43,7 +43,6 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
-    file_digest,
     integrity_module,
     never_pinned,
     probe,
@@ -52,6 +51,7 @@ from pytest_acceptance.claude.gate_runtime import (
 from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.verdict_check import parse as parse_verdict
+from pytest_acceptance.tree.hostile import file_digest
 
 DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
 PROBE_TIMEOUT = 120

@@ -43,7 +43,9 @@ def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str
         return _probe(python, spec, config_dir, timeout, pycache)
 
 
-def _probe(python: str, spec: Path, config_dir: Path, timeout: float, pycache: str) -> Any:
+def _probe(
+    python: str, spec: Path, config_dir: Path, timeout: float, pycache: str
+) -> dict[str, Any]:
     command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-m"]
     command += ["pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
     try:

@@ -80,7 +80,7 @@ def _fill_hash_cache(flow: Flow) -> None:
     """One fingerprint now fills the gate's hash cache, so that its first /done reads only
     the files the flow changed. A tree that cannot be fingerprinted is the gate's to report
     at /done (it fails closed there); here it only leaves the cache empty."""
-    with contextlib.suppress(gate.GateError):
+    with contextlib.suppress(gate_runtime.GateError):
         gate.fingerprint(flow.repo, time.monotonic() + HASH_BUDGET, flow.hashes_file)
 
 

@@ -484,7 +484,7 @@ def is_our_skill_dir(base_dir: str | None, short: str) -> bool:
         return False
     manifest = directory.parent.parent / ".claude-plugin" / "plugin.json"
     try:
-        return json.loads(manifest.read_text(encoding="utf-8")).get("name") == PLUGIN_NAME
+        return bool(json.loads(manifest.read_text(encoding="utf-8")).get("name") == PLUGIN_NAME)
     except (OSError, ValueError, AttributeError):
         return False
 

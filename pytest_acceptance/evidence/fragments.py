@@ -228,7 +228,7 @@ def load_fragment(path: Path) -> dict[str, Any]:
             path, f"is not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from None
     validate_fragment(data, path)
-    return data
+    return dict(data)
 
 
 def validate_fragment(data: Any, path: Path) -> None:

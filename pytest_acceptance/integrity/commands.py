@@ -126,7 +126,7 @@ def with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
     found = list(dict.fromkeys(command for command in commands if isinstance(command, str)))
     level = found
     for _ in range(3):
-        following = []
+        following: list[str] = []
         for command in level:
             words = shell_words(command)
             following.extend(shell_strings(root, words))
@@ -143,7 +143,7 @@ def _script_lines(root: str, relative: str, name: str) -> list[str]:
     if not isinstance(content, bytes) or len(content) > limits.MAX_FILE_BYTES:
         return []
     inventory, _ = inventory_of(kind_of(relative), content, [name])
-    script = next(iter(inventory.values()), {}).get("script")
+    script = next(iter(inventory.values()), {}).get("script")  # type: ignore[call-overload]
     if not isinstance(script, str):
         return []
     lines = (line.strip().lstrip("@-+") for line in script.replace("\\\n", " ").split("\n"))
@@ -207,15 +207,15 @@ def _runs(root: str, cwd: str, simple: list[str]) -> Iterator[tuple[str, str]]:
             return
         script = next((w for w in rest if not w.startswith("-")), None)
         if script and "-c" not in options:
-            found = inside(root, cwd, script)
-            if found:
-                yield found, RUNS
+            path = inside(root, cwd, script)
+            if path:
+                yield path, RUNS
     elif name in ("make", "gmake"):
         yield from makefiles(root, cwd, rest)
     elif "/" in simple[0]:
-        found = inside(root, cwd, simple[0])
-        if found and is_script(os.path.join(root, found)):
-            yield found, RUNS
+        path = inside(root, cwd, simple[0])
+        if path and is_script(os.path.join(root, path)):
+            yield path, RUNS
 
 
 def _pytest_options(root: str, cwd: str, rest: list[str]) -> Iterator[tuple[str, str]]:

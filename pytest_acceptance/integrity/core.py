@@ -51,7 +51,7 @@ def snapshot(root: str, commands: list[str]) -> dict[str, Any]:
         entry = _pin_file(real_root, relative, scripts.get(relative, []))
         if entry is not None:
             if selections.get(relative):
-                entry["selected"] = sorted(selections[relative])
+                entry["selected"] = sorted(selections[relative] or ())
             files[relative] = entry
     if len(named) > limits.MAX_FILES:
         problems.append(

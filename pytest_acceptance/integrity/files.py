@@ -54,7 +54,7 @@ def read_file(path: str) -> bytes | str | None:
     except OSError as error:
         return f"an unreadable file ({error.strerror})"
     try:
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             chunk = os.read(handle, 1 << 20)
             if not chunk:

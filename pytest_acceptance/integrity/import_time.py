@@ -26,7 +26,7 @@ tests that run after it see.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 _STATE_CHANGING_CALLS = frozenset(
     {"setattr", "delattr", "exec", "eval", "globals", "locals", "vars", "system", "popen",
@@ -84,9 +84,8 @@ def leaking_writes(tree: ast.Module) -> list[str]:
             for target in _written(node):
                 root = _root_name(target)
                 if root in modules and target is not None and not isinstance(target, ast.Name):
-                    found.setdefault(
-                        node.lineno, f"line {node.lineno}: {function.name} writes into {root}"
-                    )
+                    line = getattr(node, "lineno", 0)
+                    found.setdefault(line, f"line {line}: {function.name} writes into {root}")
     return [found[line] for line in sorted(found)]
 
 
@@ -108,9 +107,13 @@ def _written(node: ast.AST) -> list[ast.expr]:
         return list(node.targets)
     if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         return [node.target]
-    call = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args
-    if call and node.func.id in ("setattr", "delattr"):  # type: ignore[union-attr]
-        return [ast.Attribute(value=node.args[0], attr="", ctx=ast.Store())]  # type: ignore
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("setattr", "delattr")
+        and node.args
+    ):
+        return [ast.Attribute(value=node.args[0], attr="", ctx=ast.Store())]
     return []
 
 
@@ -132,7 +135,7 @@ def import_time_statements(tree: ast.Module) -> list[str]:
     return found
 
 
-def _first_in_statements(body: list[ast.stmt], functions: dict[str, ast.AST]) -> str | None:
+def _first_in_statements(body: list[ast.stmt], functions: Mapping[str, ast.AST]) -> str | None:
     for statement in body:
         found = _statement(statement, functions)
         if found:
@@ -140,7 +143,7 @@ def _first_in_statements(body: list[ast.stmt], functions: dict[str, ast.AST]) ->
     return None
 
 
-def _statement(node: ast.stmt, functions: dict[str, ast.AST]) -> str | None:
+def _statement(node: ast.stmt, functions: Mapping[str, ast.AST]) -> str | None:
     where = f"line {node.lineno}"
     if isinstance(node, _ALLOWED_STATEMENTS):
         return None
@@ -209,7 +212,10 @@ def _plain_names(target: ast.expr) -> bool:
 
 
 def _first_in_expressions(
-    expressions: list[ast.expr], functions: dict[str, ast.AST], where: str, decorators=False
+    expressions: list[ast.expr],
+    functions: Mapping[str, ast.AST],
+    where: str,
+    decorators: bool = False,
 ) -> str | None:
     for expression in expressions:
         if decorators and isinstance(expression, ast.Name) and expression.id in functions:
@@ -239,7 +245,7 @@ def _shared_reference(tree: ast.AST, nodes: list[ast.AST] | None = None) -> str 
     return None
 
 
-def _call(node: ast.Call, functions: dict[str, ast.AST]) -> str | None:
+def _call(node: ast.Call, functions: Mapping[str, ast.AST]) -> str | None:
     if _changes_shared_state(node):
         return f"a call of {_callee(node)}()"
     if isinstance(node.func, ast.Name) and node.func.id in functions:
@@ -257,7 +263,7 @@ def _changes_shared_state(node: ast.Call) -> bool:
     return name in _STATE_CHANGING_CALLS
 
 
-def _escapes(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
+def _escapes(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     """Whether this use of shared state can change it or hand it on (reported), rather than
     read it: ``os.environ.get("CI")``, ``"CI" in os.environ``, ``sys.modules["x"]`` read."""
     parent = parents.get(node)
@@ -268,7 +274,8 @@ def _escapes(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
     if isinstance(parent, ast.Attribute) and parent.value is node:
         if parent.attr in _READS:
             return False
-        called = isinstance(parents.get(parent), ast.Call) and parents[parent].func is parent
+        call = parents.get(parent)
+        called = isinstance(call, ast.Call) and call.func is parent
         return called or not isinstance(parent.ctx, ast.Load)
     return True
 
@@ -307,7 +314,7 @@ def _attribute_chain(node: ast.expr) -> list[str]:
 
 
 def _changes_state(
-    function: ast.AST, functions: dict[str, ast.AST], seen: frozenset[str] = frozenset()
+    function: ast.AST, functions: Mapping[str, ast.AST], seen: frozenset[str] = frozenset()
 ) -> str | None:
     """What a module function does beyond computing a value, if anything: a state-changing
     call (its own module functions followed), an assignment into something not its own,

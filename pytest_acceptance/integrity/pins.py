@@ -208,7 +208,7 @@ def hashed_files(
 def _plugin_files(root: str, hashed: dict[str, str]) -> set[str]:
     """The modules that pinned conftest.py files (``pytest_plugins``) and configuration
     (``-p`` in ``addopts``) load as plugins, when they are in the project."""
-    found = set()
+    found: set[str] = set()
     for relative, why in sorted(hashed.items()):
         content = read_file(os.path.join(root, relative))
         if not isinstance(content, bytes) or why not in (PYTEST_READS, PYTEST_LOADS):
@@ -238,7 +238,7 @@ def _hashed_digest(root: str, relative: str, why: str = PYTEST_READS) -> str | N
 
 
 def hashed_findings(root: str, relative: str, entry: dict[str, Any]) -> list[Finding]:
-    why = entry.get("why") if isinstance(entry.get("why"), str) else RUNS
+    why = str(entry["why"]) if isinstance(entry.get("why"), str) else RUNS
     before, now = entry.get("sha256"), _hashed_digest(root, relative, why)
     if now == before:
         return []
@@ -270,9 +270,10 @@ def new_files(root: str, watches: Any, files: dict[str, Any]) -> list[Finding]:
                 continue
             how = "added"
             if watch.get("check") == "import-time":
-                how = _runs_at_import(root, relative)
-                if how is None:
+                runs = _runs_at_import(root, relative)
+                if runs is None:
                     continue  # a new test or helper that only defines things
+                how = runs
             seen.add(relative)  # one finding per file, whichever watch saw it
             findings.append(Finding(relative, None, how, str(watch.get("why"))))
     return findings

@@ -182,7 +182,7 @@ def _skip_calls(node: ast.AST) -> Iterator[str]:
 
 
 def _body_skips(node: ast.AST) -> list[str]:
-    kinds = []
+    kinds: list[str] = []
     for statement in getattr(node, "body", []):
         kinds.extend(_skip_calls(statement))
     return kinds

@@ -204,7 +204,7 @@ def _run_judged(
     attempt = _attempt(criterion, context)  # once: a judge decides, retries would not help
     output = bounded_output(attempt.stdout, attempt.stderr)
     judge = getattr(context.hook, "pytest_acceptance_judge", None)
-    verdict = None
+    verdict: Result | None = None
     if judge is not None:
         evidence = _evidence(criterion, attempt, output)
         verdict = judge(criterion=criterion, context=context, evidence=evidence)

@@ -207,7 +207,7 @@ def become_subreaper() -> bool:
     """Make orphans of our descendants reparent to us instead of init (Linux >= 3.4)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 

@@ -47,8 +47,8 @@ class RunGuard:
         self.previous_handlers: dict[int, Any] = {}
         workerinput = getattr(config, "workerinput", None)
         self.is_worker = workerinput is not None
-        if self.is_worker:
-            given = workerinput.get(_WORKER_KEY) if workerinput else None
+        if workerinput is not None:
+            given = workerinput.get(_WORKER_KEY)
             self.run_cgroup = Path(given) if given else None
             containment.use(self.run_cgroup, str(workerinput.get("workerid", "worker")))
         else:

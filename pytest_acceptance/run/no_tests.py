@@ -20,9 +20,12 @@ from pytest_acceptance.run.conditions import Check
 
 
 class _Run(Protocol):
-    exit_code: int | None
-    stdout: str
-    stderr: str
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def stdout(self) -> str: ...
+    @property
+    def stderr(self) -> str: ...
 
 
 # A runner's output check: the reason it ran no test, or None.

@@ -41,7 +41,7 @@ def _fast_loader() -> type[yaml.SafeLoader]:
     """
     libyaml = getattr(yaml, "_yaml", None)
     if getattr(libyaml, "ScalarNode", None) is yaml.nodes.ScalarNode:
-        return yaml.CSafeLoader  # type: ignore[no-any-return]
+        return yaml.CSafeLoader  # type: ignore[return-value]  # libyaml's, same interface
     return yaml.SafeLoader
 
 
@@ -92,7 +92,7 @@ class Yaml12Loader(_BaseLoader):  # type: ignore[misc,valid-type]
                         None, None, f"duplicate key {shown(key_node.value)}", key_node.start_mark
                     )
                 seen.add(key_node.value)
-        return super().construct_mapping(node, deep=deep)
+        return dict(super().construct_mapping(node, deep=deep))
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
@@ -173,7 +173,7 @@ def _check_depth(text: str) -> None:
             if depth > MAX_DEPTH:
                 raise yaml.MarkedYAMLError(
                     problem=f"nested more than {MAX_DEPTH} levels deep",
-                    problem_mark=event.start_mark,
+                    problem_mark=event.start_mark,  # type: ignore[arg-type]  # libyaml's mark
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1

@@ -220,7 +220,8 @@ class _Git:
         return outputs[0], outputs[1]
 
     def _finish(self, process: subprocess.Popen[bytes]) -> bytes:
-        command = " ".join(os.fsdecode(arg) for arg in process.args[7:])  # type: ignore[index]
+        arguments: list[bytes] = list(process.args)  # type: ignore[arg-type]  # we built it
+        command = " ".join(os.fsdecode(arg) for arg in arguments[7:])
         try:
             out, err = process.communicate(timeout=self.limits.remaining())
         except subprocess.TimeoutExpired:

@@ -128,7 +128,7 @@ class HashCache:
             return {}
         del fields[-1]
         triples = iter(fields)
-        return dict(zip(triples, zip(triples, triples)))  # noqa: B905 (3.8: no strict=)
+        return dict(zip(triples, zip(triples, triples)))
 
     def hash_files(self, files: list[tuple[bytes, bytes]], limits: Limits) -> list[bytes]:
         """``relative NUL description`` per file, reading only files whose stat data changed."""
@@ -195,11 +195,7 @@ def _sizes(items: Items, limits: Limits) -> array[int]:
 
 def _matching(items: Items, sizes: array[int]) -> dict[bytes, tuple[int, tuple[bytes, bytes]]]:
     """The entries whose key matched (size >= 0), with their file's size."""
-    return {
-        path: (size, entry)
-        for (path, entry), size in zip(items, sizes)  # noqa: B905 (3.8: no strict=)
-        if size >= 0
-    }
+    return {path: (size, entry) for (path, entry), size in zip(items, sizes) if size >= 0}
 
 
 def _cores() -> int:
