@@ -38,9 +38,9 @@ def refuse(reason: str) -> None:
     hook_io.emit({"decision": "block", "reason": f"[pytest-acceptance guard] {reason}"})
 
 
+def on_error(error: BaseException) -> None:
+    refuse(f"the settings guard failed ({error!r}); the change was not applied.")
+
+
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as error:  # fail closed: keep the settings that were in force
-        refuse(f"the settings guard failed ({error!r}); the change was not applied.")
-        sys.exit(0)
+    hook_io.run(main, on_error)  # fail closed: keep the settings that were in force

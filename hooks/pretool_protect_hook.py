@@ -88,9 +88,9 @@ def deny(reason: str) -> None:
     hook_io.deny_tool_call(f"{TAG} {reason}")
 
 
+def on_error(error: BaseException) -> None:
+    deny(f"the guard failed ({error!r}), so this tool call is refused; try it another way.")
+
+
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as error:  # fail closed: a guard that cannot check does not wave through
-        deny(f"the guard failed ({error!r}), so this tool call is refused; try it another way.")
-        sys.exit(0)
+    hook_io.run(main, on_error)  # fail closed: a guard that cannot check does not wave through

@@ -41,9 +41,9 @@ def main() -> int:
     return 0
 
 
+def on_error(error: BaseException) -> None:
+    hook_io.tell_user(f"pytest-acceptance prompt hook failed ({error}); flow not pinned.")
+
+
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as error:  # never refuse a prompt; say that the flow is not pinned
-        hook_io.tell_user(f"pytest-acceptance prompt hook failed ({error}); flow not pinned.")
-        sys.exit(0)
+    hook_io.run(main, on_error)  # never refuse a prompt; say that the flow is not pinned

@@ -288,8 +288,4 @@ def fail_closed(error: BaseException) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception as error:  # inside a flow, never fail open
-        fail_closed(error)
-        sys.exit(0)
+    hook_io.run(main, fail_closed)  # inside a flow, never fail open

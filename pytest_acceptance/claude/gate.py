@@ -30,6 +30,8 @@ the gate let through does not run again on the same tree.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
 import signal
 import stat
@@ -53,6 +55,7 @@ from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.verdict_check import parse as parse_verdict
 from pytest_acceptance.tree.hostile import file_digest
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
 PROBE_TIMEOUT = 120
 VERIFY = "/pytest-acceptance:verify"
@@ -153,6 +156,7 @@ def _pytest(
                 stderr=subprocess.STDOUT,
                 pass_fds=(writer,),
                 start_new_session=True,
+                preexec_fn=functools.partial(_die_with, os.getpid()),
             )
             os.close(writer)
             writer = -1
@@ -172,6 +176,19 @@ def _pytest(
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
     return (untrusted if untrusted is not None else verdict), returncode, tail
+
+
+def _die_with(hook: int) -> None:
+    """In the gate's pytest, before it starts: when the hook that started it dies (Claude
+    Code kills a hook at its timeout, with SIGTERM or SIGKILL), pytest gets SIGTERM, which
+    the plugin's run guard answers like Ctrl-C: it kills what the criteria started, stops its
+    workers and ends, releasing the spec's run lock. Linux only (prctl); elsewhere the hook's
+    own handler kills the run's process group when it is given the chance."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != hook:  # the hook died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _drain(reader: int, chunks: list[bytes]) -> None:

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, NoReturn
 
 PLUGIN_NAME = "pytest-acceptance"
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # pytest_acceptance/claude/ -> the plugin
@@ -49,23 +49,84 @@ def session_id(payload: dict[str, Any]) -> str | None:
     return text_field(payload, "session_id") or os.environ.get("CLAUDE_CODE_SESSION_ID") or None
 
 
+# The hook's one answer, written once when the hook ends (``finish``): the CLI reads exactly
+# one JSON value on stdout, so a warning and a block decided at different moments of one run
+# become one object, and a block is never lost behind an earlier message.
+_ANSWER: dict[str, Any] = {}
+
+
 def emit(output: dict[str, Any]) -> None:
-    """Write the hook's decision. A closed stdout must not end in a traceback (the CLI would
-    take it for a non-blocking error): a block or deny goes to stderr with exit code 2,
-    which Claude Code treats as a blocking error; anything else ends quietly."""
+    """Add to the hook's answer. A block or deny outranks a plain message (both are kept);
+    two blocks keep both reasons."""
+    for key, value in output.items():
+        if key == "hookSpecificOutput" and isinstance(value, dict):
+            _merge_specific(value)
+        elif key in ("systemMessage", "reason", "stopReason") and key in _ANSWER:
+            if value not in str(_ANSWER[key]):
+                _ANSWER[key] = f"{_ANSWER[key]}\n{value}"
+        elif key in ("decision", "continue") and key in _ANSWER:
+            continue  # the first block or stop stands; a later one adds its reason only
+        else:
+            _ANSWER[key] = value
+
+
+def _merge_specific(specific: dict[str, Any]) -> None:
+    kept = _ANSWER.setdefault("hookSpecificOutput", {})
+    reason = specific.get("permissionDecisionReason")
+    if (
+        "permissionDecisionReason" in kept
+        and reason
+        and reason not in kept["permissionDecisionReason"]
+    ):
+        kept["permissionDecisionReason"] += f"\n{reason}"
+        specific = {k: v for k, v in specific.items() if k != "permissionDecisionReason"}
+    if kept.get("permissionDecision") == "deny":
+        specific = {k: v for k, v in specific.items() if k != "permissionDecision"}
+    kept.update(specific)
+
+
+def blocking(output: dict[str, Any]) -> bool:
+    specific = output.get("hookSpecificOutput")
+    denied = isinstance(specific, dict) and specific.get("permissionDecision") == "deny"
+    return output.get("decision") == "block" or denied or output.get("continue") is False
+
+
+def finish() -> None:
+    """Write the answer (nothing when there is none), once. A closed stdout must not end in
+    a traceback (the CLI would take it for a non-blocking error): a block or deny goes to
+    stderr with exit code 2, which Claude Code treats as a blocking error."""
+    if not _ANSWER:
+        return
+    output = dict(_ANSWER)
+    _ANSWER.clear()
     try:
         sys.stdout.write(json.dumps(output) + "\n")
         sys.stdout.flush()
     except (OSError, ValueError, AttributeError):  # closed, or None when fd 1 was never open
-        blocking = output.get("decision") == "block" or "hookSpecificOutput" in output
-        if blocking:
-            reason = output.get("reason") or output["hookSpecificOutput"].get(
-                "permissionDecisionReason", ""
-            )
+        if blocking(output):
+            specific = output.get("hookSpecificOutput") or {}
+            reason = output.get("reason") or specific.get("permissionDecisionReason", "")
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 sys.stderr.write(f"{reason}\n")
                 sys.stderr.flush()
-        os._exit(2 if blocking else 0)
+        os._exit(2 if blocking(output) else 0)
+
+
+def run(main: Callable[[], object], on_error: Callable[[BaseException], None]) -> NoReturn:
+    """A hook's whole life: ``main``; any exception, ``RecursionError`` and ``MemoryError``
+    included, goes to ``on_error`` (which decides: inside a flow it blocks); then the one
+    answer is written and the process ends with 0."""
+    try:
+        main()
+    except Exception as error:  # every failure is decided by on_error, never a traceback
+        try:
+            on_error(error)
+        except Exception as again:  # the handler itself failed: never allow silently
+            emit({"decision": "block", "reason": f"pytest-acceptance: the hook failed ({again!r})"})
+    finally:
+        cancel_deadline()
+        finish()
+    sys.exit(0)
 
 
 def tell_user(message: str) -> None:
