@@ -205,17 +205,22 @@ class Flow:
     def result_path(self, fingerprint: str) -> Path:
         return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
 
-    def result_for(self, fingerprint: str) -> dict[str, Any] | None:
+    def result_for(self, key: str) -> dict[str, Any] | None:
+        """The gate's result stored under `key` (gate.reuse_key), or None."""
         try:
-            data = json.loads(self.result_path(fingerprint).read_bytes())
+            data = json.loads(self.result_path(key).read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as error:
             raise FlowStateError(f"cannot read the gate's result: {error}") from None
-        return data if isinstance(data, dict) and data.get("fingerprint") == fingerprint else None
+        return data if isinstance(data, dict) and data.get("reuse_key") == key else None
 
-    def store_result(self, result: dict[str, Any]) -> None:
-        write_json(self.result_path(str(result["fingerprint"])), result)
+    def store_result(self, result: dict[str, Any], key: str) -> None:
+        """File a trustworthy result under `key`, for the next check of the same files."""
+        write_json(self.result_path(key), {**result, "reuse_key": key})
+
+    def count_run(self, result: dict[str, Any]) -> None:
+        """One more run of the gate in this flow (a real one when it selected criteria)."""
         self.data["gate_runs"] = int(self.data.get("gate_runs", 0)) + 1
         if result.get("real_run"):
             self.data["real_run_at"] = time.time()

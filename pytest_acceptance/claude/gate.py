@@ -113,7 +113,8 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
             "/implement so the gate pins the environment again."
         )
     before = fingerprint(flow.repo, deadline_at, flow.hashes_file)
-    stored = flow.result_for(before) if reuse else None
+    key = reuse_key(flow, deadline_at)
+    stored = flow.result_for(key) if reuse and key is not None else None
     if stored is not None:
         return stored
     started = time.time()
@@ -122,9 +123,26 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = _result(flow, verdict, returncode, tail, before, after)
     result["duration"] = round(time.time() - started, 3)
-    if before == after:
-        flow.store_result(result)
+    flow.count_run(result)
+    if key is not None and run_problem(result) is None and reuse_key(flow, deadline_at) == key:
+        flow.store_result(result, key)
     return result
+
+
+def reuse_key(flow: Flow, deadline_at: float) -> str | None:
+    """What a stored result is filed under: every file under the project, ignored and
+    volatile ones too (a stored pass must not stand in for a run after a git-ignored helper,
+    a module in .pytest_cache or a symlink's target changed); None when it cannot be taken
+    (then nothing is reused or stored, and the gate simply runs)."""
+    try:
+        from pytest_acceptance.tree.fingerprint import everything_fingerprint
+        from pytest_acceptance.tree.hash_cache import HashCache
+
+        cache = HashCache(Path(f"{flow.hashes_file}.all"))
+        timeout = max(1.0, deadline_at - time.monotonic())
+        return everything_fingerprint(flow.repo, timeout=timeout, cache=cache)
+    except Exception:  # too large or unreadable: never reuse, never fail the gate for it
+        return None
 
 
 def _pytest(

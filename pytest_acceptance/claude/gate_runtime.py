@@ -124,8 +124,6 @@ def runtime_changes(flow: Flow) -> list[str]:
         changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
     paths = flow.get("python_paths")
     if isinstance(paths, dict):  # pinned by this version: the symlink hops and bin folder
-        from pytest_acceptance.claude import interpreter_paths
-
         changed += interpreter_paths.changes(str(flow.get("python")), paths, clean_env("")["PATH"])
     return changed
 
@@ -198,6 +196,9 @@ def clean_env(python: str, pycache: str = "") -> dict[str, str]:
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["ACCEPTANCE_PARSE_CACHE"] = "0"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    # A criterion's own pytest writes no .pytest_cache into the tree: the gate files its
+    # result under a fingerprint of every file, and an honest run must not change it.
+    env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = pycache
     return env

@@ -54,7 +54,7 @@ import hashlib
 import os
 import stat
 import subprocess
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from pytest_acceptance.tree.file_hash import (
     FingerprintError,
@@ -70,6 +70,8 @@ if TYPE_CHECKING:
 
 # Written by a verification run itself: never part of the state under verification.
 _VOLATILE = frozenset({b"__pycache__", b".pytest_cache", b".acceptance"})
+# Git's own state and a run's own output: what everything_fingerprint leaves out.
+_NEVER_COUNTED = frozenset({b".git", b".acceptance"})
 # Outside git there are no ignore rules: skip what is never the project's own source.
 _SKIP_DIRS = _VOLATILE | {b".git", b"node_modules", b".venv", b"venv"}
 # Past these the fingerprint fails rather than cover part of the tree or run for ever (a
@@ -99,6 +101,28 @@ def tree_fingerprint(
     ``timeout`` (seconds) bounds the whole call: past it, :class:`FingerprintError`.
     ``cache`` reuses the hashes of files whose stat data (ctime included) are unchanged, and
     is saved afterwards; the fingerprint is the same with or without it."""
+    return _measured(root, timeout, cache, _fingerprint)
+
+
+def everything_fingerprint(
+    root: str | os.PathLike[str],
+    *,
+    timeout: float | None = None,
+    cache: HashCache | None = None,
+) -> str:
+    """``all:<sha256>`` of every file under ``root``, ignored or volatile ones too (git's
+    ignore rules, ``__pycache__``, ``.pytest_cache``, a virtualenv inside the project): what
+    a run could read there. Only ``.git`` (git's own state) and ``.acceptance`` (what a run
+    writes) are left out. The gate reuses a stored result only while this is unchanged."""
+    return _measured(root, timeout, cache, _everything)
+
+
+def _measured(
+    root: str | os.PathLike[str],
+    timeout: float | None,
+    cache: HashCache | None,
+    walk: Callable[[bytes, _Walker], str],
+) -> str:
     try:
         real = os.fsencode(os.path.realpath(root))
     except (OSError, ValueError) as error:  # ValueError: a NUL in the path
@@ -107,14 +131,19 @@ def tree_fingerprint(
         raise FingerprintError(f"cannot fingerprint {os.fsdecode(real)}: not a directory")
     walker = _Walker(Limits(timeout), cache)
     if cache is None:
-        return _fingerprint(real, walker)
+        return walk(real, walker)
     cache.begin()
     try:
-        fingerprint = _fingerprint(real, walker)
+        fingerprint = walk(real, walker)
     finally:
         cache.release()
     cache.save()
     return fingerprint
+
+
+def _everything(real: bytes, walker: _Walker) -> str:
+    walker.plain(real, b"", _NEVER_COUNTED)
+    return "all:" + walker.digest()
 
 
 def _fingerprint(real: bytes, walker: _Walker) -> str:

@@ -1,0 +1,143 @@
+"""Nothing stale is reused: a stored result stands in for a run only while every file a run
+could read is unchanged, and only a trustworthy run is ever stored.
+
+The attack shape: a pass gets stored (here by an /escalate the gate refuses because
+everything passes), then the agent changes something a criterion reads that git does not
+show, then calls /done. Each variant below hides the change in another place; the gate
+closes them all the same way (a fingerprint of every file, ``gate.reuse_key``), so a new
+place needs no new code. Real hook subprocesses, real git, real gate runs.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hook_transcripts import (
+    CRITERION,
+    PLUGIN,
+    TranscriptBuilder,
+    expansion_payload,
+    git,
+    make_repo,
+    pretool_payload,
+    run_hook,
+)
+
+SPEC = "specs/feature.md"
+
+
+def spec_reading(module_dir: str) -> str:
+    """AC-1 imports `helper` from `module_dir` and passes while helper.OK is true."""
+    command = (
+        f'python3 -c \'import sys; sys.path.insert(0, \\"{module_dir}\\"); import helper; '
+        "sys.exit(0 if helper.OK else 1)'"
+    )
+    return "# Spec\n" + CRITERION.format("AC-1", "helper is OK", command)
+
+
+def ignored_helper(repo: Path, tmp_path: Path) -> Callable[[], None]:
+    (repo / ".gitignore").write_text("helper.py\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore the helper")
+    (repo / "helper.py").write_text("OK = True\n")
+    return lambda: (repo / "helper.py").write_text("OK = False\n")
+
+
+def module_in_pytest_cache(repo: Path, tmp_path: Path) -> Callable[[], None]:
+    folder = repo / ".pytest_cache" / "lib"
+    folder.mkdir(parents=True)
+    (folder / "helper.py").write_text("OK = True\n")
+    return lambda: (folder / "helper.py").write_text("OK = False\n")
+
+
+def module_behind_a_symlink_out_of_the_tree(repo: Path, tmp_path: Path) -> Callable[[], None]:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "helper.py").write_text("OK = True\n")
+    (repo / "lib").symlink_to(outside, target_is_directory=True)
+    git(repo, "add", "lib")
+    git(repo, "commit", "-qm", "vendored lib")
+    return lambda: (outside / "helper.py").write_text("OK = False\n")
+
+
+def module_in_pycache_folder(repo: Path, tmp_path: Path) -> Callable[[], None]:
+    """A variant written after the fix: another volatile folder, no new code needed."""
+    folder = repo / "src" / "__pycache__"
+    folder.mkdir(parents=True)
+    (folder / "helper.py").write_text("OK = True\n")
+    return lambda: (folder / "helper.py").write_text("OK = False\n")
+
+
+HIDING_PLACES = {
+    ignored_helper: ".",
+    module_in_pytest_cache: ".pytest_cache/lib",
+    module_behind_a_symlink_out_of_the_tree: "lib",
+    module_in_pycache_folder: "src/__pycache__",
+}
+
+
+def pin(repo: Path) -> TranscriptBuilder:
+    builder = TranscriptBuilder(repo)
+    prompt_id = str(uuid.uuid4())
+    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
+    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, prompt_id))
+    return builder
+
+
+def ask(builder: TranscriptBuilder, repo: Path, tmp_path: Path, skill: str) -> Any:
+    transcript = builder.write(tmp_path / "session.jsonl")
+    return run_hook("PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:{skill}"))
+
+
+@pytest.mark.parametrize("hide", list(HIDING_PLACES), ids=lambda hide: hide.__name__)
+def test_a_pass_stored_by_a_refused_escalate_is_not_reused_after_a_hidden_change(
+    tmp_path: Path, hide: Callable[[Path, Path], Callable[[], None]]
+) -> None:
+    repo = make_repo(tmp_path / "repo", spec_reading(HIDING_PLACES[hide]))
+    change = hide(repo, tmp_path)
+    builder = pin(repo)
+    builder.verify(repo / SPEC)
+    refused = ask(builder, repo, tmp_path, "escalate")
+    assert refused.denied and "nothing to escalate" in refused.deny_reason, refused.stdout
+    builder.escalate(outcome="denied")
+    change()  # what git does not show: the stored pass must not stand in for a run
+    done = ask(builder, repo, tmp_path, "done")
+    assert done.denied, done.stdout
+    assert "AC-1" in done.deny_reason and "fail" in done.deny_reason, done.deny_reason
+
+
+def test_an_unchanged_tree_reuses_the_stored_result(tmp_path: Path, plugin_state: Path) -> None:
+    """The honest control: /done after a refused /escalate on the same files runs nothing
+    again (one gate run in the flow)."""
+    repo = make_repo(tmp_path / "repo", spec_reading("."))
+    ignored_helper(repo, tmp_path)
+    builder = pin(repo)
+    builder.verify(repo / SPEC)
+    assert ask(builder, repo, tmp_path, "escalate").denied
+    builder.escalate(outcome="denied")
+    done = ask(builder, repo, tmp_path, "done")
+    assert not done.denied, done.stdout
+    flows = [json.loads(path.read_text()) for path in plugin_state.rglob("flow.json")]
+    assert [flow["gate_runs"] for flow in flows] == [1]
+
+
+def test_a_transient_error_is_never_stored_as_the_trees_result(tmp_path: Path) -> None:
+    """The gate's run cannot write its evidence (.acceptance is a file): /done is refused
+    with that error; once the obstacle is gone, /done on the very same tree is judged by a
+    new run, not by the stored error."""
+    repo = make_repo(tmp_path / "repo", spec_reading("."))
+    ignored_helper(repo, tmp_path)
+    (repo / ".acceptance").write_text("in the way\n")
+    builder = pin(repo)
+    builder.verify(repo / SPEC)
+    first = ask(builder, repo, tmp_path, "done")
+    assert first.denied, first.stdout
+    builder.done(outcome="denied")
+    (repo / ".acceptance").unlink()
+    second = ask(builder, repo, tmp_path, "done")
+    assert not second.denied, second.deny_reason
