@@ -27,16 +27,18 @@ from typing import Any
 from pytest_acceptance.claude.flow_state import CONFIG_FILES
 
 # What `python -m pytest --acceptance` imports in the gate's run (plugin autoload is off).
-GATE_DISTRIBUTIONS = (
+GATE_MODULES = (
     "pytest",
+    "_pytest",
     "pluggy",
     "iniconfig",
     "packaging",
-    "pytest-xdist",
+    "xdist",
     "execnet",
-    "pytest-acceptance",
-    "PyYAML",
-    "markdown-it-py",
+    "pytest_acceptance",
+    "yaml",
+    "_yaml",
+    "markdown_it",
     "mdurl",
 )
 # Settings the gate never takes from the project: the agent cache lives in the project's
@@ -125,29 +127,86 @@ def _setting(raw: Any) -> str:
     return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
-def runtime_files() -> list[str]:
-    """Files whose change would change what the gate's run executes before any criterion:
-    the interpreter, the venv's pyvenv.cfg, every .pth/sitecustomize in the site folders,
-    and the files of the distributions the run imports."""
+def closure() -> dict[str, list[str]]:
+    """What the gate pins of this interpreter (claude/gate_runtime.py, tree/closure.py):
+    ``roots``, folders pinned file by file (site folders, the standard library, a venv's
+    bin folder, editable installs' sources, the user site); ``gate_roots``, the packages the
+    gate's own run imports, pinned even when they live in the project (an editable install of
+    pytest-acceptance itself); ``files``, the interpreter and the venv's pyvenv.cfg."""
     import site
+    import sysconfig
 
-    files = {os.path.realpath(sys.executable)}
-    venv_config = Path(sys.prefix) / "pyvenv.cfg"
-    if venv_config.is_file():
-        files.add(str(venv_config))
+    site_folders = site.getsitepackages()
+    roots = [*site_folders, site.getusersitepackages()]
+    paths = sysconfig.get_paths()
+    roots += [paths["stdlib"], paths["platstdlib"]]
+    # The base interpreter's own site-packages inside its stdlib folder is not on a venv's
+    # path: not part of what runs (often the largest folder there).
+    if sys.prefix != sys.base_prefix:  # a venv: its console scripts and python links
+        roots.append(str(Path(sys.prefix) / "bin"))
+    roots += _editable_roots()
+    files = [os.path.realpath(sys.executable), str(Path(sys.prefix) / "pyvenv.cfg")]
+    unused = [
+        os.path.join(paths[key], name)
+        for key in ("stdlib", "platstdlib")
+        for name in ("site-packages", "dist-packages")
+        if os.path.join(paths[key], name) not in site_folders
+    ]
+    return {
+        "roots": [root for root in dict.fromkeys(roots) if os.path.isdir(root)],
+        "gate_roots": _gate_roots(),
+        "files": files,
+        "left_out": unused,
+    }
+
+
+def _editable_roots() -> list[str]:
+    """Source folders that editable installs put on sys.path (PEP 660 direct_url.json, and
+    the plain folder lines of .pth files)."""
+    import importlib.metadata
+    import json as json_module
+    import site
+    from urllib.parse import unquote, urlparse
+
+    found = []
+    for distribution in importlib.metadata.distributions():
+        raw = distribution.read_text("direct_url.json")
+        try:
+            data = json_module.loads(raw) if raw else {}
+        except ValueError:
+            continue
+        if isinstance(data, dict) and (data.get("dir_info") or {}).get("editable"):
+            url = urlparse(str(data.get("url", "")))
+            if url.scheme == "file":
+                found.append(unquote(url.path))
     for folder in site.getsitepackages():
         for name in _listdir(folder):
-            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize")):
-                files.add(os.path.join(folder, name))
-    for name in GATE_DISTRIBUTIONS:
-        files.update(_distribution_files(name))
-    return sorted(files)
+            if name.endswith(".pth"):
+                found += _pth_folders(Path(folder) / name)
+    return found
 
 
-def site_folders() -> list[str]:
-    import site
+def _pth_folders(pth: Path) -> list[str]:
+    try:
+        lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "import"))]
 
-    return [folder for folder in site.getsitepackages() if os.path.isdir(folder)]
+
+def _gate_roots() -> list[str]:
+    import importlib.util
+
+    found = []
+    for module in GATE_MODULES:
+        spec = importlib.util.find_spec(module)
+        if spec is None:
+            continue
+        if spec.submodule_search_locations:
+            found += [os.path.realpath(folder) for folder in spec.submodule_search_locations]
+        elif spec.origin:
+            found.append(os.path.realpath(spec.origin))
+    return list(dict.fromkeys(found))
 
 
 def _listdir(folder: str) -> list[str]:
@@ -155,24 +214,6 @@ def _listdir(folder: str) -> list[str]:
         return os.listdir(folder)
     except OSError:
         return []
-
-
-def _distribution_files(name: str) -> set[str]:
-    import importlib.metadata
-
-    try:
-        distribution = importlib.metadata.distribution(name)
-    except importlib.metadata.PackageNotFoundError:
-        return set()
-    found: set[str] = set()
-    for entry in distribution.files or ():
-        path = os.path.realpath(str(distribution.locate_file(entry)))
-        if os.path.isfile(path) and not path.endswith((".pyc", "RECORD")):
-            found.add(path)
-    if name == "pytest-acceptance":  # an editable install lists no module files
-        package = Path(__file__).resolve().parent
-        found.update(str(path) for path in package.glob("*.py"))
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,8 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         "error": problem,
         "settings": settings,
         "python": sys.executable,
-        "runtime_files": runtime_files(),
-        "site_folders": site_folders(),
+        "closure": closure(),
     }
     sys.stdout.write(json.dumps(report) + "\n")
     return 0

@@ -202,6 +202,11 @@ class Flow:
 
     # -- the gate's results, by tree fingerprint
 
+    @property
+    def closure_file(self) -> Path:
+        """The interpreter's environment, file by file (tree/closure.py), as pinned."""
+        return self.folder / "closure.json"
+
     def result_path(self, fingerprint: str) -> Path:
         return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
 

@@ -149,14 +149,14 @@ def _pytest(
     flow: Flow, deadline_at: float, pycache: str
 ) -> tuple[dict[str, Any] | str | None, int, str]:
     """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
-    log's tail. No __pycache__ is read: `pycache`, a fresh folder, is every child Python's
-    (criteria run project code, which must never meet bytecode of an earlier run); the gate's
-    own pytest imports only the pinned, hash-checked packages and keeps its bytecode in the
-    flow's state (compiling pytest afresh each run costs about a second)."""
+    log's tail. No bytecode of an earlier run is read: `pycache`, a fresh folder, is the
+    gate's pytest's and every child Python's (criteria run project code, which must never
+    meet bytecode the agent could have written)."""
     python = str(flow.get("python"))
     reader, writer = os.pipe()
-    own_pycache = f"pycache_prefix={flow.folder / 'pycache'}"
-    command = [python, "-I", "-X", own_pycache, "-m", "pytest", "--acceptance"]
+    # The gate's own pytest compiles into the same fresh folder: bytecode kept between runs,
+    # even in the plugin's state, would be a file the agent could have planted.
+    command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-m", "pytest", "--acceptance"]
     command += [str(flow.spec_copy)]
     command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
     command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]

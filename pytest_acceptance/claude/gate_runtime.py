@@ -13,18 +13,22 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude import interpreter_paths
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.tree.hostile import file_digest
+from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.tree import closure
 
 _KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
 
 
 class GateError(Exception):
     """The gate cannot verify; the message says why and what to do. It blocks."""
+
+
+CLOSURE_BUDGET = 120.0  # seconds to pin, or to check, the environment's files
 
 
 def candidate_pythons(repo: Path) -> list[str]:
@@ -85,46 +89,52 @@ def discover(repo: Path, spec: Path, config_dir: Path, timeout: float) -> dict[s
     )
 
 
-def startup_files(folders: list[str]) -> dict[str, list[str]]:
-    """The .pth and sitecustomize files of each site folder: Python runs them at start."""
-    found = {}
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            names = []
-        found[folder] = sorted(
-            name
-            for name in names
-            if name.endswith(".pth") or name.startswith(("sitecustomize", "usercustomize"))
-        )
-    return found
-
-
 def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
-    """Record what the gate's interpreter is made of, hashed by this (stdlib) process."""
-    files = [str(path) for path in report.get("runtime_files", []) if isinstance(path, str)]
-    folders = [str(path) for path in report.get("site_folders", []) if isinstance(path, str)]
+    """Record what the gate's interpreter is made of (its whole closure, tree/closure.py),
+    hashed by this (stdlib) process, and how its path resolves."""
     python = interpreter_paths.absolute_python(str(report["python"]))
     flow.data["python"] = python
-    flow.data["runtime"] = {path: file_digest(path) for path in files}
-    flow.data["startup_files"] = startup_files(folders)
     flow.data["python_paths"] = interpreter_paths.pin(python)
+    wanted = report.get("closure") if isinstance(report.get("closure"), dict) else {}
+    places = _closure_places(flow.repo, wanted or {})
+    flow.data["closure"] = places.as_dict()
+    try:
+        pinned = closure.pin(places, time.monotonic() + CLOSURE_BUDGET)
+    except closure.ClosureError as error:
+        flow.data["closure_error"] = str(error)
+        return
+    write_json(flow.closure_file, pinned)
+
+
+def _closure_places(repo: str, wanted: dict[str, Any]) -> closure.Places:
+    def strings(key: str) -> list[str]:
+        return [str(item) for item in wanted.get(key) or [] if isinstance(item, str)]
+
+    roots = closure.outside(strings("roots"), repo)
+    roots += [root for root in strings("gate_roots") if root not in roots]
+    files = strings("files") + closure.config_above(repo)
+    return closure.Places(roots, files, strings("left_out"))
 
 
 def runtime_changes(flow: Flow) -> list[str]:
-    """Files of the gate's interpreter that changed since they were pinned."""
-    changed = [
-        path
-        for path, digest in dict(flow.get("runtime") or {}).items()
-        if file_digest(path) != digest
-    ]
-    pinned = dict(flow.get("startup_files") or {})
-    for folder, names in startup_files(list(pinned)).items():
-        changed += [os.path.join(folder, n) for n in names if n not in pinned.get(folder, [])]
+    """What changed in the gate's environment since /implement: any file of its closure,
+    or how the interpreter's path resolves."""
+    changed: list[str] = []
     paths = flow.get("python_paths")
-    if isinstance(paths, dict):  # pinned by this version: the symlink hops and bin folder
+    if isinstance(paths, dict):  # the symlink hops and the bin folder
         changed += interpreter_paths.changes(str(flow.get("python")), paths, clean_env("")["PATH"])
+    if flow.get("closure_error"):
+        raise GateError(
+            f"the interpreter's environment could not be pinned: {flow.get('closure_error')}"
+        )
+    places = flow.get("closure")
+    if isinstance(places, dict):
+        try:
+            pinned = json.loads(flow.closure_file.read_bytes())
+            where = closure.Places(places["roots"], places["files"], places["left_out"])
+            changed += closure.changes(pinned, where, time.monotonic() + CLOSURE_BUDGET)
+        except (OSError, ValueError, KeyError, closure.ClosureError) as error:
+            raise GateError(f"cannot check the interpreter's environment ({error})") from None
     return changed
 
 

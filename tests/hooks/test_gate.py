@@ -73,8 +73,11 @@ def test_implement_pins_spec_criteria_settings_and_interpreter_outside_the_proje
     # Only acceptance_* settings, never the agent cache (its entries live in the project).
     assert pin["settings"] == {"acceptance_timeout": "30"}
     assert pin["python"] == sys.executable
-    assert any(path.endswith("pytest/__init__.py") for path in pin["runtime"])
-    copy = next((plugin_state / "flows").iterdir()) / "spec" / "feature.md"
+    folder = next((plugin_state / "flows").iterdir())
+    closure = json.loads((folder / "closure.json").read_text())
+    assert any(path.endswith("_pytest/main.py") for path in closure)  # the whole environment
+    assert not any(path.startswith(str(repo) + os.sep) for path in closure)  # not the work
+    copy = folder / "spec" / "feature.md"
     assert copy.read_bytes() == spec.read_bytes()
     assert not any(path.name == "plugin-data" for path in repo.iterdir())
 
@@ -215,20 +218,24 @@ def test_a_run_past_its_deadline_blocks_and_leaves_no_process(tmp_path: Path) ->
 
 
 def test_a_changed_interpreter_file_is_a_reason_to_block(tmp_path: Path) -> None:
-    """The files pinned with the interpreter are hashed again before each run; a new .pth
-    file in a site folder (code Python runs at start) counts too."""
+    """Every file of the interpreter's closure is hashed again before each run: a changed
+    module and a new .pth file in a site folder (code Python runs at start) both count."""
     site = tmp_path / "site-packages"
     site.mkdir()
     module = site / "pytest_init.py"
     module.write_text("original\n")
-    flow = flow_state.Flow(tmp_path, {"runtime": {}, "startup_files": {}})
-    gate_runtime.pin_runtime(
-        flow, {"python": "python3", "runtime_files": [str(module)], "site_folders": [str(site)]}
-    )
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    flow = flow_state.Flow(tmp_path, {"repo": str(repo)})
+    report = {"python": "python3", "closure": {"roots": [str(site)], "files": []}}
+    gate_runtime.pin_runtime(flow, report)
     assert gate_runtime.runtime_changes(flow) == []
     module.write_text("tampered\n")
     (site / "zz-evil.pth").write_text("import os\n")
-    assert gate_runtime.runtime_changes(flow) == [str(module), str(site / "zz-evil.pth")]
+    assert sorted(gate_runtime.runtime_changes(flow)) == [
+        f"{module}: changed",
+        f"{site / 'zz-evil.pth'}: added",
+    ]
 
 
 def test_the_gate_runs_with_a_project_venv_interpreter_when_none_is_configured(

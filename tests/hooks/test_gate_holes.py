@@ -235,8 +235,8 @@ def test_every_symlink_hop_of_the_pinned_path_is_checked(tmp_path: Path) -> None
         (folder / "python").symlink_to(sys.executable)
     (tmp_path / "bin").symlink_to(real)
     python = str(tmp_path / "bin" / "python")
-    flow = flow_state.Flow(tmp_path, {})
-    gate_runtime.pin_runtime(flow, {"python": python, "runtime_files": [], "site_folders": []})
+    flow = flow_state.Flow(tmp_path, {"repo": str(tmp_path)})
+    gate_runtime.pin_runtime(flow, {"python": python})
     assert gate_runtime.runtime_changes(flow) == []
     (tmp_path / "bin").unlink()
     (tmp_path / "bin").symlink_to(other)

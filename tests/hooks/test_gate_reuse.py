@@ -81,17 +81,24 @@ HIDING_PLACES = {
 }
 
 
-def pin(repo: Path) -> TranscriptBuilder:
+def pin(repo: Path, env: dict[str, str] | None = None) -> TranscriptBuilder:
     builder = TranscriptBuilder(repo)
     prompt_id = str(uuid.uuid4())
     builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
-    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, prompt_id))
+    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, prompt_id), env=env)
     return builder
 
 
-def ask(builder: TranscriptBuilder, repo: Path, tmp_path: Path, skill: str) -> Any:
+def ask(
+    builder: TranscriptBuilder,
+    repo: Path,
+    tmp_path: Path,
+    skill: str,
+    env: dict[str, str] | None = None,
+) -> Any:
     transcript = builder.write(tmp_path / "session.jsonl")
-    return run_hook("PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:{skill}"))
+    payload = pretool_payload(transcript, repo, f"{PLUGIN}:{skill}")
+    return run_hook("PreToolUse", payload, env=env)
 
 
 @pytest.mark.parametrize("hide", list(HIDING_PLACES), ids=lambda hide: hide.__name__)
@@ -141,3 +148,68 @@ def test_a_transient_error_is_never_stored_as_the_trees_result(tmp_path: Path) -
     (repo / ".acceptance").unlink()
     second = ask(builder, repo, tmp_path, "done")
     assert not second.denied, second.deny_reason
+
+
+# --- the environment: pinned file by file, so any module of the virtualenv counts -----------
+
+VENV_SPEC = "# Spec\n" + CRITERION.format(
+    "AC-1",
+    "thirdparty agrees",
+    "python -c 'import sys, thirdparty; sys.exit(0 if thirdparty.ok() else 1)'",
+)
+
+
+def project_venv(repo: Path) -> Path:
+    """A real virtualenv in the project (git-ignored), whose site-packages holds a
+    third-party module; it reaches pytest and pytest-acceptance through a .pth file."""
+    import site
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    found = sorted((repo / ".venv" / "lib").glob("python3*/site-packages"))
+    venv_site = found[0]
+    here = [*site.getsitepackages(), str(Path(__file__).resolve().parents[2])]
+    (venv_site / "reach-the-test-env.pth").write_text("".join(f"{p}\n" for p in here))
+    (venv_site / "thirdparty.py").write_text("def ok():\n    return False\n")
+    (repo / ".gitignore").write_text(".venv/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore the venv")
+    return venv_site
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda site: (site / "thirdparty.py").write_text("def ok():\n    return True\n"),
+        # written after the fix: an import hook planted beside it, same mechanism
+        lambda site: (site / "zz-hook.pth").write_text(
+            "import sys; sys.modules.setdefault('thirdparty', type(sys)('thirdparty'))\n"
+        ),
+    ],
+    ids=["module_rewritten", "pth_import_hook_added"],
+)
+def test_a_changed_module_of_the_projects_virtualenv_blocks_done(
+    tmp_path: Path, tamper: Callable[[Path], None]
+) -> None:
+    repo = make_repo(tmp_path / "repo", VENV_SPEC)
+    venv_site = project_venv(repo)
+    env = {"ACCEPTANCE_GATE_PYTHON": str(repo / ".venv" / "bin" / "python")}
+    builder = pin(repo, env)
+    builder.verify(repo / SPEC)
+    tamper(venv_site)
+    done = ask(builder, repo, tmp_path, "done", env)
+    assert done.denied, done.stdout
+    assert "environment the gate runs in changed" in done.deny_reason, done.deny_reason
+    assert str(venv_site) in done.deny_reason
+
+
+def test_an_untouched_project_virtualenv_lets_an_honest_done_through(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", VENV_SPEC)
+    venv_site = project_venv(repo)
+    (venv_site / "thirdparty.py").write_text("def ok():\n    return True\n")
+    env = {"ACCEPTANCE_GATE_PYTHON": str(repo / ".venv" / "bin" / "python")}
+    builder = pin(repo, env)
+    builder.verify(repo / SPEC)
+    done = ask(builder, repo, tmp_path, "done", env)
+    assert not done.denied, done.deny_reason

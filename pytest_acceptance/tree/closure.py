@@ -1,0 +1,184 @@
+"""The environment a verification runs in, pinned by content: every file, not known shapes.
+
+At /implement the gate pins the *closure* of what its run can execute outside the project's
+own tree: every file under the interpreter's site folders, its standard library, its
+``bin`` folder, the sources of editable installs that live outside the project, and the
+pytest configuration files in every folder above the project. At the gate each is
+compared: any file added, removed or changed is named, whatever it is (a third-party
+module, an import hook, a ``.pth`` file, a console script), so a new kind of tampering
+needs no new detector.
+
+Bytecode is not part of it: ``__pycache__`` folders are left out, and the gate's runs read
+no bytecode the agent can write (a private ``PYTHONPYCACHEPREFIX``). A ``.pyc`` file
+*outside* ``__pycache__`` is different: Python imports it even without a source (a
+sourceless module), so it is pinned like any other file.
+
+The pin doubles as a cache: each file's stat key (device, inode, size, ctime: no process
+can set ctime) is kept beside its digest, and an unchanged key is not read again. Keys taken
+within ``RACY_SECONDS`` of the pin are never trusted (a write in the same clock tick).
+
+Standard library only, Python 3.8: the hooks import it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from typing import Dict, List
+
+from pytest_acceptance.tree.hostile import file_digest
+
+# path -> [stat key, digest or what the entry is]
+Pin = Dict[str, List[str]]
+RACY_SECONDS = 3.0
+MAX_FILES = 400_000
+_LEFT_OUT = frozenset({"__pycache__", ".git"})
+PYTEST_CONFIGS = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+    "conftest.py",
+)
+
+
+class ClosureError(Exception):
+    """The closure cannot be pinned or checked (too large, too slow)."""
+
+
+class Places:
+    """What a closure covers: folders walked file by file, single files (present or not),
+    and folders inside the roots that are left out (not on the interpreter's path)."""
+
+    def __init__(self, roots: list[str], files: list[str], left_out: list[str]) -> None:
+        self.roots, self.files, self.left_out = roots, files, frozenset(left_out)
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {"roots": self.roots, "files": self.files, "left_out": sorted(self.left_out)}
+
+
+def pin(places: Places, deadline_at: float) -> Pin:
+    """Every file under the roots and each single file (present or not), by content."""
+    pinned: Pin = {}
+    for path in _listing(places, deadline_at):
+        pinned[path] = _describe(path, None)
+    return pinned
+
+
+def changes(pinned: Pin, places: Places, deadline_at: float) -> list[str]:
+    """``path: how`` for every file added, removed or changed since ``pinned``."""
+    found = []
+    now = set()
+    for path in _listing(places, deadline_at):
+        now.add(path)
+        before = pinned.get(path)
+        if before is None:
+            found.append(f"{path}: added")
+        elif _describe(path, before)[1] != before[1]:
+            found.append(f"{path}: changed")
+    found += [f"{path}: removed" for path in pinned if path not in now]
+    return found
+
+
+def _describe(path: str, before: list[str] | None) -> list[str]:
+    """[stat key, digest]; the digest of ``before`` when the stat key says unchanged."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return ["", "absent"]
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return ["", "link:" + os.readlink(path)]
+        except OSError:
+            return ["", "link:unreadable"]
+    if not stat.S_ISREG(info.st_mode):
+        return ["", f"special:{stat.S_IFMT(info.st_mode)}"]
+    key = f"{info.st_dev},{info.st_ino},{info.st_size},{info.st_ctime_ns}"
+    if before is not None and before[0] == key:
+        return before
+    trusted = time.time_ns() - info.st_ctime_ns > RACY_SECONDS * 1e9
+    return [key if trusted else "", file_digest(path, follow=False) or "unreadable"]
+
+
+def _listing(places: Places, deadline_at: float) -> list[str]:
+    listed = list(dict.fromkeys(places.files))
+    for root in _outermost(places.roots):
+        listed += _walk(root, places.left_out, deadline_at, len(listed))
+    return listed
+
+
+def _outermost(roots: list[str]) -> list[str]:
+    """The roots no other root holds (a venv's lib folder holds its site-packages)."""
+    unique = sorted(set(roots))
+    return [
+        root
+        for root in unique
+        if not any(
+            root != other and root.startswith(other.rstrip(os.sep) + os.sep) for other in unique
+        )
+    ]
+
+
+def _walk(root: str, left_out: frozenset[str], deadline_at: float, count: int) -> list[str]:
+    """Every entry under ``root`` (links listed, never followed), ``__pycache__`` and
+    ``.git`` left out; ClosureError past ``MAX_FILES`` or the deadline."""
+    found: list[str] = []
+    pending = [root]
+    while pending:
+        if time.monotonic() > deadline_at:
+            raise ClosureError(f"listing {root} did not finish within the gate's deadline")
+        directory = pending.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue  # a folder that vanished or is unreadable: its files count as removed
+        for entry in entries:
+            if entry.name in _LEFT_OUT:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.path not in left_out:
+                    pending.append(entry.path)
+            else:
+                found.append(entry.path)
+        if count + len(found) > MAX_FILES:
+            raise ClosureError(
+                f"more than {MAX_FILES:,} files in the interpreter's environment; pin a "
+                "smaller virtualenv for the gate (ACCEPTANCE_GATE_PYTHON)"
+            )
+    return found
+
+
+def config_above(repo: str) -> list[str]:
+    """The pytest configuration files pytest could read in the folders above ``repo``
+    (present or not: one created later counts as added)."""
+    found = []
+    folder = os.path.dirname(os.path.realpath(repo))
+    while True:
+        found += [os.path.join(folder, name) for name in PYTEST_CONFIGS]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return found
+        folder = parent
+
+
+def outside(roots: list[str], repo: str) -> list[str]:
+    """The roots that are not the project itself or inside it (the project's own files are
+    the agent's work, fingerprinted by the gate as the tree), deduplicated, real paths."""
+    real_repo = os.path.realpath(repo)
+    kept = []
+    for root in roots:
+        real = os.path.realpath(root)
+        if real == real_repo or (real.startswith(real_repo + os.sep) and not _is_site(real)):
+            continue
+        if os.path.isdir(real) and real not in kept:
+            kept.append(real)
+    return kept
+
+
+def _is_site(path: str) -> bool:
+    """A virtualenv's folder inside the project is the environment, not the work."""
+    return "site-packages" in path.split(os.sep) or os.path.basename(path) == "bin"

@@ -1,0 +1,125 @@
+"""The environment's closure: any file added, removed or changed is named, whatever it is."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.tree import closure
+
+
+def deadline() -> float:
+    return time.monotonic() + 60
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    folder = tmp_path / "site-packages"
+    (folder / "thirdparty").mkdir(parents=True)
+    (folder / "thirdparty" / "__init__.py").write_text("def ok():\n    return False\n")
+    (folder / "easy-install.pth").write_text("/somewhere\n")
+    (folder / "thirdparty" / "__pycache__").mkdir()
+    (folder / "thirdparty" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"\0" * 16)
+    return folder
+
+
+def changes_after(site: Path, edit: object, files: list[str] | None = None) -> list[str]:
+    places = closure.Places([str(site)], files or [], [])
+    pinned = closure.pin(places, deadline())
+    edit()  # type: ignore[operator]
+    return closure.changes(pinned, places, deadline())
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a") as handle:
+        handle.write(text)
+
+
+# Each is a different way to change what runs; none has code of its own in closure.py.
+EDITS = {
+    "code appended to a third-party module": lambda site: append(
+        site / "thirdparty" / "__init__.py", "def ok():\n    return True\n"
+    ),
+    "a new import hook module": lambda site: (site / "zz_hook.py").write_text("import sys\n"),
+    "a new .pth file": lambda site: (site / "zz.pth").write_text("import zz_hook\n"),
+    "a sourceless .pyc beside the sources": lambda site: (
+        site / "thirdparty" / "x.pyc"
+    ).write_bytes(b"\x00"),
+    "a module replaced by a symlink": lambda site: _replace_by_link(site),
+    "a module removed": lambda site: (site / "thirdparty" / "__init__.py").unlink(),
+}
+
+
+def _replace_by_link(site: Path) -> None:
+    target = site / "thirdparty" / "__init__.py"
+    target.unlink()
+    target.symlink_to("/dev/null")
+
+
+@pytest.mark.parametrize("how", list(EDITS))
+def test_any_change_to_a_pinned_folder_is_named(site: Path, how: str) -> None:
+    found = changes_after(site, lambda: EDITS[how](site))
+    assert len(found) == 1, found
+    assert found[0].startswith(str(site)), found
+
+
+def test_the_same_environment_has_no_changes_and_bytecode_caches_do_not_count(site: Path) -> None:
+    """__pycache__ is never read by the gate's runs (a private pycache prefix), so an honest
+    run rewriting it changes nothing here."""
+    cache = site / "thirdparty" / "__pycache__" / "__init__.cpython-311.pyc"
+    assert changes_after(site, lambda: cache.write_bytes(b"\1" * 16)) == []
+
+
+def test_a_same_size_rewrite_with_the_old_mtime_is_seen(site: Path) -> None:
+    """The stat key holds ctime, which no process can set back: touch -d cannot hide it."""
+    module = site / "thirdparty" / "__init__.py"
+    before = module.stat()
+
+    def rewrite() -> None:
+        module.write_text(module.read_text().replace("False", "Frue"))
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+    assert changes_after(site, rewrite) == [f"{module}: changed"]
+
+
+def test_a_config_file_created_above_the_project_is_named(tmp_path: Path) -> None:
+    repo = tmp_path / "a" / "b" / "repo"
+    repo.mkdir(parents=True)
+    files = closure.config_above(str(repo))
+    assert str(tmp_path / "a" / "pytest.ini") in files and str(tmp_path / "conftest.py") in files
+    found = changes_after(
+        tmp_path / "a" / "b" / "repo",
+        lambda: (tmp_path / "a" / "pytest.ini").write_text("[pytest]\n"),
+        files,
+    )
+    assert found == [f"{tmp_path / 'a' / 'pytest.ini'}: changed"]
+
+
+def test_the_project_is_not_part_of_its_environment_but_a_venv_inside_it_is(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    venv_site = repo / ".venv" / "lib" / "python3.11" / "site-packages"
+    venv_site.mkdir(parents=True)
+    (repo / "src").mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    roots = [str(repo), str(repo / "src"), str(venv_site), str(outside)]
+    assert closure.outside(roots, str(repo)) == [str(venv_site), str(outside)]
+
+
+def test_a_left_out_folder_is_not_walked(site: Path) -> None:
+    left = site / "thirdparty"
+    places = closure.Places([str(site)], [], [str(left)])
+    pinned = closure.pin(places, deadline())
+    (left / "new.py").write_text("x = 1\n")
+    assert closure.changes(pinned, places, deadline()) == []
+
+
+def test_past_the_file_cap_it_refuses_rather_than_pin_part(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(closure, "MAX_FILES", 1)
+    with pytest.raises(closure.ClosureError, match="more than 1 files"):
+        closure.pin(closure.Places([str(site)], [], []), deadline())
