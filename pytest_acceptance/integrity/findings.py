@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SCHEMA = "pytest-acceptance/integrity"
-VERSION = 3  # 3: import-time markers, data files, make variables, shell strings
+VERSION = 4  # 4: Python definitions pinned by identity; 3: import-time markers, data files
 NEWER_MARKERS = frozenset({"import-code", "module-write"})  # recorded since version 3
 FILE_LEVEL = ""  # inventory key for what applies to a whole file (module pytestmark, .only)
 WAY_OUT = "restore it, or /pytest-acceptance:escalate for a human decision"
@@ -60,6 +60,19 @@ def compare_inventories(before: dict[str, Any], after: dict[str, Any]) -> Iterat
 
 
 def _test_weakenings(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
+    """How a pinned test got weaker: the shapes below say how when they recognise it; a
+    definition pinned by identity (Python) reports any other change of its code as well."""
+    described = list(_described_weakenings(old, new))
+    yield from described
+    if "identity" not in old:
+        return
+    if new.get("identity") != old["identity"] and not described:
+        yield "its code changed since /implement"
+    if int(new.get("bindings") or 1) > int(old.get("bindings") or 1):
+        yield "its name is bound again (a later definition replaces the pinned one)"
+
+
+def _described_weakenings(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
     if "config" in old and old["config"] != new.get("config"):
         yield "its test configuration changed"
     if "script" in old and old["script"] != new.get("script"):
@@ -71,15 +84,20 @@ def _test_weakenings(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
         yield "assertion replaced by a constant"
     elif lost > 0:
         yield f"{counted} removed ({old.get('assertions', 0)} -> {new.get('assertions', 0)})"
-    old_markers, new_markers = old.get("markers", {}), new.get("markers", {})
-    for marker in sorted(new_markers):
-        if new_markers[marker] > old_markers.get(marker, 0):
-            yield _MARKER_TEXT.get(marker, f"{marker} marker added")
+    yield from _inherited_markers(old, new)
     old_cases, new_cases = old.get("cases"), new.get("cases")
     if isinstance(old_cases, int) and isinstance(new_cases, int) and new_cases < old_cases:
         yield f"parametrized cases removed ({old_cases} -> {new_cases})"
     if new.get("early_exit") and not old.get("early_exit"):
         yield "it now exits before its checks"
+
+
+def _inherited_markers(old: dict[str, Any], new: dict[str, Any]) -> Iterator[str]:
+    """Markers a test gets, its own or from its class or module (pytestmark)."""
+    old_markers, new_markers = old.get("markers", {}), new.get("markers", {})
+    for marker in sorted(new_markers):
+        if new_markers[marker] > old_markers.get(marker, 0):
+            yield _MARKER_TEXT.get(marker, f"{marker} marker added")
 
 
 _MARKER_TEXT = {

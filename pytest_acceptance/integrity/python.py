@@ -4,6 +4,8 @@ assertions and skip/xfail markers; per file, what can skip or rewrite every test
 from __future__ import annotations
 
 import ast
+import copy
+import hashlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +41,71 @@ def _python_tests(tree: ast.Module) -> dict[str, Any]:
     }
     inventory: dict[str, Any] = {FILE_LEVEL: {"markers": _module_markers(tree)}}
     _collect_tests(tree.body, "", {}, helpers, inventory)
+    _pin_definitions(tree.body, "", inventory)
     return inventory
+
+
+def identity(node: ast.AST) -> str:
+    """A definition's content: its code, decorators and signature, not where it stands (a
+    test moved down the file is the same test; one whose body changed in any way is not)."""
+    dumped = ast.dump(node, annotate_fields=True, include_attributes=False)
+    return hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _pin_definitions(body: list[ast.stmt], prefix: str, inventory: dict[str, Any]) -> None:
+    """Every function and class of the module (and of its test classes) by identity, and how
+    often each name is bound: a second binding (``test_x = lambda: None``, a later ``def``
+    of the same name, an import under that name) replaces the pinned definition."""
+    bound = _bindings(body)
+    for node in body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        name = prefix + node.name
+        entry = inventory.setdefault(name, {})
+        entry["identity"] = identity(_without_tests(node))
+        entry["bindings"] = bound.get(node.name, 1)
+        if isinstance(node, ast.ClassDef) and _is_test_class(node):
+            _pin_definitions(node.body, f"{name}::", inventory)
+
+
+def _without_tests(node: ast.AST) -> ast.AST:
+    """A test class as pinned on its own: its tests are pinned one by one."""
+    if not isinstance(node, ast.ClassDef) or not _is_test_class(node):
+        return node
+    kept = copy.copy(node)
+    kept.body = [
+        statement
+        for statement in node.body
+        if not (
+            isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and statement.name.startswith(("test", "Test"))
+        )
+    ]
+    return kept
+
+
+def _bindings(body: list[ast.stmt]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in body:
+        for name in _bound_names(node):
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    names = []
+    for target in targets:
+        names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return names
 
 
 # Hooks through which a conftest.py or test module can skip, deselect or rewrite results.
