@@ -104,6 +104,10 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
         flow.data["closure_error"] = str(error)
         return
     write_json(flow.closure_file, pinned)
+    names = closure.module_names(pinned, places.roots)
+    flow.data["shadowed_names"] = sorted(names)
+    deadline_at = time.monotonic() + CLOSURE_BUDGET
+    flow.data["shadows_at_pin"] = closure.shadows(flow.repo, names, deadline_at)
 
 
 def _closure_places(repo: str, wanted: dict[str, Any]) -> closure.Places:
@@ -135,7 +139,26 @@ def runtime_changes(flow: Flow) -> list[str]:
             changed += closure.changes(pinned, where, time.monotonic() + CLOSURE_BUDGET)
         except (OSError, ValueError, KeyError, closure.ClosureError) as error:
             raise GateError(f"cannot check the interpreter's environment ({error})") from None
-    return changed
+    return changed + new_shadows(flow)
+
+
+def new_shadows(flow: Flow) -> list[str]:
+    """Modules the project gained since /implement that are named like one of the
+    environment's (the test runner, its plugins and dependencies, the standard library):
+    on the run's import path they would be imported instead."""
+    names = flow.get("shadowed_names")
+    if not isinstance(names, list):
+        return []
+    before = set(flow.get("shadows_at_pin") or [])
+    try:
+        now = closure.shadows(flow.repo, set(names), time.monotonic() + CLOSURE_BUDGET)
+    except closure.ClosureError as error:
+        raise GateError(f"cannot look for modules that shadow the environment ({error})") from None
+    return [
+        f"{os.path.join(flow.repo, relative)}: new, and named like an installed module"
+        for relative in now
+        if relative not in before
+    ]
 
 
 def never_pinned(flow: Flow) -> str | None:

@@ -34,6 +34,8 @@ Pin = Dict[str, List[str]]
 RACY_SECONDS = 3.0
 MAX_FILES = 400_000
 _LEFT_OUT = frozenset({"__pycache__", ".git"})
+# Folders of a project that hold environments, not the project's own modules.
+_NOT_THE_PROJECT = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".acceptance"})
 PYTEST_CONFIGS = (
     "pytest.toml",
     ".pytest.toml",
@@ -123,7 +125,13 @@ def _outermost(roots: list[str]) -> list[str]:
     ]
 
 
-def _walk(root: str, left_out: frozenset[str], deadline_at: float, count: int) -> list[str]:
+def _walk(
+    root: str,
+    left_out: frozenset[str],
+    deadline_at: float,
+    count: int,
+    skipped: frozenset[str] = _LEFT_OUT,
+) -> list[str]:
     """Every entry under ``root`` (links listed, never followed), ``__pycache__`` and
     ``.git`` left out; ClosureError past ``MAX_FILES`` or the deadline."""
     found: list[str] = []
@@ -137,7 +145,7 @@ def _walk(root: str, left_out: frozenset[str], deadline_at: float, count: int) -
         except OSError:
             continue  # a folder that vanished or is unreadable: its files count as removed
         for entry in entries:
-            if entry.name in _LEFT_OUT:
+            if entry.name in skipped:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if entry.path not in left_out:
@@ -182,3 +190,32 @@ def outside(roots: list[str], repo: str) -> list[str]:
 def _is_site(path: str) -> bool:
     """A virtualenv's folder inside the project is the environment, not the work."""
     return "site-packages" in path.split(os.sep) or os.path.basename(path) == "bin"
+
+
+def module_names(pinned: Pin, roots: list[str]) -> set[str]:
+    """The top-level modules and packages the environment's folders offer: what a module of
+    the same name in the project would shadow on the run's import path."""
+    names = set()
+    for path in pinned:
+        for root in roots:
+            if path.startswith(root.rstrip(os.sep) + os.sep):
+                first = path[len(root.rstrip(os.sep)) + 1 :].split(os.sep, 1)[0]
+                name = first.split(".", 1)[0]
+                if name.isidentifier() and not first.endswith((".dist-info", ".egg-info", ".pth")):
+                    names.add(name)
+    return names
+
+
+def shadows(repo: str, names: set[str], deadline_at: float) -> list[str]:
+    """The project's modules and packages named like one of ``names`` (``pluggy.py``,
+    ``tests/yaml/__init__.py``), relative to ``repo``; virtualenvs and .git are not the
+    project's own."""
+    found = []
+    for path in _walk(repo, frozenset(), deadline_at, 0, _LEFT_OUT | _NOT_THE_PROJECT):
+        relative = os.path.relpath(path, repo)
+        parts = relative.split(os.sep)
+        stem, _, suffix = parts[-1].partition(".")
+        module = parts[-2] if stem == "__init__" and len(parts) > 1 else stem
+        if suffix in ("py", "pyc") and module in names:
+            found.append(relative)
+    return sorted(found)

@@ -297,7 +297,11 @@ def test_project_code_attacking_the_gates_runner_is_refused(tmp_path: Path, atta
     )
     (repo / "app.py").write_text(GATE_PYTEST + RUNNER_ATTACKS[attack])
     gate, stop = attempt_done(repo, tmp_path, lambda repo: None)
-    assert_stopped(gate, stop, REFUSED_BECAUSE[attack])
+    assert gate.denied and REFUSED_BECAUSE[attack] in gate.deny_reason, gate.deny_reason
+    # An untrusted run is never stored: the stop runs the gate again (the forger forges once,
+    # then the honest failure shows; the killer kills again).
+    assert stop.blocked, stop.stdout
+    assert REFUSED_BECAUSE[attack] in stop.reason or FAILING in stop.reason, stop.reason
     assert (tmp_path / "forged").exists() == (attack == "second_verdict_on_the_pipe")
 
 

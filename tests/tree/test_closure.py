@@ -123,3 +123,18 @@ def test_past_the_file_cap_it_refuses_rather_than_pin_part(
     monkeypatch.setattr(closure, "MAX_FILES", 1)
     with pytest.raises(closure.ClosureError, match="more than 1 files"):
         closure.pin(closure.Places([str(site)], [], []), deadline())
+
+
+def test_a_project_module_named_like_an_installed_one_is_found(site: Path, tmp_path: Path) -> None:
+    places = closure.Places([str(site)], [], [])
+    names = closure.module_names(closure.pin(places, deadline()), [str(site)])
+    assert "thirdparty" in names and "easy-install" not in names
+    repo = tmp_path / "repo"
+    (repo / "tests" / "thirdparty").mkdir(parents=True)
+    (repo / "tests" / "thirdparty" / "__init__.py").write_text("")
+    (repo / "thirdparty.py").write_text("")
+    (repo / ".venv" / "lib").mkdir(parents=True)
+    (repo / ".venv" / "lib" / "thirdparty.py").write_text("")  # an environment, not the project
+    (repo / "own.py").write_text("")
+    found = closure.shadows(str(repo), names, deadline())
+    assert found == ["tests/thirdparty/__init__.py", "thirdparty.py"]

@@ -1,11 +1,14 @@
-"""Nothing stale is reused: a stored result stands in for a run only while every file a run
-could read is unchanged, and only a trustworthy run is ever stored.
+"""The gate closes classes of attack, not routes: each class below has several variants
+(one written after its fix), all refused by the same mechanism, beside an honest control.
 
-The attack shape: a pass gets stored (here by an /escalate the gate refuses because
-everything passes), then the agent changes something a criterion reads that git does not
-show, then calls /done. Each variant below hides the change in another place; the gate
-closes them all the same way (a fingerprint of every file, ``gate.reuse_key``), so a new
-place needs no new code. Real hook subprocesses, real git, real gate runs.
+- Nothing stale is reused: a stored result stands in for a run only while every file a run
+  could read is unchanged (``gate.reuse_key``), and only a trustworthy run is stored. The
+  shape: a pass gets stored (here by an /escalate the gate refuses because everything
+  passes), then the agent changes something a criterion reads that git does not show.
+- The environment is pinned file by file (``tree/closure.py``): any module of the project's
+  virtualenv that changes, or a new project module named like an installed one, blocks.
+
+Real hook subprocesses, real git, real virtualenvs, real gate runs.
 """
 
 from __future__ import annotations
@@ -213,3 +216,29 @@ def test_an_untouched_project_virtualenv_lets_an_honest_done_through(tmp_path: P
     builder.verify(repo / SPEC)
     done = ask(builder, repo, tmp_path, "done", env)
     assert not done.denied, done.deny_reason
+
+
+def _module_at_the_root(repo: Path) -> None:
+    (repo / "thirdparty.py").write_text("def ok():\n    return True\n")
+
+
+def _package_at_the_root(repo: Path) -> None:  # written after the fix: no new code needed
+    (repo / "thirdparty").mkdir()
+    (repo / "thirdparty" / "__init__.py").write_text("def ok():\n    return True\n")
+
+
+@pytest.mark.parametrize("plant", [_module_at_the_root, _package_at_the_root])
+def test_a_new_project_module_that_shadows_an_installed_one_blocks_done(
+    tmp_path: Path, plant: Callable[[Path], None]
+) -> None:
+    """`python -c` puts the project first on sys.path: a new thirdparty.py there would be
+    imported instead of the installed module the criterion checks."""
+    repo = make_repo(tmp_path / "repo", VENV_SPEC)
+    project_venv(repo)
+    env = {"ACCEPTANCE_GATE_PYTHON": str(repo / ".venv" / "bin" / "python")}
+    builder = pin(repo, env)
+    builder.verify(repo / SPEC)
+    plant(repo)
+    done = ask(builder, repo, tmp_path, "done", env)
+    assert done.denied, done.stdout
+    assert "named like an installed module" in done.deny_reason, done.deny_reason
