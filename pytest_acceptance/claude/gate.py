@@ -5,12 +5,12 @@ itself, on the spec as pinned at /implement (the copy in the plugin's state, nev
 project's file), with:
 
 - the interpreter pinned at /implement (gate_runtime.py), under ``-I`` (no PYTHONPATH, no
-  cwd on sys.path), its files and those of the distributions the run imports hashed at pin
-  time and checked before every run (a new .pth file in a site folder counts as a change);
-- an environment built from scratch (PATH, HOME, LANG/LC_*, TMPDIR, TZ, USER and the
-  ANTHROPIC_* credentials an agent criterion needs; no BASH_ENV, ENV, PYTEST_ADDOPTS,
-  PYTEST_PLUGINS, PYTHONPATH, ...), plugin autoload off, only pytest-acceptance and xdist
-  loaded, ``--noconftest``, ``-p no:cacheprovider``, no parse cache from ``.acceptance/``;
+  cwd on sys.path), its whole environment pinned file by file (tree/closure.py) and checked
+  before every run: any file of it added, removed or changed blocks;
+- an environment built from scratch (PATH, HOME, LANG/LC_*, TZ, USER and the ANTHROPIC_*
+  credentials an agent criterion needs; a fresh TMPDIR; no BASH_ENV, ENV, PYTEST_PLUGINS,
+  PYTHONPATH, ...; PYTEST_ADDOPTS only ``-p no:cacheprovider``), plugin autoload off, only
+  pytest-acceptance and xdist loaded, ``--noconftest``, no parse cache from ``.acceptance/``;
 - ``-c`` an ini file the gate writes, holding only the ``acceptance_*`` settings of the
   project's configuration as it was at /implement (never ``acceptance_cache``);
 - ``--rootdir`` the repository pinned at /implement, and the run's cwd;
@@ -23,8 +23,9 @@ project's file), with:
 - a deadline below the hook's timeout: a run that cannot finish is killed (its whole
   process group) and blocks with the reason.
 
-Results are stored in the plugin's state by tree fingerprint: the Stop hook after a /done
-the gate let through does not run again on the same tree.
+Trustworthy results are stored in the plugin's state under a fingerprint of every file of
+the project (``reuse_key``): the Stop hook after a /done the gate let through does not run
+again while nothing a run could read has changed.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from pytest_acceptance.claude import interpreter_paths
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.tree import closure
 
-_KEPT_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TZ", "USER", "LOGNAME")
+_KEPT_ENV = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME")
 
 
 class GateError(Exception):
@@ -234,4 +234,7 @@ def clean_env(python: str, pycache: str = "") -> dict[str, str]:
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = pycache
+        # The run's own temporary folder, fresh: nothing planted in /tmp is where it looks.
+        env["TMPDIR"] = os.path.join(pycache, "tmp")
+        os.makedirs(env["TMPDIR"], exist_ok=True)
     return env
