@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -41,8 +42,8 @@ command: "test -f files/f{0}.txt"
 """
 GATE_ONCE = """
 import shutil, sys, time
-sys.path.insert(0, {hooks!r})
-import flow_state, gate
+sys.path.insert(0, {root!r})
+from pytest_acceptance.claude import flow_state, gate
 flow = flow_state.Flow.load("bench-session")
 shutil.rmtree(flow.results_folder, ignore_errors=True)
 result = gate.run(flow, time.monotonic() + 600)
@@ -100,10 +101,16 @@ def main() -> None:
         repo = build(root, arguments.criteria)
         ENV["CLAUDE_PLUGIN_DATA"] = str(root / "data")
         ENV["ACCEPTANCE_GATE_PYTHON"] = sys.executable
+        started = time.perf_counter()
         pin(repo, root / "data")
+        pinned = json.loads(next((root / "data").rglob("closure.json")).read_text())
+        print(
+            f"pin at /implement: {time.perf_counter() - started:.2f} s, of which the "
+            f"interpreter's environment is {len(pinned):,} files"
+        )
         verify = [sys.executable, "-m", "pytest", "--acceptance", "spec.md"]
         verify += ["-p", "no:cacheprovider", "-q"]
-        gate_run = [sys.executable, "-S", "-c", GATE_ONCE.format(hooks=str(REPO_ROOT / "hooks"))]
+        gate_run = [sys.executable, "-S", "-c", GATE_ONCE.format(root=str(REPO_ROOT))]
         compare(
             f"gate run at /done vs the agent's /verify ({arguments.criteria} bash criteria)",
             verify,

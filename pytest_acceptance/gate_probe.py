@@ -25,22 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude.flow_state import CONFIG_FILES
+from pytest_acceptance.claude.gate_bytecode import GATE_MODULES
 
-# What `python -m pytest --acceptance` imports in the gate's run (plugin autoload is off).
-GATE_MODULES = (
-    "pytest",
-    "_pytest",
-    "pluggy",
-    "iniconfig",
-    "packaging",
-    "xdist",
-    "execnet",
-    "pytest_acceptance",
-    "yaml",
-    "_yaml",
-    "markdown_it",
-    "mdurl",
-)
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
 UNTRUSTED_SETTINGS = frozenset({"acceptance_cache"})

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_acceptance.claude import gate_bytecode
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
@@ -150,14 +151,18 @@ def _pytest(
     flow: Flow, deadline_at: float, pycache: str
 ) -> tuple[dict[str, Any] | str | None, int, str]:
     """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
-    log's tail. No bytecode of an earlier run is read: `pycache`, a fresh folder, is the
-    gate's pytest's and every child Python's (criteria run project code, which must never
-    meet bytecode the agent could have written)."""
+    log's tail. `pycache`, a fresh folder, is every criterion's Python's (they run project
+    code, which must never meet bytecode of an earlier run); the gate's pytest and workers
+    read only bytecode the gate compiled and witnessed unchanged (gate_bytecode.py)."""
     python = str(flow.get("python"))
+    try:
+        bytecode = gate_bytecode.ready(flow, python, clean_env(python))
+    except gate_bytecode.BytecodeError as error:
+        raise GateError(str(error)) from None
     reader, writer = os.pipe()
-    # The gate's own pytest compiles into the same fresh folder: bytecode kept between runs,
-    # even in the plugin's state, would be a file the agent could have planted.
-    command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-m", "pytest", "--acceptance"]
+    # -B: -I ignores PYTHONDONTWRITEBYTECODE, and the gate's bytecode must stay as recorded.
+    command = [python, "-I", "-B", "-X", f"pycache_prefix={bytecode}", "-m", "pytest"]
+    command += ["--acceptance"]
     command += [str(flow.spec_copy)]
     command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
     command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
@@ -169,7 +174,7 @@ def _pytest(
             process = subprocess.Popen(
                 command,
                 cwd=flow.repo,
-                env=clean_env(python, pycache),
+                env=clean_env(python, pycache, bytecode),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -192,6 +197,8 @@ def _pytest(
         if writer >= 0:
             os.close(writer)
     tail = _tail(log_path)
+    if not gate_bytecode.untouched(flow):
+        return "the gate's own bytecode folder changed during its run", returncode, tail
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
     return (untrusted if untrusted is not None else verdict), returncode, tail

@@ -212,7 +212,7 @@ def integrity_module() -> Any:
     return integrity
 
 
-def clean_env(python: str, pycache: str = "") -> dict[str, str]:
+def clean_env(python: str, pycache: str = "", gate_bytecode: str = "") -> dict[str, str]:
     """The run's environment, from scratch: nothing the agent's shell could have set.
     `pycache`: the run's private bytecode folder, so no child Python reads __pycache__."""
     env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
@@ -234,6 +234,10 @@ def clean_env(python: str, pycache: str = "") -> dict[str, str]:
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = pycache
+    if pycache and gate_bytecode:  # the gate's pytest and workers read the gate's own
+        env["PYTHONPYCACHEPREFIX"] = gate_bytecode
+        env["ACCEPTANCE_CRITERIA_PYCACHEPREFIX"] = pycache
+    if pycache:
         # The run's own temporary folder, fresh: nothing planted in /tmp is where it looks.
         env["TMPDIR"] = os.path.join(pycache, "tmp")
         os.makedirs(env["TMPDIR"], exist_ok=True)

@@ -242,3 +242,61 @@ def test_a_new_project_module_that_shadows_an_installed_one_blocks_done(
     done = ask(builder, repo, tmp_path, "done", env)
     assert done.denied, done.stdout
     assert "named like an installed module" in done.deny_reason, done.deny_reason
+
+
+# --- bytecode: the gate's pytest reads only bytecode it compiled and witnessed unchanged ----
+
+# Project code run by the criterion: find the gate's bytecode folder in an ancestor's
+# environment (a criterion's own Python uses another one) and plant a file in it.
+PLANT = """import os, sys
+own = os.environ.get("PYTHONPYCACHEPREFIX")
+pid = os.getppid()
+while pid > 1:
+    env = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
+    found = [e[20:].decode() for e in env if e.startswith(b"PYTHONPYCACHEPREFIX=")]
+    if found and found[0] != own:
+        target = os.path.join(found[0], "planted.cpython-311.pyc")
+        open(target, "wb").write(b"forged")
+        if "restore" in sys.argv:
+            os.unlink(target)
+        break
+    pid = int(open(f"/proc/{pid}/status").read().split("PPid:")[1].split()[0])
+"""
+
+
+@pytest.mark.parametrize("restore", [False, True], ids=["planted", "planted_and_removed"])
+def test_bytecode_planted_in_the_gates_folder_during_its_run_is_never_trusted(
+    tmp_path: Path, restore: bool
+) -> None:
+    """Removing the planted file again (written after the fix) changes the folder's ctime:
+    the same mechanism refuses it."""
+    command = "python3 plant.py" + (" restore" if restore else "")
+    repo = make_repo(tmp_path / "repo", "# Spec\n" + CRITERION.format("AC-1", "plants", command))
+    (repo / "plant.py").write_text(PLANT)
+    git(repo, "add", "plant.py")
+    git(repo, "commit", "-qm", "plant")
+    builder = pin(repo)
+    builder.verify(repo / SPEC)
+    done = ask(builder, repo, tmp_path, "done")
+    assert done.denied, done.stdout
+    assert "bytecode folder changed during its run" in done.deny_reason, done.deny_reason
+
+
+def test_bytecode_planted_between_runs_is_thrown_away_and_rebuilt(
+    tmp_path: Path, plugin_state: Path
+) -> None:
+    """A forged .pyc put in the gate's bytecode folder after its last run: the next run sees
+    a changed folder and compiles it afresh; the honest /done goes through."""
+    repo = make_repo(tmp_path / "repo", spec_reading("."))
+    ignored_helper(repo, tmp_path)
+    builder = pin(repo)
+    builder.verify(repo / SPEC)
+    assert ask(builder, repo, tmp_path, "escalate").denied  # a run: the folder is built
+    builder.escalate(outcome="denied")
+    (folder,) = plugin_state.rglob("bytecode")
+    forged = next(folder.rglob("*.pyc"))
+    forged.write_bytes(b"forged")
+    (repo / "unrelated.txt").write_text("a new tree: no stored result stands in\n")
+    done = ask(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert forged.read_bytes() != b"forged"
