@@ -148,7 +148,7 @@ def _walk(
             if entry.name in skipped:
                 continue
             if entry.is_dir(follow_symlinks=False):
-                if entry.path not in left_out:
+                if entry.path not in left_out and not _unimportable(entry.name):
                     pending.append(entry.path)
             else:
                 found.append(entry.path)
@@ -158,6 +158,13 @@ def _walk(
                 "smaller virtualenv for the gate (ACCEPTANCE_GATE_PYTHON)"
             )
     return found
+
+
+def _unimportable(name: str) -> bool:
+    """A folder no import reaches: hidden ones (.hypothesis, .mypy_cache, .venv: a dotted
+    name is no package) and another project's environments. An editable install's root is
+    a whole checkout; only what can be imported from it is its code."""
+    return name.startswith(".") or name in ("venv", "node_modules")
 
 
 def config_above(repo: str) -> list[str]:
