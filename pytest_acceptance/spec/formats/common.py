@@ -16,6 +16,7 @@ from pytest_acceptance.model import (
     Location,
     Method,
     Priority,
+    Requirement,
     Spec,
     SpecError,
     one_line,
@@ -81,6 +82,8 @@ class Builder:
         self.errors: list[SpecError] = []
         self.seen: dict[str, tuple[str, int]] = {}
         self.consumed: set[int] = set()  # lines of verification blocks a criterion owns
+        # requirement id (casefolded) -> (id, title, line, ids of its criteria)
+        self.requirements: dict[str, tuple[str, str, int, list[str]]] = {}
 
     def error(self, line: int, message: str) -> None:
         self.errors.append(SpecError(self.path, line, message))
@@ -102,6 +105,12 @@ class Builder:
         self.seen[ident.casefold()] = (ident, line)
         return ident
 
+    def requirement(self, raw_id: str, title: str, line: int) -> str:
+        """Register a requirement (again: the same one); returns its id."""
+        ident = safe_id(raw_id) or "requirement"
+        self.requirements.setdefault(ident.casefold(), (ident, title, line, []))
+        return self.requirements[ident.casefold()][0]
+
     def add(
         self,
         raw_id: str,
@@ -116,27 +125,41 @@ class Builder:
         command: str | None = None,
         owned: Sequence[Block] = (),
         fields: dict[str, Any] | None = None,
-    ) -> None:
-        """One criterion. A yaml verification block among ``owned`` (the blocks under it)
-        decides how it is verified; else ``command`` makes it a bash criterion run verbatim;
-        else an agent judges it against ``text`` and ``steps``."""
+        prose: Sequence[str] | None = None,
+        how: str = "",
+        requirement: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> str | None:
+        """One criterion; returns its id (None when it could not be added). A yaml
+        verification block among ``owned`` (the blocks under it) decides how it is
+        verified; else ``command`` makes it a bash criterion run verbatim; else ``fields``;
+        else the check its own markdown (``prose``) states (``stated_check``); else an agent
+        judges it against ``text`` and ``steps``. ``how`` says why, for the collection line;
+        ``requirement`` names the requirement it verifies (``requirement()``)."""
         ident = self.take_id(raw_id, line)
         if ident is None:
-            return
+            return None
         steps = tuple(s for s in steps if s.strip())
         description = "\n".join(part for part in (text, *steps, context) if part.strip())
-        if fields is None:
-            checks = tuple(c for c in (text, *steps) if c.strip()) or (title or ident,)
-            fields = {"method": Method.SUBAGENT, "checks": checks}
+        checks = tuple(c for c in (text, *steps) if c.strip()) or (title or ident,)
         if command is not None:
             fields = {"method": Method.BASH, "command": command}
+            how = how or f"bash: `{one_line(command)}`, exit code 0"
+        elif fields is None:
+            chosen = self._stated(ident, line, prose if prose is not None else [text, *steps])
+            if chosen is None:
+                return None
+            fields, how = chosen
+            fields.setdefault("checks", checks)
         fence = self._verification_block(owned)
         if fence is not None:
             from_block = self._fields(ident, fence, priority)
             if from_block is None:
-                return
-            fields = from_block
-        fields = {"priority": priority, **fields}
+                return None
+            fields, how = from_block, ""
+        fields = {"priority": priority, **fields, **(extra or {})}
+        if requirement is not None:
+            self.requirements[requirement.casefold()][3].append(ident)
         self.criteria.append(
             Criterion(
                 id=ident,
@@ -145,9 +168,26 @@ class Builder:
                 verification_line=fence.line if fence is not None else line,
                 description=description,
                 category=category,
+                how=how,
                 **fields,
             )
         )
+        return ident
+
+    def _stated(
+        self, ident: str, line: int, prose: Sequence[str]
+    ) -> tuple[dict[str, Any], str] | None:
+        from pytest_acceptance.spec.formats.stated_check import StatedCheckError, choose
+
+        try:
+            choice = choose(prose)
+        except StatedCheckError as error:
+            self.error(line, f"{ident} {error}")
+            return None
+        if choice.method is Method.BASH:
+            fields = {"method": Method.BASH, "command": choice.command}
+            return {**fields, "pass_condition": choice.pass_condition}, choice.how
+        return {"method": Method.SUBAGENT}, choice.how
 
     def _verification_block(self, owned: Sequence[Block]) -> Block | None:
         from pytest_acceptance.spec.formats.reference import is_verification_block
@@ -180,7 +220,7 @@ class Builder:
             self.error(at, f"{ident}: {exc}")
         return None
 
-    def spec(self, shape: str) -> Spec:
+    def spec(self, shape: str, title: str | None = None) -> Spec:
         """The spec, after checking that no verification block was left without a criterion;
         ``shape`` tells the author what a criterion of this format looks like."""
         from pytest_acceptance.spec.formats.reference import is_verification_block
@@ -196,4 +236,10 @@ class Builder:
         raise_all(self.errors)
         if not self.criteria:
             raise SpecError(self.path, 1, f"no acceptance criteria found: {shape}")
-        return Spec(self.path, tuple(self.criteria), self.document.title)
+        requirements = tuple(
+            Requirement(ident, one_line(name, TITLE_LIMIT), Location(self.path, at), tuple(ids))
+            for ident, name, at, ids in self.requirements.values()
+            if ids
+        )
+        title = self.document.title if title is None else title
+        return Spec(self.path, tuple(self.criteria), title, requirements)
