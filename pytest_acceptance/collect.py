@@ -108,6 +108,8 @@ class CriterionItem(pytest.Item):
         self.add_marker(criterion.priority.value.lower())  # -m must, -m "not wont"
         if criterion.category:
             self.add_marker(category_marker(self.config, criterion.category))
+        for tag in criterion.tags:  # Gherkin @tags: -m smoke
+            self.add_marker(category_marker(self.config, tag, "tagged"))
         # -k matches words of the title and the category (substrings, as pytest does).
         self.extra_keyword_matches.update(w for w in (criterion.title, criterion.category) if w)
         # junitxml writes these as <properties>: the CI gate sees id, title, method, priority.
@@ -123,6 +125,8 @@ class CriterionItem(pytest.Item):
             self.result = Result(Status.MANUAL, attempts=0, message="needs a human")
             pytest.skip(f"manual criterion {self.criterion.id}: needs a human, never run")
         self.result = self._run()
+        if self.result.status is Status.UNTICKED:  # listed, neither a pass nor a failure
+            pytest.skip(f"task {self.criterion.id} is not ticked: {self.result.message}")
         if not self.result.status.passed:
             raise CriterionFailed(self.result)
 
@@ -145,10 +149,16 @@ class CriterionItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         # progress.py reads the title back from this domain, also on an xdist controller.
-        return self.path, self.criterion.location.line - 1, f"{self.name}: {self.criterion.title}"
+        return self.path, self.criterion.location.line - 1, f"{self.name}: {self._label()}"
 
     def __repr__(self) -> str:  # the --collect-only tree
-        return f"<{type(self).__name__} {self.name} {self.criterion.title}>"
+        return f"<{type(self).__name__} {self.name} {self._label()}>"
+
+    def _label(self) -> str:
+        """The title, and how the criterion is verified when a format chose it from the
+        author's words (``[bash: `make lint`, exit code 0, as the prose states]``)."""
+        how = self.criterion.how
+        return f"{self.criterion.title} [{how}]" if how else self.criterion.title
 
 
 _CATEGORY_MARKERS = pytest.StashKey[dict[str, str]]()  # category -> its marker
@@ -156,11 +166,11 @@ _TAKEN_MARKERS = pytest.StashKey[frozenset[str]]()  # markers that are not ours 
 _RUN_CONTEXT = pytest.StashKey["RunContext"]()
 
 
-def category_marker(config: pytest.Config, category: str) -> str:
-    """The marker of a category: its slug (``Stop Hook`` → ``stop_hook``), registered so
-    ``--strict-markers`` projects work. A slug that is already a marker of pytest or of
-    another plugin (``skip``, ``timeout``, ...) would change how the item runs, so it
-    becomes ``category_<slug>``."""
+def category_marker(config: pytest.Config, category: str, kind: str = "category") -> str:
+    """The marker of a category (or of a Gherkin tag, ``kind`` "tagged"): its slug (``Stop
+    Hook`` → ``stop_hook``), registered so ``--strict-markers`` projects work. A slug that
+    is already a marker of pytest or of another plugin (``skip``, ``timeout``, ...) would
+    change how the item runs, so it becomes ``category_<slug>``."""
     known = config.stash.get(_CATEGORY_MARKERS, None)
     if known is None:
         known = config.stash[_CATEGORY_MARKERS] = {}
@@ -169,7 +179,8 @@ def category_marker(config: pytest.Config, category: str) -> str:
     if category not in known:
         slug = "_".join(re.findall(r"[a-z0-9]+", category.lower())) or "uncategorized"
         name = f"category_{slug}" if slug in config.stash[_TAKEN_MARKERS] else slug
-        config.addinivalue_line("markers", f"{name}: acceptance criteria of category {category!r}")
+        what = "of category" if kind == "category" else kind
+        config.addinivalue_line("markers", f"{name}: acceptance criteria {what} {category!r}")
         known[category] = name
     return known[category]
 

@@ -62,6 +62,7 @@ _BUILTIN = (
     _Builtin("spec-kit", "speckit"),
     _Builtin("kiro", "kiro", "REQUIREMENTS"),
     _Builtin("kiro-design", "kiro", "DESIGN"),
+    _Builtin("stories", "stories"),
     _Builtin("openspec", "openspec"),
     _Builtin("bmad", "bmad"),
     _Builtin("tasks", "tasks"),

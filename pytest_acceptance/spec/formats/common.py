@@ -105,11 +105,13 @@ class Builder:
         self.seen[ident.casefold()] = (ident, line)
         return ident
 
-    def requirement(self, raw_id: str, title: str, line: int) -> str:
-        """Register a requirement (again: the same one); returns its id."""
+    def requirement(self, raw_id: str, title: str, line: int, criteria: Iterable[str] = ()) -> str:
+        """Register a requirement (again: the same one), with ``criteria`` already added;
+        returns its id."""
         ident = safe_id(raw_id) or "requirement"
-        self.requirements.setdefault(ident.casefold(), (ident, title, line, []))
-        return self.requirements[ident.casefold()][0]
+        entry = self.requirements.setdefault(ident.casefold(), (ident, title, line, []))
+        entry[3].extend(c for c in criteria if c not in entry[3])
+        return entry[0]
 
     def add(
         self,
@@ -239,7 +241,6 @@ class Builder:
         requirements = tuple(
             Requirement(ident, one_line(name, TITLE_LIMIT), Location(self.path, at), tuple(ids))
             for ident, name, at, ids in self.requirements.values()
-            if ids
         )
         title = self.document.title if title is None else title
         return Spec(self.path, tuple(self.criteria), title, requirements)

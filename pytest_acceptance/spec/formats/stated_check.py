@@ -100,7 +100,7 @@ def choose(prose: Sequence[str]) -> Choice:
         command = " && ".join(commands)
         how = f"bash: `{command}`, exit code 0, a Deterministic gate"
         return Choice(Method.BASH, how, command)
-    return Choice(Method.SUBAGENT, "agent: no command with a pass phrase in the prose")
+    return Choice(Method.SUBAGENT, "agent: no runnable check stated")
 
 
 def stated_checks(text: str) -> list[_Stated]:
