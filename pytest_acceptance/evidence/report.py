@@ -138,6 +138,10 @@ def _entry(
             f"it names {fragment['id']} at index {fragment['index']}, but its file name "
             f"belongs to {criterion.id} at index {item.index}",
         )
+    if item.recorded.extra.get("settled"):
+        # A task whose cited criteria the controller checked (verdict/tasks.py): the worker's
+        # fragment holds its own checks only; the settled result is the controller's fact.
+        return _strip(build_fragment(criterion, item.index, item.recorded, rootdir))
     if fragment["status"] != item.recorded.status.value:
         problems.append(
             f"{criterion.id}: the fragment says {fragment['status']} but the run recorded "
@@ -198,7 +202,7 @@ def gap_class(priority: str, status: str, partial: bool) -> str | None:
 
 def resolution(status: str, issues: int, before: dict[str, Any] | None) -> str | None:
     """How a criterion moved since the previous report (``before``: its entry there)."""
-    if status == Status.MANUAL.value:
+    if status in (Status.MANUAL.value, Status.UNTICKED.value):  # nothing was verified
         return None
     if status == Status.NOT_RUN.value:
         return "not_run"

@@ -238,7 +238,7 @@ def _criteria(drafts: list[_Draft], path: Path) -> list[Criterion]:
     for draft in drafts:
         ident = draft.ident
         if ident is None:
-            base = f"{draft.section.ref}-{_words(draft.raw or draft.statement)}"
+            base = f"{draft.section.ref}-{id_words(draft.raw or draft.statement)}"
             ident, repeat = base, 1
             while ident.casefold() in taken:
                 repeat += 1
@@ -252,7 +252,7 @@ def _criteria(drafts: list[_Draft], path: Path) -> list[Criterion]:
     return criteria
 
 
-def _words(statement: str) -> str:
+def id_words(statement: str) -> str:
     """The first words of a statement that say something, as an id part."""
     words = [w for w in re.findall(r"[a-z0-9]+", statement.lower()) if w not in _FILLER]
     return "-".join(words[:ID_WORDS])[:48].strip("-") or "requirement"
