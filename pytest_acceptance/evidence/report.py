@@ -114,6 +114,7 @@ def assemble(
         "removed": [] if before is None else _removed(before, ids),
         "problems": problems,
         "criteria": entries,
+        "requirements": [],  # the matrix rows of the spec's requirements (trail.py)
     }
 
 
@@ -276,6 +277,56 @@ def _previous_summary(previous: Previous | None) -> dict[str, Any] | None:
     }
 
 
+# --- the requirement-to-evidence matrix ----------------------------------------------------
+
+
+def requirement_rows(verdict: Any, spec_path: Path, rootdir: Path) -> list[dict[str, Any]]:
+    """The matrix rows (verdict/matrix.py) of the requirements ``spec_path`` defines."""
+    from pytest_acceptance.verdict.matrix import row_json
+
+    if verdict is None:
+        return []
+    wanted = spec_path.resolve()
+    return [
+        row_json(row, lambda path: display_path(path, rootdir))
+        for row in verdict.requirements
+        if row.spec == wanted
+    ]
+
+
+def _requirement_lines(report: dict[str, Any]) -> list[str]:
+    rows = report.get("requirements") or []
+    if not rows:
+        return []
+    lines = [
+        "## Requirements and their evidence",
+        "",
+        "| Requirement | Status | Runnable check | Criteria | Tasks |",
+        "|-------------|--------|----------------|----------|-------|",
+    ]
+    for row in rows:
+        criteria = ", ".join(
+            f"{ident} ({status})"
+            for ident, status in zip(row["criteria"], row["criteria_status"], strict=True)
+        )
+        tasks = ", ".join(
+            f"{ident} ({status})"
+            for ident, status in zip(row["tasks"], row["tasks_status"], strict=True)
+        )
+        cells = [
+            f"{row['id']}: {row['title']}",
+            row["status"],
+            "yes" if row["runnable"] else "**no**",
+            criteria or "none",
+            tasks,
+        ]
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    unchecked = [row["id"] for row in rows if not row["runnable"]]
+    if unchecked:
+        lines += ["", f"No runnable check ({len(unchecked)}): {', '.join(unchecked)}"]
+    return [*lines, ""]
+
+
 def report_json(report: dict[str, Any]) -> str:
     # Compact (json's C encoder only runs without indent); deterministic by construction:
     # the same fragments build the same dicts in the same order. report.md is for reading.
@@ -294,6 +345,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["problems"]:
         lines += ["## Problems", "", *[f"- {p}" for p in report["problems"]], ""]
     lines += _table(report["criteria"])
+    lines += _requirement_lines(report)
     lines += _details(report)
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -11,6 +11,7 @@ interruption) ends with the same exit code as without it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
@@ -40,6 +41,8 @@ from pytest_acceptance.verdict.decision import (
     send_verdict,
     to_json,
 )
+from pytest_acceptance.verdict.matrix import Row
+from pytest_acceptance.verdict.matrix import build as build_matrix
 
 # pytest exit codes that mean "the run itself went wrong": kept as they are.
 _PYTEST_OWN = {
@@ -177,17 +180,18 @@ class Recorder:
         ]
         problems = self._problems(exitstatus)
         scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
-        verdict = _decide(outcomes, problems, exitstatus, scope)
+        matrix = build_matrix(self.specs, [(o.criterion, o.result) for o in outcomes])
+        verdict = _decide(outcomes, problems, exitstatus, scope, matrix)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
         found = self.config.hook.pytest_acceptance_verdict(
             config=self.config, verdict=verdict, facts=facts
         )
         if more := [problem for problems_of in found for problem in problems_of or ()]:
-            verdict = _decide(outcomes, problems + more, exitstatus, scope)
+            verdict = _decide(outcomes, problems + more, exitstatus, scope, matrix)
         written = self._write(verdict, facts)
         if written is not None:  # nowhere to record it: the verdict cannot stand as it is
-            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope)
+            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope, matrix)
             if verdict.exit_code in (0, 10):
                 verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
@@ -291,8 +295,14 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
     return specs
 
 
-def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int, scope: Scope) -> Verdict:
-    verdict = decide(outcomes, problems, scope)
+def _decide(
+    outcomes: list[Outcome],
+    problems: list[str],
+    exitstatus: int,
+    scope: Scope,
+    matrix: tuple[Row, ...] = (),
+) -> Verdict:
+    verdict = dataclasses.replace(decide(outcomes, problems, scope), requirements=matrix)
     if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
         return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
     return verdict
