@@ -7,6 +7,7 @@ Shaped like pytest's "non-python tests" example: ``SpecFile.collect`` parses and
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterator
@@ -49,7 +50,12 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
         # from the agent-writable .acceptance/.
         gate_run = os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0"
         cache = None if gate_run else optional_dir(rootdir, "parse-cache")
-        _parsed[key] = parse_spec_cached(path, cache, choice)
+        spec = parse_spec_cached(path, cache, choice)
+        if any(criterion.scenario is not None for criterion in spec.criteria):
+            from pytest_acceptance.spec.bdd import bind  # the project's BDD runner, if any
+
+            spec = dataclasses.replace(spec, criteria=bind(spec.criteria, rootdir))
+        _parsed[key] = spec
     return _parsed[key]
 
 

@@ -66,7 +66,9 @@ _BUILTIN = (
     _Builtin("openspec", "openspec"),
     _Builtin("bmad", "bmad"),
     _Builtin("tasks", "tasks"),
+    _Builtin("gherkin", "gherkin"),
     _Builtin("prose", "prose"),
+    _Builtin("gauge", "gauge"),
 )
 
 
