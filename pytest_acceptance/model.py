@@ -108,17 +108,24 @@ class Task:
 
     ``files`` must exist and have changed since the base; ``removed`` must be gone and have
     changed since the base; ``cites`` are requirement or criterion ids whose criteria must
-    pass in the same run; ``command`` is the task's own verify command."""
+    pass in the same run; ``subtasks`` are the ids of its sub-tasks in the same list, which
+    must be ticked and pass; ``command`` is the task's own verify command."""
 
     ticked: bool
     files: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     cites: tuple[str, ...] = ()
     command: str | None = None
+    subtasks: tuple[str, ...] = ()
 
     @property
     def evidence(self) -> bool:
-        return bool(self.files or self.removed or self.cites or self.command)
+        return bool(self.files or self.removed or self.cites or self.command or self.subtasks)
+
+    @property
+    def decided_later(self) -> bool:
+        """Whether other criteria of the run decide it too (its cites, its sub-tasks)."""
+        return bool(self.cites or self.subtasks)
 
 
 @dataclass(frozen=True)

@@ -153,7 +153,7 @@ def check_task(
         task.files or task.removed
     )
     extra = {"cites": list(task.cites)} if task.cites else {}
-    message = "evidence holds: " + "; ".join(held) if held else "evidence: its cited criteria"
+    message = "evidence holds: " + "; ".join(held) if held else "evidence: what it cites"
     return Result(Status.PASSED, duration=duration, output=output, message=message, extra=extra)
 
 

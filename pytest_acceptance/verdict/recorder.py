@@ -132,12 +132,13 @@ class Recorder:
         """Decide a ticked task's cited requirements now if their criteria have reported
         (the terminal line then tells the truth), else at the end of the run."""
         criterion = self.criteria.get(report.nodeid)
-        if criterion is None or criterion.task is None or not criterion.task.cites:
+        if criterion is None or criterion.task is None or not criterion.task.decided_later:
             return
         settled = self._settle(report.nodeid, final=False)
         if settled is None:
             self.awaiting.append(report.nodeid)
-            report.acceptance["extra"]["awaits"] = list(criterion.task.cites)  # type: ignore[attr-defined]
+            awaited = [*criterion.task.cites, *criterion.task.subtasks]
+            report.acceptance["extra"]["awaits"] = awaited  # type: ignore[attr-defined]
             return
         self.results[report.nodeid] = settled
         report.acceptance = settled.to_dict()  # type: ignore[attr-defined]

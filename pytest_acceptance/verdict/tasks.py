@@ -73,8 +73,8 @@ def settle(
 ) -> Result | None:
     """The task's result once its cited criteria are known; None while one that was
     selected has not reported yet (and the run is not over: ``final``)."""
-    cites = task.task.cites if task.task else ()
-    if not own.status.passed or not cites:
+    claim = task.task
+    if claim is None or not own.status.passed or not claim.decided_later:
         return own
     specs = list(specs)
     failed: list[Issue] = []
@@ -82,8 +82,9 @@ def settle(
     manual: list[str] = []
     passed: list[str] = []
     spec_path = task.location.path.resolve()
-    for cite in cites:
-        keys = cited_criteria(cite, spec_path, specs)
+    named = [(cite, cited_criteria(cite, spec_path, specs)) for cite in claim.cites]
+    named += [(sub, [(spec_path, sub)]) for sub in claim.subtasks]
+    for cite, keys in named:
         if not keys:
             unknown.append(f"{cite} is in no spec of this run (give its spec to --acceptance)")
         for key in keys:
@@ -92,7 +93,15 @@ def settle(
                 unknown.append(f"cited {key[1]} was not selected in this run")
             elif result is None and not final:
                 return None
-            elif result is None or result.status in (Status.NOT_RUN, Status.UNTICKED):
+            elif result is not None and result.status is Status.UNTICKED:
+                failed.append(
+                    Issue(
+                        spec_location(selected[key], rootdir),
+                        f"sub-task {key[1]} done",
+                        f"sub-task {key[1]} is not ticked",
+                    )
+                )
+            elif result is None or result.status is Status.NOT_RUN:
                 unknown.append(f"cited {key[1]} did not run")
             elif result.status in (Status.FAILED, Status.ERROR):
                 where = spec_location(selected[key], rootdir)

@@ -46,6 +46,12 @@ _EXTENSIONS = (
     "sql|c|h|cc|cpp|hpp|cs|swift|php|ex|exs|txt|cfg|ini|lock|xml|vue|svelte|proto|tf|env"
 )
 _PATH_SPAN = re.compile(rf"(?:[\w.-]+/)*[\w.-]+(?:\.(?:{_EXTENSIONS})|/)\Z|[\w.-]+(?:/[\w.-]+)+\Z")
+# A bare file name without a folder counts only with an extension no word has ("Node.js" and
+# "e.g." are not files; "pyproject.toml" and "CHANGELOG.md" are).
+_BARE_NAME = re.compile(
+    r"(?<![\w/.`-])[\w-]+(?:\.[\w-]+)*\.(?:toml|json|ya?ml|md|py|ts|tsx|go|rs|sh|sql|lock|cfg|ini)"
+    r"(?![\w/`])"
+)
 _BARE_PATH = re.compile(
     rf"(?<![\w/.`-])(?:\./)?[\w.-]+(?:/[\w.-]+)*/(?:[\w.-]+\.(?:{_EXTENSIONS})|[\w.-]*/)"
     rf"(?![\w/`])"
@@ -106,6 +112,7 @@ class TasksFormat:
             removed=_files(words, labels, removed=True),
             cites=_cites(labels, marks, title_markdown),
             command=labels.get("verify", ("", None))[1],
+            subtasks=_subtasks(builder, blocks, index),
         )
         self._add(builder, ident, block.line, title, category, claim, labels)
 
@@ -156,7 +163,33 @@ def _evidence_words(claim: Task) -> str:
         parts.append(f"{named} file{'s' if named != 1 else ''} changed")
     if claim.cites:
         parts.append("cited " + ", ".join(claim.cites[:4]) + (" …" if len(claim.cites) > 4 else ""))
+    if claim.subtasks:
+        parts.append("sub-tasks " + ", ".join(claim.subtasks[:4]))
     return "ticked; evidence: " + ", ".join(parts)
+
+
+def _subtasks(builder: Builder, blocks: list[Block], index: int) -> tuple[str, ...]:
+    """The ids of the tasks nested right under ``blocks[index]``, and of the numbered tasks
+    that follow it in the same list under its number (Kiro's ``2.`` then ``2.1``)."""
+    found = []
+    for block in children(blocks, index):
+        nested = _TASK.match(block.text) if block.kind == "item" else None
+        if nested and block.depth == blocks[index].depth + 1:
+            head = _SPECKIT.match(nested["rest"]) or _NUMBERED.match(nested["rest"])
+            if head:
+                found.append(head["id"])
+    own = _NUMBERED.match(_TASK.match(blocks[index].text)["rest"])  # type: ignore[index]
+    if own and not found:
+        for block in blocks[index + 1 :]:
+            if block.kind == "heading":
+                break
+            nested = _TASK.match(block.text) if block.kind == "item" else None
+            head = _NUMBERED.match(nested["rest"]) if nested else None
+            if head and block.depth == blocks[index].depth:
+                if not head["id"].startswith(own["id"] + "."):
+                    break
+                found.append(head["id"])
+    return tuple(found)
 
 
 def _own_blocks(blocks: list[Block], index: int) -> list[Block]:
@@ -213,8 +246,9 @@ def _files(
     for text in words:
         for span in re.finditer(r"`([^`\n]+)`", text):
             candidates.append((span[1].strip(), text[: span.start()]))
-        for bare in _BARE_PATH.finditer(re.sub(r"`[^`\n]*`", " ", text)):
-            candidates.append((bare[0], text[: bare.start()]))
+        unquoted = re.sub(r"`[^`\n]*`", " ", text)
+        for bare in (*_BARE_PATH.finditer(unquoted), *_BARE_NAME.finditer(unquoted)):
+            candidates.append((bare[0], unquoted[: bare.start()]))
     for path, before in candidates:
         if not _PATH_SPAN.match(path) or "://" in path or path.startswith("-"):
             continue
