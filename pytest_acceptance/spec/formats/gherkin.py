@@ -42,9 +42,12 @@ SHAPE = 'a Gherkin "Feature:" with "Scenario:" or "Scenario Outline:" blocks of 
 
 
 def is_feature(text: str) -> bool:
-    """The first line that is not blank, a comment or tags opens a feature."""
+    """The first line that is not blank, a comment or tags opens a feature (or a
+    ``# language:`` header says the file is Gherkin)."""
     for line in text.splitlines():
         stripped = line.strip()
+        if _LANGUAGE.match(stripped):
+            return True
         if not stripped or stripped.startswith(("#", "@")):
             continue
         return _FEATURE.match(stripped) is not None
