@@ -76,14 +76,24 @@ def test_each_keyword_sentence_of_a_numbered_section_is_one_criterion() -> None:
             line_of("SHOULD write"),
             "§2 Architecture",
         ),
-        "S2-reports-dated": ("Reports COULD be dated.", Priority.COULD, line_of("COULD"), "§2 Architecture"),
+        "S2-reports-dated": (
+            "Reports COULD be dated.",
+            Priority.COULD,
+            line_of("COULD"),
+            "§2 Architecture",
+        ),
         "S2-implementation-begin-until-user-approves": (
             "Implementation MUST NOT begin until the user approves.",
             Priority.MUST,
             line_of("MUST NOT begin"),
             "§2 Architecture",
         ),
-        "S2-tracker-hold-notes": ("The tracker MAY hold notes.", Priority.COULD, line_of("MAY"), "§2 Architecture"),
+        "S2-tracker-hold-notes": (
+            "The tracker MAY hold notes.",
+            Priority.COULD,
+            line_of("MAY"),
+            "§2 Architecture",
+        ),
         "S2.1-tracker-committed-git": (
             "The tracker MUST be committed to git.",
             Priority.MUST,
@@ -185,7 +195,9 @@ def test_an_extracted_spec_is_verified_by_the_agent_end_to_end(
     pytester.makefile(".md", spec=SPEC)
     result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-n", "2")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["### Failed (1)", "- S2.1-tracker-committed-git: The tracker MUST be committed*"])
+    result.stdout.fnmatch_lines(
+        ["### Failed (1)", "- S2.1-tracker-committed-git: The tracker MUST be committed*"]
+    )
     verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
     assert [c["id"] for c in verdict["criteria"]] == list(extract())
     assert "The tracker MUST be committed to git." in judge.prompt("S2.1-tracker-committed-git")

@@ -90,7 +90,9 @@ def test_smart_ralph_stories_tables_and_stated_checks() -> None:
     assert by_id["NFR-1"].title == (
         "Performance (Metric: Nightly job duration for 50,000 invoices; Target: Under 10 minutes)"
     )
-    assert "User story: As a bookkeeper I want to have reminders sent" in by_id["AC-1.1"].description
+    assert (
+        "User story: As a bookkeeper I want to have reminders sent" in by_id["AC-1.1"].description
+    )
     assert requirements(spec) == [
         ("US-1", ("AC-1.1", "AC-1.2", "AC-1.3")),
         ("US-2", ("AC-2.1",)),
@@ -182,7 +184,10 @@ def test_speckit_tasks_cite_their_story_and_name_their_files() -> None:
     assert tasks["T030"][0] is AGENT  # ticked, names no evidence: an agent checks the claim
     t030 = spec.criteria[-1]
     assert t030.how == "agent: the ticked task names no command, file or requirement"
-    assert t030.checks[0] == "The task list claims this task done: Review the wording of the export dialog"
+    assert (
+        t030.checks[0]
+        == "The task list claims this task done: Review the wording of the export dialog"
+    )
     assert spec.criteria[2].location.line == line_of(relative, "T010")
     assert spec.criteria[2].category == (
         "Phase 3: User Story 1 - Download a saved report (Priority: P1) 🎯 MVP"
@@ -239,7 +244,10 @@ def test_gherkin_scenarios_and_outline_rows_are_criteria_with_tags() -> None:
     assert two.scenario == Scenario("Add several items", outline_line, 1, line_of(relative, "| 2 "))
     assert removed.category == "Shopping cart — Removing never goes below zero"
     assert removed.checks[-1] == "And the page says:\n  pear was not in your cart"
-    assert requirements(spec)[1] == ("Add-several-items", ("Add-several-items.1", "Add-several-items.2"))
+    assert requirements(spec)[1] == (
+        "Add-several-items",
+        ("Add-several-items.1", "Add-several-items.2"),
+    )
 
 
 @pytest.mark.parametrize(
