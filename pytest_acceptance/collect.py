@@ -184,13 +184,21 @@ def category_marker(config: pytest.Config, category: str, kind: str = "category"
         config.stash[_TAKEN_MARKERS] = frozenset(taken) | _BUILTIN_MARKERS
     if category not in known:
         slug = "_".join(re.findall(r"[a-z0-9]+", category.lower())) or "uncategorized"
-        name = f"category_{slug}" if slug in config.stash[_TAKEN_MARKERS] else slug
+        # A tag is the author's marker: the project may register it itself (pytest-bdd's
+        # tags are markers); only markers that change how an item runs are avoided.
+        taken = _ACTING_MARKERS if kind == "tagged" else config.stash[_TAKEN_MARKERS]
+        name = f"category_{slug}" if slug in taken else slug
         what = "of category" if kind == "category" else kind
         config.addinivalue_line("markers", f"{name}: acceptance criteria {what} {category!r}")
         known[category] = name
     return known[category]
 
 
+# Markers that change how an item runs: a tag never becomes one of them.
+_ACTING_MARKERS = frozenset(
+    {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst"}
+    | {"trylast", "timeout", "xdist_group", "flaky", "asyncio", "order", "dependency"}
+)
 # Markers pytest reads itself, registered or not.
 _BUILTIN_MARKERS = frozenset(
     {

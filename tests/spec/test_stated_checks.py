@@ -21,10 +21,19 @@ BASH, AGENT = Method.BASH, Method.SUBAGENT
     [
         ("Done when `make lint` exits 0.", (BASH, "make lint", None)),
         ("`pytest tests/x.py -q` passes on a clean checkout", (BASH, "pytest tests/x.py -q", None)),
-        ("Done when `git status --short` prints nothing.", (BASH, "git status --short", "output is empty")),
+        (
+            "Done when `git status --short` prints nothing.",
+            (BASH, "git status --short", "output is empty"),
+        ),
         ("Done when `tool --bad` exits with code 2.", (BASH, "tool --bad", "exit code 2")),
-        ("Done when `app --version` prints `1.4.0`.", (BASH, "app --version", "output contains '1.4.0'")),
-        ("Done when `npm test` and `npm run lint` both pass.", (BASH, "npm test && npm run lint", None)),
+        (
+            "Done when `app --version` prints `1.4.0`.",
+            (BASH, "app --version", "output contains '1.4.0'"),
+        ),
+        (
+            "Done when `npm test` and `npm run lint` both pass.",
+            (BASH, "npm test && npm run lint", None),
+        ),
         ("It holds. Deterministic gate. `grep -q LIMIT .env`", (BASH, "grep -q LIMIT .env", None)),
         ("Done when `make test` passes. Judgment gate.", (AGENT, None, None)),
         ("WHEN `login` succeeds THEN the system SHALL redirect", (AGENT, None, None)),
@@ -34,7 +43,7 @@ BASH, AGENT = Method.BASH, Method.SUBAGENT
         ("Done when `make` passes and `lint` prints nothing", (AGENT, None, None)),
         ("The export is fast.", (AGENT, None, None)),
     ],
-)  # fmt: skip
+)
 def test_a_command_with_a_pass_phrase_is_run_anything_else_is_judged(
     prose: str, expected: tuple[Method, str | None, str | None]
 ) -> None:

@@ -21,8 +21,10 @@ REQUIREMENTS = """\
 
 #### Acceptance Criteria
 
-1. WHEN a token is issued THEN the system SHALL store only its hash. Done when `grep -q sha256 src/tokens.py` exits 0.
-2. WHEN a token is used twice THEN the system SHALL reject it. Done when `grep -q reject src/tokens.py` exits 0.
+1. WHEN a token is issued THEN the system SHALL store only its hash.
+   Done when `grep -q sha256 src/tokens.py` exits 0.
+2. WHEN a token is used twice THEN the system SHALL reject it.
+   Done when `grep -q reject src/tokens.py` exits 0.
 """
 
 TASKS = """\
@@ -115,7 +117,7 @@ def test_a_ticked_task_whose_cited_criteria_fail_is_a_phantom_completion(
     assert task["message"] == "phantom completion: task 1 is ticked, but 1.2 failed"
     assert task["issues"] == [
         {
-            "location": ".kiro/specs/reset/requirements.md:10",
+            "location": ".kiro/specs/reset/requirements.md:11",
             "expected": "cited 1.2 passes",
             "actual": "1.2 failed",
         }
