@@ -6,6 +6,7 @@ reading of verdict.json accepts the matrix and nothing hidden in it."""
 from __future__ import annotations
 
 import json
+
 import pytest
 from support.judges import Judge
 
@@ -88,10 +89,8 @@ def test_report_md_and_the_html_page_show_the_matrix(
 ) -> None:
     markdown = next((pytester.path / ".acceptance" / "specs").glob("requirements-*/report.md"))
     text = markdown.read_text()
-    assert (
-        "| US-2: Stop reminders | failing | **no** | AC-2.1 (failed) | specs/tasks.md::1.2 (failed) |"
-        in text
-    )
+    cells = ["US-2: Stop reminders", "failing", "**no**", "AC-2.1 (failed)"]
+    assert "| " + " | ".join([*cells, "specs/tasks.md::1.2 (failed)"]) + " |" in text
     assert "No runnable check (2): US-2, FR-2" in text
     page = (pytester.path / "report.html").read_text()
     assert "<h3>Requirements and their evidence</h3>" in page
