@@ -44,7 +44,7 @@ SHAPE = 'a Gherkin "Feature:" with "Scenario:" or "Scenario Outline:" blocks of 
 def is_feature(text: str) -> bool:
     """The first line that is not blank, a comment or tags opens a feature (or a
     ``# language:`` header says the file is Gherkin)."""
-    for line in text.splitlines():
+    for line in text.split("\n"):
         stripped = line.strip()
         if _LANGUAGE.match(stripped):
             return True
@@ -89,7 +89,8 @@ class GherkinFormat:
 
     def parse(self, text: str, path: Path) -> Spec:
         reader = _Reader(path)
-        for number, line in enumerate(text.splitlines(), 1):
+        # Lines end at "\n" only, as spec lines are counted everywhere (not at "\x85").
+        for number, line in enumerate(text.split("\n"), 1):
             _read_line(reader, number, line)
         _close(reader)
         builder = Builder(path, Document(""))

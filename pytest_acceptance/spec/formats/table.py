@@ -23,7 +23,7 @@ class Table:
 
 def read_table(text: str) -> Table | None:
     """The table a paragraph holds, or None when it is not a pipe table."""
-    lines = text.splitlines()
+    lines = text.split("\n")  # line offsets count "\n" only, as spec lines do
     if len(lines) < 2 or not lines[0].lstrip().startswith("|") or not _SEPARATOR.match(lines[1]):
         return None
     rows = tuple(
