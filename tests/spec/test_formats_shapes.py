@@ -9,21 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.format_examples import line_of, parsed
 
 from pytest_acceptance.model import Method, Priority, Scenario, Spec, SpecError, Task
-from pytest_acceptance.spec.load import parse_spec, parse_spec_text
+from pytest_acceptance.spec.load import parse_spec_text
 
-EXAMPLES = Path(__file__).parent / "format_specs"
 AGENT, BASH, TASK = Method.SUBAGENT, Method.BASH, Method.TASK
-
-
-def parsed(relative: str) -> Spec:
-    return parse_spec(EXAMPLES / relative)
-
-
-def line_of(relative: str, text: str) -> int:
-    lines = (EXAMPLES / relative).read_text(encoding="utf-8").splitlines()
-    return next(number for number, line in enumerate(lines, 1) if text in line)
 
 
 def requirements(spec: Spec) -> list[tuple[str, tuple[str, ...]]]:

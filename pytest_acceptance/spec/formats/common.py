@@ -29,6 +29,12 @@ TITLE_LIMIT = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEYWORD = re.compile(r"\b(MUST|SHALL|SHOULD|COULD|MAY)\b")
 _CODE_SPAN = re.compile(r"(`+)(?P<code>(?:(?!\1).)+?)\1", re.DOTALL)
+# "- AC-1.1: ...", "- **AC-001**: ...", "- [ ] AC-2.1 — ...": an item that names itself.
+_OWN_ID = re.compile(
+    r"(?:\[[ xX]\]\s+)?[*_`]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*?)[*_`]*\s*[:\u2014\u2013)-]\s*[*_]*\s*"
+    r"(?P<rest>.*)",
+    re.S,
+)
 
 
 def safe_id(raw: str) -> str:
@@ -70,6 +76,42 @@ def nested_text(document: Document, blocks: Sequence[Block]) -> list[str]:
             if text:
                 lines.append("  " * max(block.depth - base, 0) + text)
     return lines
+
+
+def add_listed(
+    builder: Builder,
+    blocks: Sequence[Block],
+    index: int,
+    *,
+    fallback_id: str,
+    context: str,
+    category: str,
+    requirement: str,
+) -> None:
+    """A list item that is one acceptance criterion of ``requirement``: with its own id
+    (``- **AC-001**: ...``) or ``fallback_id``; its nested paragraphs are steps, and a check
+    it states itself is run."""
+    document, block = builder.document, blocks[index]
+    from pytest_acceptance.spec.formats.document import children
+
+    owned = children(blocks, index)
+    own = _OWN_ID.match(block.text)
+    raw = own["rest"] if own else block.text
+    statement = document.plain(raw)
+    paragraphs = [b for b in owned if b.kind == "paragraph"]
+    builder.add(
+        own["id"] if own else fallback_id,
+        block.line,
+        title=statement,
+        text=statement,
+        steps=nested_text(document, paragraphs),
+        context=context,
+        category=category,
+        priority=keyword_priority(statement),
+        owned=owned,
+        prose=[raw, *(b.text for b in paragraphs)],
+        requirement=requirement,
+    )
 
 
 class Builder:

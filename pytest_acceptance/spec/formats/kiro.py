@@ -19,16 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_acceptance.model import Spec
-from pytest_acceptance.spec.formats.common import Builder, keyword_priority, nested_text
-from pytest_acceptance.spec.formats.document import Block, Document, children
+from pytest_acceptance.spec.formats.common import Builder, add_listed, keyword_priority
+from pytest_acceptance.spec.formats.document import Block, Document
 
 _REQUIREMENT = re.compile(
     r"(?:Requirement\s+(?P<n>\d+(?:\.\d+)*)\b|(?P<section>\d{1,3}(?:\.\d{1,3})*)(?:\.|(?=\s)))"
     r"\s*[:.\u2014\u2013-]?\s*(?P<t>.*)"
 )
-_ITEM_ID = re.compile(
-    r"[*_`]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*)[*_`]*\s*[:\u2014\u2013-]\s*[*_]*\s*(?P<rest>.*)", re.S
-)
+
 _ACCEPTANCE = re.compile(r"acceptance criteria\b", re.IGNORECASE)
 _USER_STORY = re.compile(
     r"[*_]*(?:User Story(?:\s*\([^)]*\))?|Objective)[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE
@@ -96,30 +94,17 @@ class KiroRequirementsFormat:
     def _criterion(
         builder: Builder, blocks: list[Block], index: int, requirement: _Requirement
     ) -> None:
-        document, block = builder.document, blocks[index]
-        owned = children(blocks, index)
         requirement.items += 1
-        own_id = _ITEM_ID.match(block.text)
-        raw = own_id["rest"] if own_id else block.text
-        statement = document.plain(raw)
-        steps = nested_text(document, [b for b in owned if b.kind == "paragraph"])
-        ident = (
-            own_id["id"] if own_id else f"{requirement.number}.{block.number or requirement.items}"
-        )
-        builder.add(
-            ident,
-            block.line,
-            title=statement,
-            text=statement,
-            steps=steps,
+        number = blocks[index].number or requirement.items
+        owner = builder.requirement(requirement.number, requirement.title, requirement.line)
+        add_listed(
+            builder,
+            blocks,
+            index,
+            fallback_id=f"{requirement.number}.{number}",
             context=requirement.context,
             category=requirement.heading,
-            priority=keyword_priority(statement),
-            owned=owned,
-            prose=[raw, *(b.text for b in owned if b.kind == "paragraph")],
-            requirement=builder.requirement(
-                requirement.number, requirement.title, requirement.line
-            ),
+            requirement=owner,
         )
 
     @staticmethod

@@ -21,17 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_acceptance.model import Priority, Spec
-from pytest_acceptance.spec.formats.common import Builder, keyword_priority, nested_text
-from pytest_acceptance.spec.formats.document import Block, Document, children
+from pytest_acceptance.spec.formats.common import Builder, add_listed
+from pytest_acceptance.spec.formats.document import Block, Document
 from pytest_acceptance.spec.formats.table import Table, read_table
 
 _STORY = re.compile(r"(?P<id>US-?\d+(?:\.\d+)*)\s*[:.\u2014\u2013-]?\s*(?P<title>.*)", re.I)
 _CRITERIA = re.compile(r"[*_]*\s*Acceptance Criteria\b", re.IGNORECASE)
-_ITEM_ID = re.compile(
-    r"(?:\[[ xX]\]\s+)?[*_`]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*?)[*_`]*\s*[:\u2014\u2013)-]\s*[*_]*\s*"
-    r"(?P<rest>.*)",
-    re.S,
-)
 _FUNCTIONAL = re.compile(r"(?<!non-)(?<!non )functional requirements", re.IGNORECASE)
 _NON_FUNCTIONAL = re.compile(r"non-?\s?functional requirements", re.IGNORECASE)
 _ROW_ID = re.compile(r"[*_`]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*?)[*_`]*\Z")
@@ -94,23 +89,14 @@ class StoriesFormat:
 
     @staticmethod
     def _criterion(builder: Builder, blocks: list[Block], index: int, story: _Story) -> None:
-        document, block = builder.document, blocks[index]
-        owned = children(blocks, index)
         story.items += 1
-        own = _ITEM_ID.match(block.text)
-        raw = own["rest"] if own else block.text
-        statement = document.plain(raw)
-        builder.add(
-            own["id"] if own else f"{story.id}-AC{story.items}",
-            block.line,
-            title=statement,
-            text=statement,
-            steps=nested_text(document, [b for b in owned if b.kind == "paragraph"]),
+        add_listed(
+            builder,
+            blocks,
+            index,
+            fallback_id=f"{story.id}-AC{story.items}",
             context=story.context,
             category=story.heading,
-            priority=keyword_priority(statement),
-            owned=owned,
-            prose=[raw, *(b.text for b in owned if b.kind == "paragraph")],
             requirement=story.id,
         )
 
