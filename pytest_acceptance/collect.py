@@ -7,6 +7,7 @@ Shaped like pytest's "non-python tests" example: ``SpecFile.collect`` parses and
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Iterator
@@ -49,7 +50,12 @@ def load_spec(path: Path, rootdir: Path) -> Spec:
         # from the agent-writable .acceptance/.
         gate_run = os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0"
         cache = None if gate_run else optional_dir(rootdir, "parse-cache")
-        _parsed[key] = parse_spec_cached(path, cache, choice)
+        spec = parse_spec_cached(path, cache, choice)
+        if any(criterion.scenario is not None for criterion in spec.criteria):
+            from pytest_acceptance.spec.bdd import bind  # the project's BDD runner, if any
+
+            spec = dataclasses.replace(spec, criteria=bind(spec.criteria, rootdir))
+        _parsed[key] = spec
     return _parsed[key]
 
 
@@ -108,6 +114,8 @@ class CriterionItem(pytest.Item):
         self.add_marker(criterion.priority.value.lower())  # -m must, -m "not wont"
         if criterion.category:
             self.add_marker(category_marker(self.config, criterion.category))
+        for tag in criterion.tags:  # Gherkin @tags: -m smoke
+            self.add_marker(category_marker(self.config, tag, "tagged"))
         # -k matches words of the title and the category (substrings, as pytest does).
         self.extra_keyword_matches.update(w for w in (criterion.title, criterion.category) if w)
         # junitxml writes these as <properties>: the CI gate sees id, title, method, priority.
@@ -123,6 +131,8 @@ class CriterionItem(pytest.Item):
             self.result = Result(Status.MANUAL, attempts=0, message="needs a human")
             pytest.skip(f"manual criterion {self.criterion.id}: needs a human, never run")
         self.result = self._run()
+        if self.result.status is Status.UNTICKED:  # listed, neither a pass nor a failure
+            pytest.skip(f"task {self.criterion.id} is not ticked: {self.result.message}")
         if not self.result.status.passed:
             raise CriterionFailed(self.result)
 
@@ -145,10 +155,16 @@ class CriterionItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         # progress.py reads the title back from this domain, also on an xdist controller.
-        return self.path, self.criterion.location.line - 1, f"{self.name}: {self.criterion.title}"
+        return self.path, self.criterion.location.line - 1, f"{self.name}: {self._label()}"
 
     def __repr__(self) -> str:  # the --collect-only tree
-        return f"<{type(self).__name__} {self.name} {self.criterion.title}>"
+        return f"<{type(self).__name__} {self.name} {self._label()}>"
+
+    def _label(self) -> str:
+        """The title, and how the criterion is verified when a format chose it from the
+        author's words (``[bash: `make lint`, exit code 0, as the prose states]``)."""
+        how = self.criterion.how
+        return f"{self.criterion.title} [{how}]" if how else self.criterion.title
 
 
 _CATEGORY_MARKERS = pytest.StashKey[dict[str, str]]()  # category -> its marker
@@ -156,11 +172,11 @@ _TAKEN_MARKERS = pytest.StashKey[frozenset[str]]()  # markers that are not ours 
 _RUN_CONTEXT = pytest.StashKey["RunContext"]()
 
 
-def category_marker(config: pytest.Config, category: str) -> str:
-    """The marker of a category: its slug (``Stop Hook`` → ``stop_hook``), registered so
-    ``--strict-markers`` projects work. A slug that is already a marker of pytest or of
-    another plugin (``skip``, ``timeout``, ...) would change how the item runs, so it
-    becomes ``category_<slug>``."""
+def category_marker(config: pytest.Config, category: str, kind: str = "category") -> str:
+    """The marker of a category (or of a Gherkin tag, ``kind`` "tagged"): its slug (``Stop
+    Hook`` → ``stop_hook``), registered so ``--strict-markers`` projects work. A slug that
+    is already a marker of pytest or of another plugin (``skip``, ``timeout``, ...) would
+    change how the item runs, so it becomes ``category_<slug>``."""
     known = config.stash.get(_CATEGORY_MARKERS, None)
     if known is None:
         known = config.stash[_CATEGORY_MARKERS] = {}
@@ -168,12 +184,21 @@ def category_marker(config: pytest.Config, category: str) -> str:
         config.stash[_TAKEN_MARKERS] = frozenset(taken) | _BUILTIN_MARKERS
     if category not in known:
         slug = "_".join(re.findall(r"[a-z0-9]+", category.lower())) or "uncategorized"
-        name = f"category_{slug}" if slug in config.stash[_TAKEN_MARKERS] else slug
-        config.addinivalue_line("markers", f"{name}: acceptance criteria of category {category!r}")
+        # A tag is the author's marker: the project may register it itself (pytest-bdd's
+        # tags are markers); only markers that change how an item runs are avoided.
+        taken = _ACTING_MARKERS if kind == "tagged" else config.stash[_TAKEN_MARKERS]
+        name = f"category_{slug}" if slug in taken else slug
+        what = "of category" if kind == "category" else kind
+        config.addinivalue_line("markers", f"{name}: acceptance criteria {what} {category!r}")
         known[category] = name
     return known[category]
 
 
+# Markers that change how an item runs: a tag never becomes one of them.
+_ACTING_MARKERS = frozenset(
+    {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings", "tryfirst"}
+    | {"trylast", "timeout", "xdist_group", "flaky", "asyncio", "order", "dependency"}
+)
 # Markers pytest reads itself, registered or not.
 _BUILTIN_MARKERS = frozenset(
     {

@@ -18,6 +18,7 @@ class Method(str, enum.Enum):
     BASH = "bash"
     SUBAGENT = "subagent"
     MANUAL = "manual"
+    TASK = "task"  # a task list's claim, checked against evidence (never written in yaml)
 
 
 class Priority(str, enum.Enum):
@@ -102,6 +103,44 @@ def raise_all(errors: list[SpecError]) -> None:
 
 
 @dataclass(frozen=True)
+class Task:
+    """What one task of a task list claims: done (ticked) or not, and the evidence it names.
+
+    ``files`` must exist and have changed since the base; ``removed`` must be gone and have
+    changed since the base; ``cites`` are requirement or criterion ids whose criteria must
+    pass in the same run; ``subtasks`` are the ids of its sub-tasks in the same list, which
+    must be ticked and pass; ``command`` is the task's own verify command."""
+
+    ticked: bool
+    files: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    cites: tuple[str, ...] = ()
+    command: str | None = None
+    subtasks: tuple[str, ...] = ()
+
+    @property
+    def evidence(self) -> bool:
+        return bool(self.files or self.removed or self.cites or self.command or self.subtasks)
+
+    @property
+    def decided_later(self) -> bool:
+        """Whether other criteria of the run decide it too (its cites, its sub-tasks)."""
+        return bool(self.cites or self.subtasks)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A Gherkin scenario a criterion stands for: its name as the feature file says it, the
+    line of its ``Scenario:`` keyword and, for an outline, which example row (1-based, over
+    all its Examples tables) and that row's line."""
+
+    name: str
+    line: int
+    example: int = 0
+    example_line: int = 0
+
+
+@dataclass(frozen=True)
 class Criterion:
     """One acceptance criterion: in the reference format a ``#### AC-N: Title`` heading and
     its yaml block; other formats (``pytest_acceptance.spec.formats``) build the same data."""
@@ -121,6 +160,12 @@ class Criterion:
     checks: tuple[str, ...] = ()
     model: str | None = None
     priority: Priority = Priority.MUST
+    # Why this method: "bash: `make lint` exits 0, stated in the prose", "agent: Judgment
+    # gate". Empty when the author chose it outright (a verification block).
+    how: str = ""
+    tags: tuple[str, ...] = ()  # the author's tags (Gherkin @tags), markers of the item
+    task: Task | None = None  # a task list's task: what it claims
+    scenario: Scenario | None = None  # a Gherkin scenario: what a BDD runner selects
 
     @property
     def automated(self) -> bool:
@@ -137,10 +182,23 @@ class Criterion:
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """A requirement of a spec and the ids of the criteria that verify it: a Kiro
+    "Requirement 1" and its 1.1, 1.2; an OpenSpec requirement and its scenarios; a user
+    story and its acceptance criteria; an FR-001 that is its own criterion."""
+
+    id: str
+    title: str
+    location: Location
+    criteria: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Spec:
     path: Path
     criteria: tuple[Criterion, ...]
     title: str = ""
+    requirements: tuple[Requirement, ...] = ()
 
 
 class Status(str, enum.Enum):
@@ -151,6 +209,7 @@ class Status(str, enum.Enum):
     FAILED = "failed"
     ERROR = "error"  # could not be verified: no agent, did not report, ...
     MANUAL = "manual"  # needs a human; never run
+    UNTICKED = "unticked"  # a task the task list does not claim done: listed, never run
     NOT_RUN = "not_run"  # selected, but the run stopped before it (-x, a crash): unknown
 
     @property

@@ -23,12 +23,14 @@ pytest_plugins: list[str] = [
     "pytest_acceptance.agent.verifier",
     "pytest_acceptance.evidence.trail",
     "pytest_acceptance.evidence.ci",
+    "pytest_acceptance.run.task",
 ]
 
 _METHOD_MARKERS = {
     "bash": "acceptance criterion verified by a bash command",
     "subagent": "acceptance criterion judged by an agent",
     "manual": "acceptance criterion that needs a human (never run)",
+    "task": "a task of a task list, checked against the evidence it names",
 }
 _PRIORITY_MARKERS = {
     "must": "acceptance criterion of priority MUST",
@@ -200,4 +202,9 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return "flaky", "R", ("FLAKY", {"yellow": True})
     if status == "error":
         return "error", "E", ("ERROR", {"red": True})
+    if status == "unticked":  # a task not claimed done: listed, not run
+        return "unticked", "u", ("UNTICKED", {"yellow": True})
+    if status == "passed" and data.get("extra", {}).get("awaits"):
+        # a task whose cited criteria had not all reported: the verdict decides it
+        return "awaiting", "a", ("AWAITS CITED CRITERIA", {"yellow": True})
     return None

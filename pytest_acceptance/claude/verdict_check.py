@@ -15,7 +15,7 @@ from typing import Any
 
 TAMPERED = "the gate's result channel was tampered with"
 STATUSES = {"pass", "fail", "error", "manual"}
-CRITERION_STATUSES = {"passed", "flaky", "failed", "error", "manual"}
+CRITERION_STATUSES = {"passed", "flaky", "failed", "error", "manual", "unticked"}
 _NUMBER = (int, float)
 # key -> accepted types (None allowed where the package writes null)
 TOP_LEVEL: dict[str, tuple[type, ...]] = {
@@ -53,6 +53,21 @@ CRITERION: dict[str, tuple[type, ...]] = {
 }
 # Written by extensions through facts.extra (pytest_acceptance.evidence.trail writes "reports").
 TOP_LEVEL_OPTIONAL: dict[str, tuple[type, ...]] = {"reports": (list,)}
+# The requirement-to-evidence matrix (pytest_acceptance/verdict/matrix.py ``row_json``): a
+# list of flat objects, so the real verdict (an object holding lists of objects) cannot hide
+# in it either.
+REQUIREMENT_ROW: dict[str, tuple[type, ...]] = {
+    "id": (str,),
+    "title": (str,),
+    "spec": (str,),
+    "line": (int,),
+    "status": (str,),
+    "runnable": (bool,),
+    "criteria": (list,),
+    "criteria_status": (list,),
+    "tasks": (list,),
+    "tasks_status": (list,),
+}
 SPEC_ENTRY: dict[str, tuple[type, ...]] = {
     "path": (str,),
     "criteria_total": (int,),
@@ -83,6 +98,11 @@ def shape_problem(verdict: object, pinned_ids: list[str]) -> str | None:
     if problem is not None:
         return problem
     for key in sorted(set(verdict) - set(TOP_LEVEL)):
+        if key == "requirements":
+            problem = _requirements_problem(verdict[key])
+            if problem is not None:
+                return problem
+            continue
         # A key of another version or extension holds flat values only: the real verdict (an
         # object) nested under a forged top level cannot hide there.
         if not _flat(verdict[key]) or not isinstance(
@@ -125,6 +145,18 @@ def _criterion_problem(criterion: object) -> str | None:
             isinstance(k, str) and isinstance(v, str) for k, v in issue.items()
         ):
             return "an issue that is not a mapping of strings"
+    return None
+
+
+def _requirements_problem(rows: object) -> str | None:
+    if not isinstance(rows, list):
+        return "the verdict's 'requirements' is not a list"
+    for row in rows:
+        problem = _fields(row, REQUIREMENT_ROW, "a requirement", required=True)
+        if problem is not None:
+            return problem
+        if not all(_flat(value) for value in row.values()):  # type: ignore[union-attr]
+            return "a requirement holds more than flat values"
     return None
 
 

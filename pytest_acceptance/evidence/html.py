@@ -48,6 +48,9 @@ font-weight:600;color:#fff;background:#6b7280;white-space:nowrap}
 .badge.passed{background:#1e7d3c}.badge.flaky{background:#a86b00}
 .badge.failed{background:#b3261e}.badge.error{background:#8a3b00}
 .badge.manual{background:#2857a4}.badge.not_run{background:#6b7280}
+.badge.unticked{background:#6b7280}.badge.verified{background:#1e7d3c}
+.badge.failing{background:#b3261e}.badge.unverified{background:#8a5a00}
+.badge.unselected{background:#6b7280}.norun{color:#b3261e;font-weight:600}
 section{background:#fff;border:1px solid #d9dce3;border-radius:6px;margin:18px 0;
 padding:14px 18px}
 h2{font-size:19px;margin:0 0 8px}h3{font-size:16px;margin:14px 0 6px}
@@ -164,6 +167,8 @@ def _spec_section(
     else:
         parts.append('<p class="muted">No report was assembled for this run.</p>\n')
     parts.append(_table(outcomes, entries, rootdir))
+    if report and report.get("requirements"):
+        parts.append(_requirements(report["requirements"]))
     parts += [_details(o, entries.get(o.criterion.id, {}), rootdir) for o in outcomes]
     return "".join(parts) + "</section>\n"
 
@@ -217,6 +222,42 @@ def _table(outcomes: list[Outcome], entries: dict[str, Any], rootdir: Path) -> s
         ]
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     return "".join(rows) + "</tbody></table>\n"
+
+
+def _requirements(rows: list[dict[str, Any]]) -> str:
+    """The requirement-to-evidence matrix of one spec: each requirement, its criteria and
+    the tasks citing it with their outcomes, and whether anything runnable checks it."""
+    parts = ["<h3>Requirements and their evidence</h3>"]
+    parts.append("<table><thead><tr><th>Requirement</th><th>Status</th><th>Runnable check</th>")
+    parts.append("<th>Criteria</th><th>Tasks</th></tr></thead><tbody>")
+    for row in rows:
+        links = zip(row["criteria"], row["criteria_status"], strict=True)
+        criteria = ", ".join(f'<a href="#c-{text(i)}">{text(i)}</a> {_word(s)}' for i, s in links)
+        tasks = ", ".join(
+            f"{text(i)} {_word(s)}" for i, s in zip(row["tasks"], row["tasks_status"], strict=True)
+        )
+        runnable = "yes" if row["runnable"] else '<span class="norun">no runnable check</span>'
+        cells = [
+            f"{text(row['id'])}: {text(row['title'])}",
+            _word(row["status"]),
+            runnable,
+            criteria or "none",
+            tasks,
+        ]
+        parts.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
+    parts.append("</tbody></table>\n")
+    unchecked = [row["id"] for row in rows if not row["runnable"]]
+    if unchecked:
+        parts.append(
+            f'<p class="norun">No runnable check ({len(unchecked)}): '
+            f"{text(', '.join(unchecked))}</p>\n"
+        )
+    return "".join(parts)
+
+
+def _word(status: str) -> str:
+    css = re.sub(r"[^a-z_]", "", status)
+    return f'<span class="badge {css}">{text(status.replace("_", " "))}</span>'
 
 
 def _badge(status: Status) -> str:

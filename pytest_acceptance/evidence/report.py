@@ -114,6 +114,7 @@ def assemble(
         "removed": [] if before is None else _removed(before, ids),
         "problems": problems,
         "criteria": entries,
+        "requirements": [],  # the matrix rows of the spec's requirements (trail.py)
     }
 
 
@@ -138,6 +139,10 @@ def _entry(
             f"it names {fragment['id']} at index {fragment['index']}, but its file name "
             f"belongs to {criterion.id} at index {item.index}",
         )
+    if item.recorded.extra.get("settled"):
+        # A task whose cited criteria the controller checked (verdict/tasks.py): the worker's
+        # fragment holds its own checks only; the settled result is the controller's fact.
+        return _strip(build_fragment(criterion, item.index, item.recorded, rootdir))
     if fragment["status"] != item.recorded.status.value:
         problems.append(
             f"{criterion.id}: the fragment says {fragment['status']} but the run recorded "
@@ -198,7 +203,7 @@ def gap_class(priority: str, status: str, partial: bool) -> str | None:
 
 def resolution(status: str, issues: int, before: dict[str, Any] | None) -> str | None:
     """How a criterion moved since the previous report (``before``: its entry there)."""
-    if status == Status.MANUAL.value:
+    if status in (Status.MANUAL.value, Status.UNTICKED.value):  # nothing was verified
         return None
     if status == Status.NOT_RUN.value:
         return "not_run"
@@ -272,6 +277,56 @@ def _previous_summary(previous: Previous | None) -> dict[str, Any] | None:
     }
 
 
+# --- the requirement-to-evidence matrix ----------------------------------------------------
+
+
+def requirement_rows(verdict: Any, spec_path: Path, rootdir: Path) -> list[dict[str, Any]]:
+    """The matrix rows (verdict/matrix.py) of the requirements ``spec_path`` defines."""
+    from pytest_acceptance.verdict.matrix import row_json
+
+    if verdict is None:
+        return []
+    wanted = spec_path.resolve()
+    return [
+        row_json(row, lambda path: display_path(path, rootdir))
+        for row in verdict.requirements
+        if row.spec == wanted
+    ]
+
+
+def _requirement_lines(report: dict[str, Any]) -> list[str]:
+    rows = report.get("requirements") or []
+    if not rows:
+        return []
+    lines = [
+        "## Requirements and their evidence",
+        "",
+        "| Requirement | Status | Runnable check | Criteria | Tasks |",
+        "|-------------|--------|----------------|----------|-------|",
+    ]
+    for row in rows:
+        criteria = ", ".join(
+            f"{ident} ({status})"
+            for ident, status in zip(row["criteria"], row["criteria_status"], strict=True)
+        )
+        tasks = ", ".join(
+            f"{ident} ({status})"
+            for ident, status in zip(row["tasks"], row["tasks_status"], strict=True)
+        )
+        cells = [
+            f"{row['id']}: {row['title']}",
+            row["status"],
+            "yes" if row["runnable"] else "**no**",
+            criteria or "none",
+            tasks,
+        ]
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    unchecked = [row["id"] for row in rows if not row["runnable"]]
+    if unchecked:
+        lines += ["", f"No runnable check ({len(unchecked)}): {', '.join(unchecked)}"]
+    return [*lines, ""]
+
+
 def report_json(report: dict[str, Any]) -> str:
     # Compact (json's C encoder only runs without indent); deterministic by construction:
     # the same fragments build the same dicts in the same order. report.md is for reading.
@@ -290,6 +345,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["problems"]:
         lines += ["## Problems", "", *[f"- {p}" for p in report["problems"]], ""]
     lines += _table(report["criteria"])
+    lines += _requirement_lines(report)
     lines += _details(report)
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -216,6 +216,7 @@ class EvidenceReporter:
             assemble,
             render_markdown,
             report_json,
+            requirement_rows,
         )
         from pytest_acceptance.tree.hostile import write_atomic
 
@@ -236,6 +237,7 @@ class EvidenceReporter:
             report = assemble(
                 spec, expected, self.rootdir, self._previous(spec, directory), fingerprint
             )
+            report["requirements"] = requirement_rows(self.verdict, spec_path, self.rootdir)
         except FragmentError as error:
             self.problems.append(str(error))
             return

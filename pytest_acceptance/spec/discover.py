@@ -3,7 +3,8 @@
 A file named directly is a spec, whatever it contains (a bad one is a collection error),
 and so is every file a glob whose last part has no wildcard matches (``specs/**/spec.md``).
 A directory, or a glob like ``docs/*.md``, collects the markdown files (``*.md``,
-``*.markdown``) below it that a spec format recognises (``formats.RECOGNISED``): a README
+``*.markdown``) and Gherkin feature files (``*.feature``) below it that a spec format
+recognises (``formats.RECOGNISED``): a README
 or a design note is skipped, a spec-kit ``spec.md`` or a reference spec with a broken
 block is collected and reports its errors; the run's header names the files it skipped.
 Hidden directories, ``node_modules`` and pytest's ``norecursedirs`` are not walked.
@@ -22,6 +23,8 @@ from pytest_acceptance.spec.file import read_spec_bytes
 from pytest_acceptance.spec.formats import RECOGNISED, SpecFormat, detect
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+# What a directory or glob collects: markdown, and Gherkin feature files.
+SPEC_SUFFIXES = (*MARKDOWN_SUFFIXES, ".feature")
 _GLOB_CHARS = frozenset("*?[")
 _READ_LIMIT = 4 * 1024 * 1024  # a larger markdown file is read only when named directly
 
@@ -86,13 +89,13 @@ def _recognised(
 
 def _walk(path: Path, skip: Sequence[str]) -> Iterator[Path]:
     if path.is_file():
-        if path.suffix.lower() in MARKDOWN_SUFFIXES:
+        if path.suffix.lower() in SPEC_SUFFIXES:
             yield path
         return
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not _skipped(d, skip))
         for name in sorted(files):
-            if name.lower().endswith(MARKDOWN_SUFFIXES):
+            if name.lower().endswith(SPEC_SUFFIXES):
                 yield Path(root, name)
 
 

@@ -6,23 +6,31 @@ agent-judged criterion per sentence that says MUST, MUST NOT, SHALL, SHALL NOT, 
 SHOULD NOT, COULD or MAY (upper case, outside code spans, as in RFC 2119 and MoSCoW; a
 keyword in a list like "MUST/SHOULD" or a formula like "= MUST +" is only mentioned).
 
-- id: ``S<ref>-<n>`` (``S3.2-1``), numbered within its section, so ids do not move when
-  another section changes; unnumbered sub-headings stay in the enclosing numbered section;
+- id: ``S<ref>-<words>`` (``S3.2-entries-append-only``): the section's number and the
+  first words of the statement (without filler words), so an id stays the same when text
+  above it changes, in its section or another; ``-2`` tells two alike apart;
+  unnumbered sub-headings stay in the enclosing numbered section;
 - check and description: the statement; category: the section heading; title: the
   statement, shortened; priority: the strongest keyword (MUST/SHALL > SHOULD > COULD/MAY);
 - location: the line the statement starts on.
 
 Also:
 
-- an unnumbered heading named like "Requirements", "Functional Requirements" or
-  "Acceptance Criteria" is a section too; its ids are its initials (``FR-1``, ``AC-2``);
+- an unnumbered heading named like "Requirements", "Functional Requirements",
+  "Acceptance Criteria" or "Definition of Done" is a section too; its ids start with its
+  initials (``FR-...``, ``DOD-...``);
+- a checklist item (``- [ ] The parser accepts ...``, ticked or not) is one requirement,
+  whatever its words, and so is a table row with a checkbox cell
+  (``| Simple file creation | [ ] | [ ] |``): a definition of done lists what must hold;
 - a paragraph or list item that starts with the author's id (``**FR-0.3**: ...``,
   ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences
   (under a "Requirements" / "Acceptance Criteria" heading even without a keyword: MUST);
 - a statement that ends with ":" takes the list nested under it ("The scoped permissions
   MUST be:" and its items are one requirement);
 - keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
-  boilerplate) are not requirements.
+  boilerplate) are not requirements;
+- a requirement that states its own check ("`make lint` exits 0") is a bash criterion
+  running it (``formats.stated_check``); any other is judged by an agent.
 
 Text outside such sections, headings and code are never requirements. Ids are unique:
 generated numbers skip an id the author wrote, and an author's id used twice is an error.
@@ -39,12 +47,13 @@ from typing import Protocol
 from pytest_acceptance.model import (
     Criterion,
     Location,
-    Method,
     Priority,
     SpecError,
     one_line,
     raise_all,
 )
+from pytest_acceptance.spec.formats.stated_check import StatedCheckError, choose
+from pytest_acceptance.spec.formats.table import Table, read_table
 
 # "3.2 Title", "3.2. Title", "3) Title", "§3 Title"; at most 3 digits a part (not "2024 plan").
 _LEADING_NUMBER = re.compile(r"§?\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?(?:[)\s]|\Z)")
@@ -57,9 +66,19 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[\"'(\[*_`]*[A-Z0-9§])"
 _ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "cf.", "approx.", "incl.")
 # An unnumbered section whose heading names requirements: "Functional Requirements (v2)".
 _REQUIREMENTS_HEADING = re.compile(
-    r"(?P<name>(?:[\w-]+\s+){0,3}?(?:requirements|acceptance criteria))\b[^\w]*(?:\(.*\))?\s*\Z",
+    r"(?P<name>(?:[\w-]+\s+){0,3}?(?:requirements|acceptance criteria|definition of done))\b"
+    r"[^\w]*(?:\(.*\))?\s*\Z",
     re.IGNORECASE,
 )
+_CHECKBOX = re.compile(r"\[[ xX]\]\s+(?=\S)")
+_CHECKBOX_CELL = re.compile(r"\[[ xX]\]\Z")
+# Words an id leaves out: they make ids long and say nothing about the requirement.
+_FILLER_WORDS = (
+    "a an the of to in on for with and or is are be been it its this that by as at from must "
+    "shall should could may can will not"
+)
+_FILLER = frozenset(_FILLER_WORDS.split())
+ID_WORDS = 5
 # "**FR-0.3**: ", "REQ-7 - ", "[INV-2] ", "`AC-1.2`: ", "2.4.1 " (two parts at least); an
 # upper-case prefix, so that "Python-3.10 or newer" in a README is not an id.
 _AUTHOR_ID = re.compile(
@@ -112,6 +131,7 @@ class _Draft:
     priority: Priority
     line: int
     ident: str | None = None
+    raw: str = ""  # its inline markdown: where a stated check's backticks are
 
 
 def extract_criteria(
@@ -133,7 +153,8 @@ def extract_criteria(
         elif block.kind == "paragraph" and stack:
             found = list(_drafts(block, stack[-1], plain))
             drafts += found
-            if found and (block.text.rstrip().endswith(":") or (block.item and found[-1].ident)):
+            whole_item = found and block.item and (found[-1].ident or _CHECKBOX.match(block.text))
+            if found and (block.text.rstrip().endswith(":") or whole_item):
                 absorbing = (found[-1], block.depth)
     return _criteria(drafts, path)
 
@@ -159,20 +180,43 @@ def _enter(stack: list[_Section], heading: Block) -> None:
 
 
 def _drafts(block: Block, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
+    table = read_table(block.text) if block.text.lstrip().startswith("|") else None
+    if table is not None:
+        yield from _table_drafts(block, table, section, plain)
+        return
     author = _AUTHOR_ID.match(block.text)
     statements = list(_statements(block, plain))
+    strongest = min((s[2] for s in statements), key=STRENGTH.index, default=Priority.MUST)
     if author is not None and (statements or section.named):
-        statement = plain(block.text[author.end() :])
-        priority = min((s[2] for s in statements), key=STRENGTH.index, default=Priority.MUST)
-        yield _Draft(section, statement, priority, block.line, author["id"])
+        raw = block.text[author.end() :]
+        yield _Draft(section, plain(raw), strongest, block.line, author["id"], raw)
         return
-    for line, statement, priority in statements:
-        yield _Draft(section, statement, priority, line)
+    checkbox = _CHECKBOX.match(block.text) if block.item else None
+    if checkbox is not None:  # a checklist item: one requirement, whatever its words
+        raw = block.text[checkbox.end() :]
+        yield _Draft(section, plain(raw), strongest, block.line, raw=raw)
+        return
+    for line, statement, priority, raw in statements:
+        yield _Draft(section, statement, priority, line, raw=raw)
+
+
+def _table_drafts(
+    block: Block, table: Table, section: _Section, plain: Callable[[str], str]
+) -> Iterator[_Draft]:
+    """A row with checkbox cells is one requirement: its first cell, for the columns of
+    its boxes ("Simple file creation task (OpenAI, Anthropic)")."""
+    for offset, cells in table.rows:
+        boxes = [i for i, cell in enumerate(cells) if _CHECKBOX_CELL.match(cell)]
+        if not boxes or not cells[0] or _CHECKBOX_CELL.match(cells[0]):
+            continue
+        columns = [table.header[i] for i in boxes if i < len(table.header) and table.header[i]]
+        statement = plain(cells[0]) + (f" ({', '.join(columns)})" if columns else "")
+        yield _Draft(section, statement, Priority.MUST, block.line + offset, raw=cells[0])
 
 
 def _criteria(drafts: list[_Draft], path: Path) -> list[Criterion]:
-    """Final ids: the author's, else ``<ref>-<n>`` numbered within the section, skipping
-    numbers whose id the author used; an author's id used twice is an error."""
+    """Final ids: the author's, else ``<ref>-<words>`` (``-2``, ``-3`` for a repeat, and
+    never an id the author used); an author's id used twice is an error."""
     taken: dict[str, int] = {}
     errors: list[SpecError] = []
     for draft in drafts:
@@ -190,21 +234,33 @@ def _criteria(drafts: list[_Draft], path: Path) -> list[Criterion]:
             )
         taken.setdefault(draft.ident.casefold(), draft.line)
     raise_all(errors)
-    counters: dict[str, int] = {}
     criteria: list[Criterion] = []
     for draft in drafts:
         ident = draft.ident
-        while ident is None or (draft.ident is None and ident.casefold() in taken):
-            ref = draft.section.ref
-            counters[ref] = counters.get(ref, 0) + 1
-            ident = f"{ref}-{counters[ref]}"
-        criteria.append(
-            _criterion(ident, draft.section, draft.statement, draft.priority, path, draft.line)
-        )
+        if ident is None:
+            base = f"{draft.section.ref}-{id_words(draft.raw or draft.statement)}"
+            ident, repeat = base, 1
+            while ident.casefold() in taken:
+                repeat += 1
+                ident = f"{base}-{repeat}"
+            taken[ident.casefold()] = draft.line
+        try:
+            criteria.append(_criterion(ident, draft, path))
+        except StatedCheckError as error:
+            errors.append(SpecError(path, draft.line, f"{ident} {error}"))
+    raise_all(errors)
     return criteria
 
 
-def _statements(block: Block, plain: Callable[[str], str]) -> Iterator[tuple[int, str, Priority]]:
+def id_words(statement: str) -> str:
+    """The first words of a statement that say something, as an id part."""
+    words = [w for w in re.findall(r"[a-z0-9]+", statement.lower()) if w not in _FILLER]
+    return "-".join(words[:ID_WORDS])[:48].strip("-") or "requirement"
+
+
+def _statements(
+    block: Block, plain: Callable[[str], str]
+) -> Iterator[tuple[int, str, Priority, str]]:
     for offset, sentence in _sentences(block.text):
         keywords = _KEYWORD.findall(_CODE_SPAN.sub("", sentence))
         if not keywords:
@@ -213,7 +269,7 @@ def _statements(block: Block, plain: Callable[[str], str]) -> Iterator[tuple[int
         if statement and not _DEFINITION.match(statement) and not _BOILERPLATE.search(statement):
             line = block.line + block.text.count("\n", 0, offset)
             priority = min((PRIORITY[k] for k in keywords), key=STRENGTH.index)
-            yield line, statement, priority
+            yield line, statement, priority, sentence
 
 
 def _sentences(text: str) -> Iterator[tuple[int, str]]:
@@ -228,18 +284,21 @@ def _sentences(text: str) -> Iterator[tuple[int, str]]:
     yield start, text[start:]
 
 
-def _criterion(
-    ident: str, section: _Section, statement: str, priority: Priority, path: Path, line: int
-) -> Criterion:
-    title = one_line(statement, TITLE_LIMIT)
+def _criterion(ident: str, draft: _Draft, path: Path) -> Criterion:
+    """Raises ``StatedCheckError`` for a "Deterministic gate." without a command."""
+    choice = choose([draft.raw or draft.statement])
+    section, statement = draft.section, draft.statement
     return Criterion(
         id=ident,
-        title=title,
-        method=Method.SUBAGENT,
-        location=Location(path, line),
-        verification_line=line,
+        title=one_line(statement, TITLE_LIMIT),
+        method=choice.method,
+        location=Location(path, draft.line),
+        verification_line=draft.line,
         description=f"Requirement of section {section.title}: {statement}",
         category=section.title,
+        command=choice.command,
+        pass_condition=choice.pass_condition,
         checks=(statement,),
-        priority=priority,
+        priority=draft.priority,
+        how=choice.how,
     )

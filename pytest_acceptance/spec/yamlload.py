@@ -287,6 +287,8 @@ _METHOD_KEYS = {
     Method.MANUAL: (*_COMMON_KEYS, "checks"),
 }
 _METHODS = "bash, subagent or manual"
+# A task criterion comes from a task list, never from a verification block.
+_YAML_METHODS = {m.value: m for m in _METHOD_KEYS}
 _DURATION = re.compile(
     r"(?P<amount>[0-9]+(?:\.[0-9]+)?)\s*"
     r"(?P<unit>s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)?\Z",
@@ -347,11 +349,11 @@ def _method(data: dict[Any, Any]) -> Method:
     value = data["method"]
     if not isinstance(value, str):
         raise FieldError("method", f'"method" must be {_METHODS}, found {_kind(value)}')
-    try:
-        return Method(value.strip().lower())
-    except ValueError:
-        hint = _did_you_mean(value.strip().lower(), [m.value for m in Method])
-        raise FieldError("method", f"unknown method {shown(value)}: use {_METHODS}{hint}") from None
+    method = _YAML_METHODS.get(value.strip().lower())
+    if method is None:
+        hint = _did_you_mean(value.strip().lower(), list(_YAML_METHODS))
+        raise FieldError("method", f"unknown method {shown(value)}: use {_METHODS}{hint}")
+    return method
 
 
 def _reject_unknown_keys(data: dict[Any, Any], method: Method) -> None:

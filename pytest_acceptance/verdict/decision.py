@@ -66,6 +66,7 @@ class Verdict:
     outcomes: tuple[Outcome, ...]
     problems: tuple[str, ...] = ()  # run-level errors: collection errors, interruptions, ...
     scope: Scope = Scope()
+    requirements: tuple[Any, ...] = ()  # matrix.Row: each requirement and its evidence
 
     def with_status(self, status: VerdictStatus, exit_code: int) -> Verdict:
         return dataclasses.replace(self, status=status, exit_code=exit_code)
@@ -128,6 +129,7 @@ def render(
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
     lines += _not_run_section(verdict.of(Status.NOT_RUN))
+    lines += _unticked_section(verdict.of(Status.UNTICKED))
     if passed and quiet:  # counted, not listed: a line, not an empty section
         lines += [f"{len(passed)} passed", ""]
     elif passed:
@@ -310,6 +312,15 @@ def scope_lines(verdict: Verdict) -> list[str]:
     return [*lines, ""] if lines else []
 
 
+def _unticked_section(unticked: list[Outcome]) -> list[str]:
+    """Tasks the task list does not claim done: listed, neither a pass nor a failure."""
+    if not unticked:
+        return []
+    lines = [f"### Unticked tasks ({len(unticked)}): listed, not claimed done"]
+    lines += [f"- {o.criterion.id}: {o.criterion.title}" for o in unticked]
+    return [*lines, ""]
+
+
 def _not_run_section(not_run: list[Outcome]) -> list[str]:
     if not not_run:
         return []
@@ -391,8 +402,20 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
             _criterion_json(o, _resolved(o.criterion.location.path)) for o in verdict.outcomes
         ],
         "problems": list(verdict.problems),
+        **_requirements_json(verdict),
         **facts.extra,
     }
+
+
+def _requirements_json(verdict: Verdict) -> dict[str, Any]:
+    """The requirement-to-evidence matrix, when the specs have requirements."""
+    if not verdict.requirements:
+        return {}
+    from pytest_acceptance.verdict.matrix import row_json
+
+    rows = [row_json(row, _resolved) for row in verdict.requirements]
+    unchecked = [f"{row['spec']}::{row['id']}" for row in rows if not row["runnable"]]
+    return {"requirements": rows, "requirements_without_runnable_check": unchecked}
 
 
 def send_verdict(fd: int | None, data: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ interruption) ends with the same exit code as without it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import Counter
 from pathlib import Path
@@ -40,6 +41,8 @@ from pytest_acceptance.verdict.decision import (
     send_verdict,
     to_json,
 )
+from pytest_acceptance.verdict.matrix import Row
+from pytest_acceptance.verdict.matrix import build as build_matrix
 
 # pytest exit codes that mean "the run itself went wrong": kept as they are.
 _PYTEST_OWN = {
@@ -61,6 +64,7 @@ class Recorder:
         self.collection_errors: list[str] = []
         self.other_failures: list[str] = []
         self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
+        self.awaiting: list[str] = []  # node ids of tasks whose cited criteria had not reported
         self.verdict: Verdict | None = None
         self.write_error: str | None = None
         self.failures = 0  # failed reports, as -x/--maxfail count them
@@ -107,16 +111,57 @@ class Recorder:
         if report.failed:
             self.collection_errors.append(report.longreprtext.strip())
 
+    @pytest.hookimpl(tryfirst=True)  # a settled task's report is what the terminal shows
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.failures += report.failed
         data = getattr(report, "acceptance", None)
         if data is not None:
             self.results[report.nodeid] = Result.from_dict(data)
-        elif report.nodeid in self.criteria:
+            self._settle_on_arrival(report)
+        self.failures += report.failed
+        if data is not None:
+            return
+        if report.nodeid in self.criteria:
             if report.failed or (report.skipped and report.when == "setup"):
                 self.results.setdefault(report.nodeid, _unverified(report))
         elif report.failed:
             self.other_failures.append(report.nodeid)
+
+    # -- tasks that cite requirements -------------------------------------------------------
+
+    def _settle_on_arrival(self, report: pytest.TestReport) -> None:
+        """Decide a ticked task's cited requirements now if their criteria have reported
+        (the terminal line then tells the truth), else at the end of the run."""
+        criterion = self.criteria.get(report.nodeid)
+        if criterion is None or criterion.task is None or not criterion.task.decided_later:
+            return
+        settled = self._settle(report.nodeid, final=False)
+        if settled is None:
+            self.awaiting.append(report.nodeid)
+            awaited = [*criterion.task.cites, *criterion.task.subtasks]
+            report.acceptance["extra"]["awaits"] = awaited  # type: ignore[attr-defined]
+            return
+        self.results[report.nodeid] = settled
+        report.acceptance = settled.to_dict()  # type: ignore[attr-defined]
+        if not settled.status.passed and report.passed:
+            from pytest_acceptance.collect import describe_failure
+
+            report.outcome = "failed"
+            report.longrepr = describe_failure(criterion, settled, self.rootdir)  # type: ignore[assignment]
+
+    def _settle(self, nodeid: str, final: bool) -> Result | None:
+        from pytest_acceptance.verdict.tasks import settle
+
+        keys = {nodeid: (c.location.path.resolve(), c.id) for nodeid, c in self.criteria.items()}
+        selected = {keys[n]: c for n, c in self.criteria.items()}
+        results = {keys[n]: r for n, r in self.results.items() if n in keys}
+        own = self.results[nodeid]
+        criterion = self.criteria[nodeid]
+        return settle(criterion, own, self.specs, selected, results, final, self.rootdir)
+
+    def _settle_at_end(self) -> None:
+        for nodeid in self.awaiting:
+            if nodeid in self.results:
+                self.results[nodeid] = self._settle(nodeid, final=True) or self.results[nodeid]
 
     # -- the verdict -----------------------------------------------------------------------
 
@@ -129,23 +174,25 @@ class Recorder:
             exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x: a stop, as without -n
         why = stopped or _stop_reason(session)
         not_run = _not_run(why)
+        self._settle_at_end()
         outcomes = [
             Outcome(self.criteria[nodeid], self.results.get(nodeid) or not_run)
             for nodeid in self.selected
         ]
         problems = self._problems(exitstatus)
         scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
-        verdict = _decide(outcomes, problems, exitstatus, scope)
+        matrix = build_matrix(self.specs, [(o.criterion, o.result) for o in outcomes])
+        verdict = _decide(outcomes, problems, exitstatus, scope, matrix)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
         found = self.config.hook.pytest_acceptance_verdict(
             config=self.config, verdict=verdict, facts=facts
         )
         if more := [problem for problems_of in found for problem in problems_of or ()]:
-            verdict = _decide(outcomes, problems + more, exitstatus, scope)
+            verdict = _decide(outcomes, problems + more, exitstatus, scope, matrix)
         written = self._write(verdict, facts)
         if written is not None:  # nowhere to record it: the verdict cannot stand as it is
-            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope)
+            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope, matrix)
             if verdict.exit_code in (0, 10):
                 verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
@@ -245,12 +292,18 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
             spec = load_spec(path, rootdir)
         except (SpecError, OSError):
             continue  # collection reports it, with file:line
-        specs.append(Spec(path.resolve(), spec.criteria, spec.title))
+        specs.append(Spec(path.resolve(), spec.criteria, spec.title, spec.requirements))
     return specs
 
 
-def _decide(outcomes: list[Outcome], problems: list[str], exitstatus: int, scope: Scope) -> Verdict:
-    verdict = decide(outcomes, problems, scope)
+def _decide(
+    outcomes: list[Outcome],
+    problems: list[str],
+    exitstatus: int,
+    scope: Scope,
+    matrix: tuple[Row, ...] = (),
+) -> Verdict:
+    verdict = dataclasses.replace(decide(outcomes, problems, scope), requirements=matrix)
     if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
         return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
     return verdict

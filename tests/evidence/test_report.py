@@ -122,6 +122,7 @@ def test_criteria_are_in_spec_order_with_counts_and_scope(project: Project) -> N
         "failed": 1,
         "error": 0,
         "manual": 0,
+        "unticked": 0,
         "not_run": 0,
     }
     assert report["spec"] == "spec.md" and report["fingerprint"] == "git:abc"
@@ -332,7 +333,7 @@ def test_report_json_is_valid_json_in_the_documented_shape(project: Project) -> 
     assert set(report) == {
         "schema", "version", "spec", "title", "fingerprint", "criteria_total", "selected",
         "not_run", "complete", "counts", "gaps", "previous", "resolutions", "removed", "problems",
-        "criteria",
+        "criteria", "requirements",
     }  # fmt: skip
     assert set(report["criteria"][0]) >= {
         "id", "title", "priority", "status", "issues", "gap", "partial", "resolution",

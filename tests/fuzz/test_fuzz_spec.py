@@ -171,3 +171,128 @@ def criterion_blocks(draw: st.DrawFn) -> str:
 @given(st.lists(criterion_blocks(), min_size=1, max_size=4))
 def test_generated_specs_are_a_spec_or_a_spec_error(blocks: list[str]) -> None:
     parsed("# Spec\n\n## Acceptance Criteria\n\n### Category: Core\n\n" + "".join(blocks))
+
+
+# --- every format's reader, on text made of its own pieces ----------------------------------
+
+_SHAPE_PIECES = st.sampled_from(
+    [
+        "# Requirements Document\n",
+        "## 3. Requirements\n",
+        "### 3.1 Invite members\n",
+        "### Requirement 2: Sign in\n",
+        "**User Story:** As a user, I want x, so that y\n",
+        "**Objective:** As a user, I want x\n",
+        "#### Acceptance Criteria\n",
+        "**Acceptance Criteria:**\n",
+        "1. WHEN a THEN the system SHALL b\n",
+        "- **AC-001**: WHEN a THEN the system SHALL b\n",
+        "### US-1: Schedule\n",
+        "- AC-1.1: Given a, When b, Then c\n",
+        "- [ ] AC-1.2: Done when `make x` exits 0.\n",
+        "| ID | Requirement | Priority | Acceptance Criteria |\n|----|----|----|----|\n",
+        "| FR-1 | text | Must | AC-1.1, AC-9 |\n",
+        "## Non-Functional Requirements\n",
+        "| NFR-1 | Performance | p95 | 200 ms |\n",
+        "### INV-G1 — Tests pass\n",
+        "#### AC-1.1 — Rows stream\n",
+        "Done when `pytest -q` exits 0. Deterministic gate.\n",
+        "Done when it reads well. Judgment gate.\n",
+        "Deterministic gate.\n",
+        "### Deliverable 1: Export\n",
+        "- [x] T012 [P] [US1] Write src/x/y.py\n",
+        "- [X] 2.1 Title\n  - _Requirements: 1.2, 3_\n",
+        "- [ ]* 3. Optional\n",
+        "  - **Verify**: `true`\n",
+        "  - **Files**: a.py, b/c.ts\n",
+        "- [x] Remove `old.py`\n",
+        "## Tasks\n",
+        "## 4. Definition of Done\n",
+        "### 4.1 Parsing\n",
+        "- [ ] The parser accepts input\n",
+        "| Case | A | B |\n|---|---|---|\n| one | [ ] | [x] |\n",
+        "### Requirement: Archive\nThe system SHALL archive.\n",
+        "#### Scenario: Exists (REMOVED)\n",
+        "#### Scenario: Done\n- **WHEN** a\n- **THEN** b\n",
+        "## ADDED Requirements\n",
+        "`cmd` passes\n",
+        "`x` prints `y`\n",
+        "WHEN `x` succeeds THEN\n",
+        "```yaml\nmethod: bash\ncommand: 'true'\n```\n",
+        "```\n",
+        "\n",
+        "  ",
+        "|",
+        "`",
+        "**",
+        "\u00a7",
+    ]
+)
+_GHERKIN_PIECES = st.sampled_from(
+    [
+        "Feature: Cart\n",
+        "# language: en\n",
+        "# language: fr\n",
+        "@smoke @wip\n",
+        "Background:\n",
+        "Rule: r\n",
+        "Scenario: Add\n",
+        "Scenario Outline: Many\n",
+        "Scenario Template: Many\n",
+        "Example: one\n",
+        "Examples:\n",
+        "| a | b |\n",
+        "| 1 | 2 |\n",
+        "|\n",
+        "Given <a> and <b>\n",
+        "When x\n",
+        "Then y\n",
+        "And z\n",
+        "* w\n",
+        '"""\n',
+        "```\n",
+        "text\n",
+        "\n",
+    ]
+)
+_FORMATS = st.sampled_from(
+    [None, "kiro", "stories", "manifest", "tasks", "prose", "openspec", "gherkin", "gauge"]
+)
+
+
+def parsed_as(text: str, forced: str | None) -> Spec | SpecError:
+    try:
+        spec = parse_spec_text(text, PATH, forced=forced)
+        for criterion in spec.criteria:
+            _check_pass_condition(criterion)
+        return spec
+    except SpecError as error:
+        assert 1 <= error.line <= text.count("\n") + 2, error
+        assert len(error.message) <= SPEC_ERROR_LIMIT
+        return error
+
+
+@given(st.lists(_SHAPE_PIECES | st.text(max_size=8), max_size=40).map("".join), _FORMATS)
+def test_each_reader_on_its_own_pieces_is_a_spec_or_a_spec_error(
+    text: str, forced: str | None
+) -> None:
+    result = parsed_as(text, forced)
+    if isinstance(result, Spec):  # every requirement names criteria of the spec
+        ids = {criterion.id for criterion in result.criteria}
+        assert all(set(r.criteria) <= ids for r in result.requirements)
+
+
+@given(st.lists(_GHERKIN_PIECES | st.text(max_size=6), max_size=40).map("".join))
+def test_gherkin_pieces_are_a_spec_or_a_spec_error(text: str) -> None:
+    parsed_as(text, "gherkin")
+
+
+@given(st.lists(_SHAPE_PIECES | st.text(max_size=8), max_size=12).map("".join))
+def test_a_stated_check_is_a_choice_or_a_stated_check_error(prose: str) -> None:
+    from pytest_acceptance.spec.formats.stated_check import StatedCheckError, choose
+
+    try:
+        choice = choose([prose])
+    except StatedCheckError:
+        return
+    assert choice.how and (choice.command is None) == (choice.method.value != "bash")

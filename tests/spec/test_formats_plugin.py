@@ -17,13 +17,22 @@ EXAMPLES = Path(__file__).parent / "format_specs"
 EXAMPLE_COUNTS = {
     "bmad/1.3.profile-avatar.md": 3,
     "bmad/2.1.invoice-export.md": 2,
+    "gherkin/features/cart.feature": 4,
     "kiro/design.md": 2,
     "kiro/requirements.md": 6,
+    "kiro-sections/requirements.md": 6,
     "manifest/manifest.md": 4,
+    "manifest/manifest-headings.md": 6,
     "openspec/changes/add-totp/specs/auth/spec.md": 2,
-    "openspec/specs/auth/spec.md": 2,
+    "openspec/specs/auth/spec.md": 3,
+    "prose/definition-of-done.md": 9,
     "prose/requirements.md": 6,
     "speckit/specs/001-csv-export/spec.md": 10,
+    "stories/requirements.md": 6,
+    "tasks/checklist.md": 3,
+    "tasks/kiro-tasks.md": 6,
+    "tasks/openspec-tasks.md": 4,
+    "tasks/speckit-tasks.md": 8,
     "tasks/tasks.md": 4,
 }
 
@@ -39,7 +48,7 @@ def collected(result: pytest.RunResult) -> list[str]:
     return [line for line in result.outlines if "::" in line]
 
 
-def test_a_directory_collects_every_spec_below_it_and_skips_the_readme(
+def test_a_directory_collects_every_spec_below_it_feature_files_too_and_skips_the_readme(
     pytester: pytest.Pytester, examples: Path
 ) -> None:
     result = pytester.runpytest("--acceptance", "specs", "--collect-only", "-q")
@@ -92,7 +101,7 @@ def test_ini_acceptance_specs_is_what_a_bare_acceptance_collects(
     pytester.makeini("[pytest]\nacceptance_specs = specs/kiro/*.md specs/tasks\n")
     result = pytester.runpytest("--acceptance", "--collect-only", "-q")
     assert result.ret == 0, result.stdout.str()
-    assert len(collected(result)) == 2 + 6 + 4
+    assert len(collected(result)) == 2 + 6 + 4 + 3 + 6 + 4 + 8
     plain = pytester.runpytest("--collect-only", "-q")  # without --acceptance: inert
     assert not any(".md::" in line for line in plain.outlines)
 
@@ -122,7 +131,7 @@ def test_a_forced_format_reads_the_spec_its_way(pytester: pytest.Pytester, examp
     wrong = pytester.runpytest("--acceptance", spec, "--collect-only")
     assert wrong.ret == pytest.ExitCode.INTERRUPTED
     wrong.stdout.fnmatch_lines(["*spec.md:1: no acceptance criteria found*"])
-    unknown = pytester.runpytest("--acceptance", spec, "--acceptance-format", "gherkin")
+    unknown = pytester.runpytest("--acceptance", spec, "--acceptance-format", "cucumber")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown format; use acceptance, manifest, spec-kit" in unknown.stderr.str()
 
@@ -198,18 +207,22 @@ def test_all_problems_of_a_spec_are_one_collection_error(pytester: pytest.Pytest
     assert "Traceback" not in result.stdout.str()
 
 
-def test_task_commands_run_verbatim_and_their_failure_fails_the_run(
+def test_a_ticked_tasks_verify_command_runs_verbatim_and_its_failure_fails_the_task(
     pytester: pytest.Pytester,
 ) -> None:
-    shutil.copy(EXAMPLES / "tasks" / "tasks.md", pytester.path / "tasks.md")
+    text = (EXAMPLES / "tasks" / "tasks.md").read_text().replace("- [ ] 1.2", "- [x] 1.2")
+    (pytester.path / "tasks.md").write_text(text)
     script = pytester.path / "changelog.sh"
     script.write_text("#!/bin/sh\necho '## Features'\n")  # no "## Fixes": 1.2 fails
     script.chmod(0o755)
-    result = pytester.runpytest("tasks.md::1.1", "tasks.md::1.2", "--acceptance", "tasks.md")
+    result = pytester.runpytest(
+        "tasks.md::1.2", "--acceptance", "tasks.md", "--acceptance-base", "HEAD"
+    )
     assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines(["*1.2: Group entries by type*failed*"])
-    assert "1.1: Create the changelog script*failed" not in result.stdout.str()
-    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*1.2: Group entries by type*failed*", "*phantom completion: task 1.2 is ticked, but*"]
+    )
+    result.assert_outcomes(failed=1)
 
 
 def test_a_kiro_spec_folder_is_judged_by_the_agent_on_xdist_workers(

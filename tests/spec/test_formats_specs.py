@@ -1,29 +1,21 @@
-"""Specs as their authors write them — spec-kit, Kiro, OpenSpec, BMAD, task lists with
-Verify commands, manifest-dev manifests, requirement prose — parse with the authors' ids,
-titles, priorities, methods and lines (the example specs live in tests/format_specs/)."""
+"""Specs as their authors write them — spec-kit, Kiro (both layouts), OpenSpec, BMAD,
+smart-ralph user stories, task lists, manifest-dev manifests (items and headings),
+requirement prose, Gherkin — parse with the authors' ids, titles, priorities, methods and
+lines (the example specs live in tests/spec/format_specs/)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from support.format_examples import EXAMPLES, line_of, parsed
 
-from pytest_acceptance.model import Criterion, Method, Priority, Spec, SpecError
+from pytest_acceptance.model import Criterion, Method, Priority, Spec, SpecError, Task
 from pytest_acceptance.spec.formats import builtin_formats, detect
-from pytest_acceptance.spec.load import parse_spec, parse_spec_text
+from pytest_acceptance.spec.load import parse_spec_text
 
-EXAMPLES = Path(__file__).parent / "format_specs"
 M, S, C = Priority.MUST, Priority.SHOULD, Priority.COULD
-AGENT, BASH = Method.SUBAGENT, Method.BASH
-
-
-def parsed(relative: str) -> Spec:
-    return parse_spec(EXAMPLES / relative)
-
-
-def line_of(relative: str, text: str) -> int:
-    lines = (EXAMPLES / relative).read_text(encoding="utf-8").splitlines()
-    return next(number for number, line in enumerate(lines, 1) if text in line)
+AGENT, BASH, TASK = Method.SUBAGENT, Method.BASH, Method.TASK
 
 
 def summary(criterion: Criterion) -> tuple[str, Method, Priority]:
@@ -41,8 +33,17 @@ def summary(criterion: Criterion) -> tuple[str, Method, Priority]:
         ("bmad/1.3.profile-avatar.md", "bmad"),
         ("bmad/2.1.invoice-export.md", "bmad"),
         ("tasks/tasks.md", "tasks"),
+        ("tasks/speckit-tasks.md", "tasks"),
+        ("tasks/kiro-tasks.md", "tasks"),
+        ("tasks/openspec-tasks.md", "tasks"),
+        ("tasks/checklist.md", "tasks"),
         ("manifest/manifest.md", "manifest"),
+        ("manifest/manifest-headings.md", "manifest"),
         ("prose/requirements.md", "prose"),
+        ("prose/definition-of-done.md", "prose"),
+        ("kiro-sections/requirements.md", "kiro"),
+        ("stories/requirements.md", "stories"),
+        ("gherkin/features/cart.feature", "gherkin"),
     ],
 )
 def test_each_example_is_recognised_as_its_format(relative: str, name: str) -> None:
@@ -116,29 +117,64 @@ def test_kiro_design_properties_keep_what_they_validate() -> None:
     assert "Validates: Requirements 2.2" in spec.criteria[0].description
 
 
-def test_openspec_requirements_carry_their_scenarios() -> None:
-    spec = parsed("openspec/specs/auth/spec.md")
-    assert [(c.id, c.title, c.category) for c in spec.criteria] == [
-        ("Password-Sign-In", "Password Sign-In", "auth — Requirements"),
-        ("Session-Expiry", "Session Expiry", "auth — Requirements"),
+def test_openspec_scenarios_are_criteria_named_by_requirement_and_scenario() -> None:
+    relative = "openspec/specs/auth/spec.md"
+    spec = parsed(relative)
+    assert [(c.id, c.title, c.category, c.location.line) for c in spec.criteria] == [
+        (
+            "Password-Sign-In--Valid-credentials",
+            "Password Sign-In / Valid credentials",
+            "auth — Requirements",
+            line_of(relative, "Scenario: Valid credentials"),
+        ),
+        (
+            "Password-Sign-In--Wrong-password",
+            "Password Sign-In / Wrong password",
+            "auth — Requirements",
+            line_of(relative, "Scenario: Wrong password"),
+        ),
+        (
+            "Session-Expiry--Idle-session",
+            "Session Expiry / Idle session",
+            "auth — Requirements",
+            line_of(relative, "Scenario: Idle session"),
+        ),
     ]
-    sign_in = spec.criteria[0]
-    assert sign_in.checks[0].startswith("The system SHALL sign in a user")
-    assert sign_in.checks[1].splitlines() == [
+    valid = spec.criteria[0]
+    assert valid.checks == (
         "Scenario: Valid credentials",
-        "  WHEN a user submits a registered email and its password",
-        "  THEN a session cookie is set",
-        "  AND the user lands on the dashboard",
+        "WHEN a user submits a registered email and its password",
+        "THEN a session cookie is set",
+        "AND the user lands on the dashboard",
+    )
+    assert "Requirement Password Sign-In: The system SHALL sign in a user" in valid.description
+    assert [(r.id, r.criteria) for r in spec.requirements] == [
+        ("Password-Sign-In", tuple(c.id for c in spec.criteria[:2])),
+        ("Session-Expiry", ("Session-Expiry--Idle-session",)),
     ]
 
 
 def test_openspec_delta_added_and_modified_are_criteria_removed_is_not() -> None:
     spec = parsed("openspec/changes/add-totp/specs/auth/spec.md")
     assert [(c.id, c.category) for c in spec.criteria] == [
-        ("TOTP-Second-Factor", "auth — ADDED Requirements"),
-        ("Session-Expiry", "auth — MODIFIED Requirements"),
+        ("TOTP-Second-Factor--Correct-code", "auth — ADDED Requirements"),
+        ("Session-Expiry--Idle-session", "auth — MODIFIED Requirements"),
     ]
-    assert "15 minutes" in spec.criteria[1].checks[0]
+    assert "15 minutes" in spec.criteria[1].description
+
+
+def test_openspec_scenario_tags_of_a_delta_and_a_requirement_without_scenarios() -> None:
+    text = (
+        "## MODIFIED Requirements\n\n### Requirement: Export\nThe system SHALL export.\n\n"
+        "#### Scenario: Old path (REMOVED)\n- **WHEN** a\n\n"
+        "#### Scenario: New path (MODIFIED)\n- **WHEN** b\n\n"
+        "### Requirement: Audit\nThe system SHALL log exports.\n"
+    )
+    spec = parse_spec_text(text, Path("spec.md"))
+    assert [(c.id, c.location.line) for c in spec.criteria] == [
+        ("Export--New-path", 9),
+        ("Audit", 12),
+    ]
 
 
 def test_bmad_v4_numbered_criteria_are_ac_n() -> None:
@@ -165,28 +201,28 @@ def test_bmad_v6_bold_criteria_keep_title_and_given_when_then_steps() -> None:
     )
 
 
-def test_task_verify_commands_become_bash_criteria_run_verbatim() -> None:
+def test_task_verify_commands_are_the_evidence_of_their_tasks() -> None:
     relative = "tasks/tasks.md"
     spec = parsed(relative)
     by_id = {c.id: c for c in spec.criteria}
-    assert [summary(c) for c in spec.criteria] == [
-        ("1.1", BASH, M),
-        ("1.2", BASH, M),
-        ("2.1", BASH, M),
-        ("2.2", AGENT, M),
+    assert [(c.id, c.method, c.task.ticked if c.task else None) for c in spec.criteria] == [
+        ("1.1", TASK, True),
+        ("1.2", TASK, False),
+        ("2.1", TASK, False),
+        ("2.2", TASK, False),
     ]
-    assert by_id["1.1"].command == "test -x changelog.sh"
+    assert by_id["1.1"].task == Task(
+        ticked=True, files=("changelog.sh",), command="test -x changelog.sh"
+    )
     assert by_id["1.1"].location.line == line_of(relative, "1.1 Create the changelog script")
-    assert by_id["1.2"].command == (
+    assert by_id["1.2"].task.command == (  # type: ignore[union-attr]
         "./changelog.sh | grep -q '^## Features' && ./changelog.sh | grep -q '^## Fixes'"
     )
-    assert by_id["2.1"].command == "shellcheck changelog.sh"  # a fenced block under Verify
-    assert by_id["2.2"].checks == (
-        "Document the script in the README",
-        "Done when: The README explains how to run it and what it prints",
-        "A reader can run it from the README alone",
-    )
+    assert by_id["1.2"].task.cites == ("FR-2",)  # type: ignore[union-attr]
+    assert by_id["2.1"].task.command == "shellcheck changelog.sh"  # type: ignore[union-attr]
     assert by_id["1.2"].category == "Phase 1: Make It Work (POC)"
+    assert by_id["1.1"].how == "task: ticked; evidence: `test -x changelog.sh`, 1 file changed"
+    assert by_id["2.2"].how == "task: not ticked, listed"
 
 
 def test_manifest_verify_blocks_and_gates_decide_the_method() -> None:
@@ -212,12 +248,12 @@ def test_prose_keeps_author_ids_nested_lists_and_skips_keyword_definitions() -> 
     relative = "prose/requirements.md"
     spec = parsed(relative)
     assert [(c.id, c.priority) for c in spec.criteria] == [
-        ("S2-1", M),
-        ("S2-2", S),
+        ("S2-entries-append-only", M),
+        ("S2-each-entry-carry-request-id", S),
         ("FR-0.3", M),  # the author's id
-        ("S2-3", M),
-        ("R-1", M),  # an unnumbered "Requirements" heading
-        ("R-2", C),
+        ("S2-required-scoped-permissions", M),
+        ("R-entries-older-than-400-days", M),  # an unnumbered "Requirements" heading
+        ("R-log-mirrored-object-storage", C),
     ]  # nothing from "1 Terms": RFC 2119 boilerplate and "SHALL: indicates ..."
     permissions = spec.criteria[3]
     assert permissions.checks == (
@@ -325,6 +361,8 @@ def test_a_numberless_task_with_a_verify_line_is_an_error_not_dropped() -> None:
         "tasks",
         "manifest",
         "prose",
+        "stories",
+        "gherkin",
     ],
 )
 def test_a_forced_format_that_finds_nothing_says_what_it_looks_for(name: str) -> None:
@@ -349,18 +387,23 @@ def test_user_story_headings_with_id_items_are_read_as_those_items_not_errors() 
         ("AC-2.1", M, 15),
     ]
     assert spec.criteria[1].checks == (
-        "A wrong password shows an error\n- without naming the wrong field",
+        "A wrong password shows an error",
+        "without naming the wrong field",
     )
+    assert [(r.id, r.criteria) for r in spec.requirements] == [
+        ("US-1", ("AC-1.1", "AC-1.2")),
+        ("US-2", ("AC-2.1",)),
+    ]
 
 
 def test_a_verify_line_in_the_tasks_own_paragraph_is_still_its_command() -> None:
     text = (
-        "# Tasks\n\n- [ ] 1.1 Build the thing\n  **Verify**: `make build`\n"
-        "  **Done when**: it builds\n- [ ] 1.2 Test\n  - **Verify**:\n"
+        "# Tasks\n\n- [x] 1.1 Build the thing\n  **Verify**: `make build`\n"
+        "  **Done when**: it builds\n- [x] 1.2 Test\n  - **Verify**:\n"
         "    ```bash\n    make test\n    ```\n"
     )
     spec = parse_spec_text(text, Path("tasks.md"))
-    assert [(c.id, c.title, c.command) for c in spec.criteria] == [
+    assert [(c.id, c.title, c.task.command) for c in spec.criteria] == [  # type: ignore[union-attr]
         ("1.1", "Build the thing", "make build"),
         ("1.2", "Test", "make test"),
     ]

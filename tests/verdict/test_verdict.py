@@ -176,6 +176,7 @@ def test_verdict_under_two_workers_is_computed_once(pytester: pytest.Pytester) -
         "failed": 1,
         "error": 0,
         "manual": 0,
+        "unticked": 0,
         "not_run": 0,
     }
 

@@ -62,10 +62,13 @@ _BUILTIN = (
     _Builtin("spec-kit", "speckit"),
     _Builtin("kiro", "kiro", "REQUIREMENTS"),
     _Builtin("kiro-design", "kiro", "DESIGN"),
+    _Builtin("stories", "stories"),
     _Builtin("openspec", "openspec"),
     _Builtin("bmad", "bmad"),
     _Builtin("tasks", "tasks"),
+    _Builtin("gherkin", "gherkin"),
     _Builtin("prose", "prose"),
+    _Builtin("gauge", "gauge"),
 )
 
 

@@ -16,6 +16,7 @@ from pytest_acceptance.model import (
     Location,
     Method,
     Priority,
+    Requirement,
     Spec,
     SpecError,
     one_line,
@@ -28,6 +29,12 @@ TITLE_LIMIT = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _KEYWORD = re.compile(r"\b(MUST|SHALL|SHOULD|COULD|MAY)\b")
 _CODE_SPAN = re.compile(r"(`+)(?P<code>(?:(?!\1).)+?)\1", re.DOTALL)
+# "- AC-1.1: ...", "- **AC-001**: ...", "- [ ] AC-2.1 — ...": an item that names itself.
+_OWN_ID = re.compile(
+    r"(?:\[[ xX]\]\s+)?[*_`]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*?)[*_`]*\s*[:\u2014\u2013)-]\s*[*_]*\s*"
+    r"(?P<rest>.*)",
+    re.S,
+)
 
 
 def safe_id(raw: str) -> str:
@@ -71,6 +78,42 @@ def nested_text(document: Document, blocks: Sequence[Block]) -> list[str]:
     return lines
 
 
+def add_listed(
+    builder: Builder,
+    blocks: Sequence[Block],
+    index: int,
+    *,
+    fallback_id: str,
+    context: str,
+    category: str,
+    requirement: str,
+) -> None:
+    """A list item that is one acceptance criterion of ``requirement``: with its own id
+    (``- **AC-001**: ...``) or ``fallback_id``; its nested paragraphs are steps, and a check
+    it states itself is run."""
+    document, block = builder.document, blocks[index]
+    from pytest_acceptance.spec.formats.document import children
+
+    owned = children(blocks, index)
+    own = _OWN_ID.match(block.text)
+    raw = own["rest"] if own else block.text
+    statement = document.plain(raw)
+    paragraphs = [b for b in owned if b.kind == "paragraph"]
+    builder.add(
+        own["id"] if own else fallback_id,
+        block.line,
+        title=statement,
+        text=statement,
+        steps=nested_text(document, paragraphs),
+        context=context,
+        category=category,
+        priority=keyword_priority(statement),
+        owned=owned,
+        prose=[raw, *(b.text for b in paragraphs)],
+        requirement=requirement,
+    )
+
+
 class Builder:
     """The criteria and problems of one spec, in document order."""
 
@@ -81,6 +124,8 @@ class Builder:
         self.errors: list[SpecError] = []
         self.seen: dict[str, tuple[str, int]] = {}
         self.consumed: set[int] = set()  # lines of verification blocks a criterion owns
+        # requirement id (casefolded) -> (id, title, line, ids of its criteria)
+        self.requirements: dict[str, tuple[str, str, int, list[str]]] = {}
 
     def error(self, line: int, message: str) -> None:
         self.errors.append(SpecError(self.path, line, message))
@@ -102,6 +147,14 @@ class Builder:
         self.seen[ident.casefold()] = (ident, line)
         return ident
 
+    def requirement(self, raw_id: str, title: str, line: int, criteria: Iterable[str] = ()) -> str:
+        """Register a requirement (again: the same one), with ``criteria`` already added;
+        returns its id."""
+        ident = safe_id(raw_id) or "requirement"
+        entry = self.requirements.setdefault(ident.casefold(), (ident, title, line, []))
+        entry[3].extend(c for c in criteria if c not in entry[3])
+        return entry[0]
+
     def add(
         self,
         raw_id: str,
@@ -116,27 +169,41 @@ class Builder:
         command: str | None = None,
         owned: Sequence[Block] = (),
         fields: dict[str, Any] | None = None,
-    ) -> None:
-        """One criterion. A yaml verification block among ``owned`` (the blocks under it)
-        decides how it is verified; else ``command`` makes it a bash criterion run verbatim;
-        else an agent judges it against ``text`` and ``steps``."""
+        prose: Sequence[str] | None = None,
+        how: str = "",
+        requirement: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> str | None:
+        """One criterion; returns its id (None when it could not be added). A yaml
+        verification block among ``owned`` (the blocks under it) decides how it is
+        verified; else ``command`` makes it a bash criterion run verbatim; else ``fields``;
+        else the check its own markdown (``prose``) states (``stated_check``); else an agent
+        judges it against ``text`` and ``steps``. ``how`` says why, for the collection line;
+        ``requirement`` names the requirement it verifies (``requirement()``)."""
         ident = self.take_id(raw_id, line)
         if ident is None:
-            return
+            return None
         steps = tuple(s for s in steps if s.strip())
         description = "\n".join(part for part in (text, *steps, context) if part.strip())
-        if fields is None:
-            checks = tuple(c for c in (text, *steps) if c.strip()) or (title or ident,)
-            fields = {"method": Method.SUBAGENT, "checks": checks}
+        checks = tuple(c for c in (text, *steps) if c.strip()) or (title or ident,)
         if command is not None:
             fields = {"method": Method.BASH, "command": command}
+            how = how or f"bash: `{one_line(command)}`, exit code 0"
+        elif fields is None:
+            chosen = self._stated(ident, line, prose if prose is not None else [text, *steps])
+            if chosen is None:
+                return None
+            fields, how = chosen
+            fields.setdefault("checks", checks)
         fence = self._verification_block(owned)
         if fence is not None:
             from_block = self._fields(ident, fence, priority)
             if from_block is None:
-                return
-            fields = from_block
-        fields = {"priority": priority, **fields}
+                return None
+            fields, how = from_block, ""
+        fields = {"priority": priority, **fields, **(extra or {})}
+        if requirement is not None:
+            self.requirements[requirement.casefold()][3].append(ident)
         self.criteria.append(
             Criterion(
                 id=ident,
@@ -145,9 +212,26 @@ class Builder:
                 verification_line=fence.line if fence is not None else line,
                 description=description,
                 category=category,
+                how=how,
                 **fields,
             )
         )
+        return ident
+
+    def _stated(
+        self, ident: str, line: int, prose: Sequence[str]
+    ) -> tuple[dict[str, Any], str] | None:
+        from pytest_acceptance.spec.formats.stated_check import StatedCheckError, choose
+
+        try:
+            choice = choose(prose)
+        except StatedCheckError as error:
+            self.error(line, f"{ident} {error}")
+            return None
+        if choice.method is Method.BASH:
+            fields = {"method": Method.BASH, "command": choice.command}
+            return {**fields, "pass_condition": choice.pass_condition}, choice.how
+        return {"method": Method.SUBAGENT}, choice.how
 
     def _verification_block(self, owned: Sequence[Block]) -> Block | None:
         from pytest_acceptance.spec.formats.reference import is_verification_block
@@ -180,7 +264,7 @@ class Builder:
             self.error(at, f"{ident}: {exc}")
         return None
 
-    def spec(self, shape: str) -> Spec:
+    def spec(self, shape: str, title: str | None = None) -> Spec:
         """The spec, after checking that no verification block was left without a criterion;
         ``shape`` tells the author what a criterion of this format looks like."""
         from pytest_acceptance.spec.formats.reference import is_verification_block
@@ -196,4 +280,9 @@ class Builder:
         raise_all(self.errors)
         if not self.criteria:
             raise SpecError(self.path, 1, f"no acceptance criteria found: {shape}")
-        return Spec(self.path, tuple(self.criteria), self.document.title)
+        requirements = tuple(
+            Requirement(ident, one_line(name, TITLE_LIMIT), Location(self.path, at), tuple(ids))
+            for ident, name, at, ids in self.requirements.values()
+        )
+        title = self.document.title if title is None else title
+        return Spec(self.path, tuple(self.criteria), title, requirements)

@@ -1,9 +1,13 @@
 """Kiro specs: ``requirements.md`` (EARS acceptance criteria) and ``design.md`` properties.
 
-- requirements.md: each numbered item under ``#### Acceptance Criteria`` of
-  ``### Requirement N`` (``### Requirement N: Title``) is criterion ``N.M`` — the id
-  Kiro's ``tasks.md`` refers to (``_Requirements: 1.2_``). EARS keywords (WHEN/IF/WHILE/
-  WHERE ... SHALL) stay in the text the agent judges; the ``**User Story:**`` is context.
+- requirements.md: each numbered item under ``#### Acceptance Criteria`` (or a bold
+  ``**Acceptance Criteria:**``) of ``### Requirement N`` (``### Requirement N: Title``), or
+  of a numbered section (``### 3.1 Title``, ``### 2. Title``), is criterion ``N.M`` — the
+  id Kiro's ``tasks.md`` refers to (``_Requirements: 1.2_``); an item that starts with its
+  own id (``- **AC-001**: WHEN ...``) keeps it. Requirement N is a requirement of the spec
+  with these criteria. EARS keywords (WHEN/IF/WHILE/WHERE ... SHALL) stay in the text the
+  agent judges; the ``**User Story:**`` (or ``**Objective:**``) is context. A check the
+  criterion states itself ("... `cmd` exits 0") is run (``stated_check``).
 - design.md: each ``**Property N: Title**`` (or ``### Property N: Title``) with its text is
   criterion ``Property-N``; ``**Validates: Requirements 1.2, 3.4**`` is kept as context.
 """
@@ -15,21 +19,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_acceptance.model import Spec
-from pytest_acceptance.spec.formats.common import Builder, keyword_priority, nested_text
-from pytest_acceptance.spec.formats.document import Block, Document, children
+from pytest_acceptance.spec.formats.common import Builder, add_listed, keyword_priority
+from pytest_acceptance.spec.formats.document import Block, Document
 
-_REQUIREMENT = re.compile(r"Requirement\s+(?P<n>\d+(?:\.\d+)*)\b\s*[:.\u2014\u2013-]?\s*(?P<t>.*)")
+_REQUIREMENT = re.compile(
+    r"(?:Requirement\s+(?P<n>\d+(?:\.\d+)*)\b|(?P<section>\d{1,3}(?:\.\d{1,3})*)(?:\.|(?=\s)))"
+    r"\s*[:.\u2014\u2013-]?\s*(?P<t>.*)"
+)
+
 _ACCEPTANCE = re.compile(r"acceptance criteria\b", re.IGNORECASE)
-_USER_STORY = re.compile(r"[*_]*User Story[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE)
+_USER_STORY = re.compile(
+    r"[*_]*(?:User Story(?:\s*\([^)]*\))?|Objective)[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE
+)
 _PROPERTY = re.compile(r"[*_]*Property\s+(?P<n>\d+)\s*[:.\u2014\u2013-]\s*(?P<rest>.*)", re.S)
 _VALIDATES = re.compile(r"[*_]*Validates\s*:", re.IGNORECASE)
 _DETECT_REQUIREMENT = re.compile(r"^#{2,4}[ \t]+Requirement[ \t]+\d+", re.MULTILINE)
+# The numbered-section layout: "### 3.1 Title", a user story or objective, EARS SHALL items.
+_DETECT_SECTION = re.compile(r"^#{2,4}[ \t]+\d{1,3}(?:\.\d{1,3})*\.?[ \t]+\S", re.MULTILINE)
+_DETECT_STORY = re.compile(r"^[*_]{2}(?:User Story|Objective)\b", re.MULTILINE | re.IGNORECASE)
+_DETECT_EARS = re.compile(r"^[ \t]*(?:\d+[.)]|[-*])[ \t].*\bSHALL\b", re.MULTILINE | re.IGNORECASE)
 _DETECT_CRITERIA = re.compile(r"^(?:#{3,5}[ \t]+|[*_]{2})Acceptance Criteria", re.M | re.I)
 _CRITERIA_LABEL = re.compile(r"[*_]{1,3}Acceptance Criteria\b", re.IGNORECASE)
 _DETECT_PROPERTY = re.compile(r"^(?:#{2,5}[ \t]+|[ \t]*\*\*)Property[ \t]+\d+[ \t]*:", re.M)
 _DETECT_VALIDATES = re.compile(r"Validates:?\**[ \t]*:?[ \t]*Requirements?", re.IGNORECASE)
 REQUIREMENTS_SHAPE = (
-    'Kiro numbered items under "#### Acceptance Criteria" of a "### Requirement 1" heading'
+    'Kiro numbered items under "#### Acceptance Criteria" of a "### Requirement 1" heading '
+    '(or of a numbered section like "### 3.1 Title")'
 )
 DESIGN_SHAPE = 'Kiro properties like "**Property 1: Title**" with "**Validates: Requirements 1.1**"'
 
@@ -38,17 +53,22 @@ DESIGN_SHAPE = 'Kiro properties like "**Property 1: Title**" with "**Validates: 
 class _Requirement:
     number: str
     heading: str
+    title: str
+    line: int
     level: int
     context: str = ""
     in_criteria: bool = False
+    items: int = 0  # criteria items so far: the number of an unnumbered one
 
 
 class KiroRequirementsFormat:
     name = "kiro"
 
     def detect(self, text: str) -> float:
-        found = _DETECT_REQUIREMENT.search(text) and _DETECT_CRITERIA.search(text)
-        return 0.9 if found else 0.0
+        if _DETECT_REQUIREMENT.search(text) and _DETECT_CRITERIA.search(text):
+            return 0.9
+        numbered = _DETECT_SECTION.search(text) and _DETECT_CRITERIA.search(text)
+        return 0.9 if numbered and _DETECT_STORY.search(text) and _DETECT_EARS.search(text) else 0
 
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
@@ -67,27 +87,33 @@ class KiroRequirementsFormat:
                     block.text[_USER_STORY.match(block.text).end() :]  # type: ignore[union-attr]
                 )
             elif block.kind == "item" and requirement.in_criteria and block.depth == 1:
-                owned = children(blocks, index)
-                statement = document.plain(block.text)
-                number = block.number or str(1 + sum(1 for c in builder.criteria))
-                builder.add(
-                    f"{requirement.number}.{number}",
-                    block.line,
-                    title=statement,
-                    text=statement,
-                    steps=nested_text(document, [b for b in owned if b.kind == "paragraph"]),
-                    context=requirement.context,
-                    category=requirement.heading,
-                    priority=keyword_priority(statement),
-                    owned=owned,
-                )
+                self._criterion(builder, blocks, index, requirement)
         return builder.spec(REQUIREMENTS_SHAPE)
+
+    @staticmethod
+    def _criterion(
+        builder: Builder, blocks: list[Block], index: int, requirement: _Requirement
+    ) -> None:
+        requirement.items += 1
+        number = blocks[index].number or requirement.items
+        owner = builder.requirement(requirement.number, requirement.title, requirement.line)
+        add_listed(
+            builder,
+            blocks,
+            index,
+            fallback_id=f"{requirement.number}.{number}",
+            context=requirement.context,
+            category=requirement.heading,
+            requirement=owner,
+        )
 
     @staticmethod
     def _heading(block: Block, requirement: _Requirement | None) -> _Requirement | None:
         found = _REQUIREMENT.match(block.text)
         if found:
-            return _Requirement(found["n"], block.text, block.level)
+            number = found["n"] or found["section"]
+            title = found["t"].strip() or block.text
+            return _Requirement(number, block.text, title, block.line, block.level)
         if requirement is None or block.level <= requirement.level:
             return None
         requirement.in_criteria = _ACCEPTANCE.match(block.text) is not None

@@ -1,86 +1,205 @@
-"""Task lists that carry their own checks (smart-ralph ``tasks.md``).
+"""Task lists: what an agent (or a person) claims done, each task checked against evidence.
 
-Each ``- [ ] 1.2 Title`` task (``[x]`` too: done work must stay verified) is criterion
-``1.2``. Its nested ``**Verify**:`` line decides how: a stated command (an inline code span,
-or a fenced block under it) becomes a bash criterion that runs it verbatim — several spans
-run in order, joined by ``&&`` — and passes on exit code 0; a Verify without a command,
-or no Verify, makes an agent criterion judged against the title, ``**Done when**`` and
-the Verify text. ``**Do**``/``**Files**`` are context. A checkbox task with a Verify line
-but no number is an error (it would otherwise be dropped). Category: the phase heading.
+Read as their tools write them:
+
+- spec-kit ``tasks.md``: ``- [X] T012 [P] [US1] Create the model in src/models/user.py``:
+  task ``T012``, citing user story ``US1`` (its criteria ``US1-AC1``, ...);
+- Kiro and OpenSpec ``tasks.md``, smart-ralph's: ``- [x] 2.1 Title`` (Kiro's optional
+  ``- [ ]* 2.3`` too), nested bullets, ``_Requirements: 1.2, 3.4_``, ``**Files**:``,
+  ``**Verify**: `command```;
+- a plain checklist under a "Tasks" (or "Implementation Plan", "Checklist", "TODO")
+  heading: ``- [x] Write the migration`` (id: its first words).
+
+A ticked task is a ``task`` criterion when it names evidence: its own verify command (an
+inline code span of the ``**Verify**:`` line, several joined by ``&&``, or a shell block
+under it), the files it names (backticked, or a path with a ``/`` and an extension; "remove
+`x`" names a file that must be gone), and the requirements it cites. Whether they hold is
+decided when the run checks it (``pytest_acceptance.run.task``). A ticked task that names
+no evidence at all is judged by an agent against its words. An unticked task is listed,
+never run (``--acceptance-unticked fail`` fails it). Category: the phase heading.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-from pytest_acceptance.model import Spec
+from pytest_acceptance.model import Method, Spec, Task, one_line
+from pytest_acceptance.spec.extract import id_words
 from pytest_acceptance.spec.formats.common import Builder, code_spans, matching_items
 from pytest_acceptance.spec.formats.document import Block, Document, children
 
-_TASK = re.compile(r"\[[ xX]\]\s+(?P<rest>.*)", re.S)
-_NUMBERED = re.compile(r"(?P<id>\d+(?:\.\d+)+)\.?\s+(?P<title>.+)", re.S)
+_TASK = re.compile(r"\[(?P<tick>[ xX])\]\*?\s+(?P<rest>.*)", re.S)
+_SPECKIT = re.compile(r"(?P<id>T\d{3,})\b\s*(?P<title>.*)", re.S)
+_NUMBERED = re.compile(r"(?P<id>\d+(?:\.\d+)*)\.?\s+(?P<title>.+)", re.S)
 _LABEL = re.compile(
     r"[*_]*(?P<label>[A-Za-z][A-Za-z ]{1,20}?)[*_]*\s*:\s*[*_]*\s*(?P<rest>.*)", re.S
 )
+_MARKER = re.compile(r"\[(?P<mark>P|US\d+|[A-Z]+\d*)\]\s*")  # [P], [US1], [VERIFY]
+_STORY_MARK = re.compile(r"US\d+\Z")
+_CITE = re.compile(r"[A-Z][A-Z0-9]*-\d[\w.]*\w|[A-Z][A-Z0-9]*-\d|US\d+|\d+(?:\.\d+)*")
+_AC_CITE = re.compile(r"\(\s*AC\s*:\s*(?P<ids>[#\d,\s]+)\)", re.IGNORECASE)
 _SHELL = ("", "bash", "sh", "shell", "console", "zsh")
-_DETECT_TASK = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+\d+(?:\.\d+)+\.?[ \t]", re.MULTILINE)
-_DETECT_VERIFY = re.compile(r"\*\*Verify\*\*[ \t]*:|\*\*Verify:\*\*")
-SHAPE = 'a task like "- [ ] 1.2 Title" with a nested "**Verify**: `command`" line'
+_EXTENSIONS = (
+    "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|md|json|yaml|yml|toml|sh|css|scss|html|"
+    "sql|c|h|cc|cpp|hpp|cs|swift|php|ex|exs|txt|cfg|ini|lock|xml|vue|svelte|proto|tf|env"
+)
+_PATH_SPAN = re.compile(rf"(?:[\w.-]+/)*[\w.-]+(?:\.(?:{_EXTENSIONS})|/)\Z|[\w.-]+(?:/[\w.-]+)+\Z")
+# A bare file name without a folder counts only with an extension no word has ("Node.js" and
+# "e.g." are not files; "pyproject.toml" and "CHANGELOG.md" are).
+_BARE_NAME = re.compile(
+    r"(?<![\w/.`-])[\w-]+(?:\.[\w-]+)*\.(?:toml|json|ya?ml|md|py|ts|tsx|go|rs|sh|sql|lock|cfg|ini)"
+    r"(?![\w/`])"
+)
+_BARE_PATH = re.compile(
+    rf"(?<![\w/.`-])(?:\./)?[\w.-]+(?:/[\w.-]+)*/(?:[\w.-]+\.(?:{_EXTENSIONS})|[\w.-]*/)"
+    rf"(?![\w/`])"
+)
+_REMOVAL = re.compile(r"\b(?:remove|delete|drop|retire|get rid of)\b[^.;]*\Z", re.IGNORECASE)
+_DETECT_SPECKIT = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+T\d{3,}\b", re.MULTILINE)
+_DETECT_NUMBERED = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\]\*?[ \t]+\d+(?:\.\d+)*\.?[ \t]", re.M)
+_DETECT_HEADING = re.compile(
+    r"^#{1,3}[ \t].*\b(?:tasks?|implementation plan|checklist|to-?do)\b", re.M | re.I
+)
+_DETECT_CHECKBOX = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+\S", re.MULTILINE)
+SHAPE = 'a task like "- [x] 1.2 Title", "- [X] T012 Title" or a checklist under a "Tasks" heading'
 
 
 class TasksFormat:
     name = "tasks"
 
     def detect(self, text: str) -> float:
-        return 0.9 if _DETECT_TASK.search(text) and _DETECT_VERIFY.search(text) else 0.0
+        if _DETECT_SPECKIT.search(text):
+            return 0.95
+        if _DETECT_NUMBERED.search(text):
+            return 0.9
+        return 0.55 if _DETECT_HEADING.search(text) and _DETECT_CHECKBOX.search(text) else 0.0
 
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
         builder = Builder(path, document)
         for index, task, category in matching_items(document.blocks, _TASK):
-            self._task(builder, document.blocks, index, task["rest"], category)
+            self._task(builder, document.blocks, index, task, category)
         return builder.spec(SHAPE)
 
     def _task(
-        self, builder: Builder, blocks: list[Block], index: int, rest: str, category: str
+        self, builder: Builder, blocks: list[Block], index: int, task: re.Match[str], category: str
     ) -> None:
         document = builder.document
         block = blocks[index]
-        owned = children(blocks, index)
-        # "- [ ] 1.2 Title" may carry "**Verify**: ..." lines in its own paragraph
-        first, _, more = rest.partition("\n")
+        owned = _own_blocks(blocks, index)
+        first, _, more = task["rest"].partition("\n")
+        head = _SPECKIT.match(first) or _NUMBERED.match(first)
+        ident = head["id"] if head else id_words(document.plain(first))
+        title_markdown = head["title"] if head else first
+        marks = [m["mark"] for m in _MARKER.finditer(title_markdown)]
+        title_markdown = _MARKER.sub("", title_markdown).strip()
+        title = document.plain(title_markdown)
         paragraphs = [(more, None), *((b.text, b) for b in owned if _label(b))]
         labels = _labels(document, paragraphs, owned)
-        numbered = _NUMBERED.match(document.plain(first))
-        if numbered is None:
-            if "verify" in labels:
-                builder.error(
-                    block.line,
-                    "this task has a Verify line but no number: write it as "
-                    '"- [ ] 1.2 Title" so it becomes criterion 1.2',
-                )
+        if head is None and "verify" in labels:
+            builder.error(
+                block.line,
+                "this task has a Verify line but no number: write it as "
+                '"- [ ] 1.2 Title" so it becomes criterion 1.2',
+            )
             return
-        verify_text, command = labels.get("verify", ("", None))
-        title = numbered["title"]
-        done_when = labels.get("done when", ("", None))[0]
-        steps = [f"Done when: {done_when}" if done_when else "", verify_text]
-        context = "\n".join(
+        words = [title_markdown, *(b.text for b in owned if b.kind == "paragraph")]
+        claim = Task(
+            ticked=task["tick"] != " ",
+            files=_files(words, labels, removed=False),
+            removed=_files(words, labels, removed=True),
+            cites=_cites(labels, marks, title_markdown),
+            command=labels.get("verify", ("", None))[1],
+            subtasks=_subtasks(builder, blocks, index),
+        )
+        self._add(builder, ident, block.line, title, category, claim, labels)
+
+    @staticmethod
+    def _add(
+        builder: Builder,
+        ident: str,
+        line: int,
+        title: str,
+        category: str,
+        claim: Task,
+        labels: dict[str, tuple[str, str | None]],
+    ) -> None:
+        details = [
             f"{name.capitalize()}: {value[0]}"
             for name, value in labels.items()
-            if name in ("do", "files") and value[0]
-        )
+            if name in ("do", "files", "done when", "verify") and value[0]
+        ]
+        fields: dict[str, Any]
+        if not claim.ticked or claim.evidence:
+            fields = {"method": Method.TASK}
+            how = "task: " + _evidence_words(claim)
+        else:
+            claims = f"The task list claims this task done: {title}"
+            fields = {"method": Method.SUBAGENT, "checks": (claims, *details)}
+            how = "agent: the ticked task names no command, file or requirement"
         builder.add(
-            numbered["id"],
-            block.line,
+            ident,
+            line,
             title=title,
             text=title,
-            steps=steps if command is None else [],
-            context=context if command is None else f"{done_when}\n{context}".strip(),
+            steps=details,
             category=category,
-            command=command,
-            owned=owned,
+            fields=fields,
+            how=how,
+            extra={"task": claim},
         )
+
+
+def _evidence_words(claim: Task) -> str:
+    if not claim.ticked:
+        return "not ticked, listed"
+    parts = []
+    if claim.command:
+        parts.append(f"`{one_line(claim.command, 40)}`")
+    named = len(claim.files) + len(claim.removed)
+    if named:
+        parts.append(f"{named} file{'s' if named != 1 else ''} changed")
+    if claim.cites:
+        parts.append("cited " + ", ".join(claim.cites[:4]) + (" …" if len(claim.cites) > 4 else ""))
+    if claim.subtasks:
+        parts.append("sub-tasks " + ", ".join(claim.subtasks[:4]))
+    return "ticked; evidence: " + ", ".join(parts)
+
+
+def _subtasks(builder: Builder, blocks: list[Block], index: int) -> tuple[str, ...]:
+    """The ids of the tasks nested right under ``blocks[index]``, and of the numbered tasks
+    that follow it in the same list under its number (Kiro's ``2.`` then ``2.1``)."""
+    found = []
+    for block in children(blocks, index):
+        nested = _TASK.match(block.text) if block.kind == "item" else None
+        if nested and block.depth == blocks[index].depth + 1:
+            head = _SPECKIT.match(nested["rest"]) or _NUMBERED.match(nested["rest"])
+            if head:
+                found.append(head["id"])
+    own = _NUMBERED.match(_TASK.match(blocks[index].text)["rest"])  # type: ignore[index]
+    if own and not found:
+        for block in blocks[index + 1 :]:
+            if block.kind == "heading":
+                break
+            nested = _TASK.match(block.text) if block.kind == "item" else None
+            head = _NUMBERED.match(nested["rest"]) if nested else None
+            if head and block.depth == blocks[index].depth:
+                if not head["id"].startswith(own["id"] + "."):
+                    break
+                found.append(head["id"])
+    return tuple(found)
+
+
+def _own_blocks(blocks: list[Block], index: int) -> list[Block]:
+    """The blocks under a task up to its first sub-task (a nested checkbox item)."""
+    owned = []
+    for block in children(blocks, index):
+        if block.kind == "item" and _TASK.match(block.text):
+            break
+        owned.append(block)
+    return owned
 
 
 def _label(block: Block) -> bool:
@@ -102,7 +221,7 @@ def _labels(
             if name == "verify":
                 spans = code_spans(label["rest"])
                 command = " && ".join(spans) if spans else _fenced(owned, block)
-            found.setdefault(name, (document.plain(label["rest"]), command))
+            found.setdefault(name, (document.plain(label["rest"]).rstrip("_*").strip(), command))
     return found
 
 
@@ -115,6 +234,45 @@ def _fenced(owned: list[Block], label: Block | None) -> str | None:
         if block.kind == "fence" and block.info in _SHELL and block.text.strip():
             return block.text.strip()
     return None
+
+
+def _files(
+    words: list[str], labels: dict[str, tuple[str, str | None]], removed: bool
+) -> tuple[str, ...]:
+    """The files a task names (``removed``: those it says it removes), in order."""
+    found: dict[str, None] = {}
+    listed = labels.get("files", ("", None))[0]
+    candidates = [(p.strip().strip("`"), "") for p in re.split(r"[,\s]+", listed) if p.strip()]
+    for text in words:
+        for span in re.finditer(r"`([^`\n]+)`", text):
+            candidates.append((span[1].strip(), text[: span.start()]))
+        unquoted = re.sub(r"`[^`\n]*`", " ", text)
+        for bare in (*_BARE_PATH.finditer(unquoted), *_BARE_NAME.finditer(unquoted)):
+            candidates.append((bare[0], unquoted[: bare.start()]))
+    for path, before in candidates:
+        if not _PATH_SPAN.match(path) or "://" in path or path.startswith("-"):
+            continue
+        if (_REMOVAL.search(before) is not None) == removed:
+            found.setdefault(path.removeprefix("./"), None)
+    return tuple(found)
+
+
+def _cites(
+    labels: dict[str, tuple[str, str | None]], marks: list[str], title: str
+) -> tuple[str, ...]:
+    """The requirements a task cites: ``_Requirements: 1.2, FR-3_``, spec-kit's ``[US1]``,
+    BMAD's ``(AC: 1, 3)``."""
+    found: dict[str, None] = {}
+    for name in ("requirements", "requirement", "req", "refs", "satisfies"):
+        for ident in _CITE.findall(labels.get(name, ("", None))[0]):
+            found.setdefault(ident, None)
+    for mark in marks:
+        if _STORY_MARK.match(mark):
+            found.setdefault(mark, None)
+    for listed in _AC_CITE.finditer(title):
+        for number in re.findall(r"\d+", listed["ids"]):
+            found.setdefault(f"AC{number}", None)
+    return tuple(found)
 
 
 FORMAT = TasksFormat()
