@@ -180,13 +180,13 @@ def category_marker(config: pytest.Config, category: str, kind: str = "category"
     known = config.stash.get(_CATEGORY_MARKERS, None)
     if known is None:
         known = config.stash[_CATEGORY_MARKERS] = {}
-        taken = {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}
-        config.stash[_TAKEN_MARKERS] = frozenset(taken) | _BUILTIN_MARKERS
+        registered = {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}
+        config.stash[_TAKEN_MARKERS] = frozenset(registered) | _BUILTIN_MARKERS
     if category not in known:
         slug = "_".join(re.findall(r"[a-z0-9]+", category.lower())) or "uncategorized"
         # A tag is the author's marker: the project may register it itself (pytest-bdd's
         # tags are markers); only markers that change how an item runs are avoided.
-        taken = _ACTING_MARKERS if kind == "tagged" else config.stash[_TAKEN_MARKERS]
+        taken = frozenset(_ACTING_MARKERS) if kind == "tagged" else config.stash[_TAKEN_MARKERS]
         name = f"category_{slug}" if slug in taken else slug
         what = "of category" if kind == "category" else kind
         config.addinivalue_line("markers", f"{name}: acceptance criteria {what} {category!r}")

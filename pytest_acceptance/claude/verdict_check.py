@@ -155,7 +155,7 @@ def _requirements_problem(rows: object) -> str | None:
         problem = _fields(row, REQUIREMENT_ROW, "a requirement", required=True)
         if problem is not None:
             return problem
-        if not all(_flat(value) for value in row.values()):  # type: ignore[union-attr]
+        if not all(_flat(value) for value in row.values()):
             return "a requirement holds more than flat values"
     return None
 

@@ -277,7 +277,8 @@ def _default_branches(top: Path) -> list[str]:
 
 
 def _git(top: Path, *args: str, check: bool = True) -> str:
-    from pytest_acceptance.tree.fingerprint import FingerprintError, _git_command, _git_env
+    from pytest_acceptance.tree.file_hash import FingerprintError
+    from pytest_acceptance.tree.fingerprint import _git_command, _git_env
 
     try:
         command = _git_command(os.fsencode(top), *args)

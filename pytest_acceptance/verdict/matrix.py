@@ -76,27 +76,24 @@ def build(specs: Iterable[Spec], outcomes: Iterable[tuple[Criterion, Result]]) -
     cited: dict[tuple[Path, str], list[Link]] = {}
     for task in tasks:
         link = _link(task, found)
-        keys = {
-            k
-            for cite in task.task.cites
-            for k in cited_criteria(cite, task.location.path.resolve(), specs)
-        }  # type: ignore[union-attr]
-        for key in keys:
+        claimed = task.task.cites if task.task is not None else ()
+        path = task.location.path.resolve()
+        for key in {k for cite in claimed for k in cited_criteria(cite, path, specs)}:
             cited.setdefault(key, []).append(link)
     rows = []
     for spec in specs:
         for requirement in spec.requirements:
-            keys = [
+            found_keys = [
                 (spec.path, ident) for ident in requirement.criteria if (spec.path, ident) in by_key
             ]
-            citing = {(t.spec, t.id): t for key in keys for t in cited.get(key, ())}
+            citing = {(t.spec, t.id): t for key in found_keys for t in cited.get(key, ())}
             rows.append(
                 Row(
                     requirement.id,
                     requirement.title,
                     spec.path,
                     requirement.location.line,
-                    tuple(_link(by_key[key], found) for key in keys),
+                    tuple(_link(by_key[key], found) for key in found_keys),
                     tuple(citing.values()),
                 )
             )

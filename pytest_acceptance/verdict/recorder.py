@@ -138,7 +138,7 @@ class Recorder:
         if settled is None:
             self.awaiting.append(report.nodeid)
             awaited = [*criterion.task.cites, *criterion.task.subtasks]
-            report.acceptance["extra"]["awaits"] = awaited  # type: ignore[attr-defined]
+            report.acceptance["extra"]["awaits"] = awaited
             return
         self.results[report.nodeid] = settled
         report.acceptance = settled.to_dict()  # type: ignore[attr-defined]
@@ -146,7 +146,7 @@ class Recorder:
             from pytest_acceptance.collect import describe_failure
 
             report.outcome = "failed"
-            report.longrepr = describe_failure(criterion, settled, self.rootdir)  # type: ignore[assignment]
+            report.longrepr = describe_failure(criterion, settled, self.rootdir)
 
     def _settle(self, nodeid: str, final: bool) -> Result | None:
         from pytest_acceptance.verdict.tasks import settle
