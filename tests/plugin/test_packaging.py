@@ -63,3 +63,31 @@ def test_the_project_links_are_declared() -> None:
     urls = pyproject()["project"]["urls"]
     assert set(urls) >= {"Homepage", "Repository", "Issues", "Changelog"}
     assert all(url.startswith("https://") for url in urls.values())
+
+
+def requirement_name(requirement: str) -> str:
+    """The normalised distribution name of a requirement (``PyYAML>=6`` -> ``pyyaml``)."""
+    name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement.strip())
+    assert name is not None, requirement
+    return re.sub(r"[-_.]+", "-", name.group()).lower()
+
+
+def test_the_test_dependencies_are_pinned_and_the_test_commands_use_the_pins() -> None:
+    """constraints/test.txt pins every dependency of the package and of its test extra (a
+    new one added without `constraints/update.sh` fails here), and the README, CONTRIBUTING
+    and .ci/run install with it."""
+    project = pyproject()["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["test"]]
+    lines = (REPO / "constraints" / "test.txt").read_text(encoding="utf-8").splitlines()
+    pins = {
+        requirement_name(line): line.split("==", 1)[1]
+        for line in lines
+        if line.strip() and not line.startswith("#")
+    }
+    assert all("==" in line for line in lines if line.strip() and not line.startswith("#"))
+    unpinned = sorted({requirement_name(r) for r in wanted} - set(pins))
+    assert unpinned == [], f"not in constraints/test.txt: {unpinned}; run constraints/update.sh"
+    assert "pytest-acceptance" not in pins  # the project itself is never pinned
+    install = "-c constraints/test.txt -e '.[test]'"
+    for name in ("README.md", "CONTRIBUTING.md", ".ci/run"):
+        assert install in (REPO / name).read_text(encoding="utf-8"), name
