@@ -25,6 +25,10 @@ pytest_plugins: list[str] = [
     "pytest_acceptance.evidence.ci",
 ]
 
+# A duration ini key takes a TOML number or a string with a unit: a union type, which
+# pytest >= 9.2 accepts; before, a TOML string is refused and only numbers work.
+_DURATION: Any = float | str if pytest.version_tuple >= (9, 2) else "float"
+
 _METHOD_MARKERS = {
     "bash": "acceptance criterion verified by a bash command",
     "subagent": "acceptance criterion judged by an agent",
@@ -76,12 +80,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also write the verdict JSON to this inherited file descriptor (the Claude Code "
         "gate reads its own run's verdict there, not from the agent-writable .acceptance/)",
     )
-    # Typed (pytest >= 8.4): pytest 9's native [tool.pytest] table gives TOML numbers,
-    # [tool.pytest.ini_options] and pytest.ini give strings; both are converted here.
+    # Typed: pytest 9's native [tool.pytest] table gives TOML numbers (or, for a duration,
+    # a string with a unit), [tool.pytest.ini_options] and pytest.ini give strings; options.py
+    # converts both.
     parser.addini(
         "acceptance_timeout",
-        "default timeout of a criterion, in seconds",
-        type="float",
+        'default timeout of a criterion: seconds, or a duration like "2 min"',
+        type=_DURATION,
         default=300.0,
     )
     parser.addini(
@@ -92,8 +97,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "acceptance_progress_interval",
-        "seconds between 'still running' lines when output is not a terminal (0: none)",
-        type="float",
+        "seconds (or a duration) between 'still running' lines when output is not a terminal "
+        "(0: none)",
+        type=_DURATION,
         default=20.0,
     )
 
@@ -156,6 +162,34 @@ def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:
     base = config.invocation_params.dir
     named = {(base / arg.split("::")[0]).resolve() for arg in config.args}
     config.args += [str(spec) for spec in specs if spec not in named]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """``pytest spec.md`` without ``--acceptance``: pytest's "not found: spec.md (no match in
+    any of [<Dir …>])" gets the fix. The hint costs nothing unless collection failed."""
+    try:
+        return (yield)
+    except pytest.UsageError as error:
+        specs = _markdown_not_found(session.config, error)
+        if not specs:
+            raise
+        hint = (
+            f"{', '.join(specs)}: a spec's criteria are collected only with --acceptance: "
+            f"pytest --acceptance {' '.join(specs)}"
+        )
+        raise pytest.UsageError(*error.args, hint) from None
+
+
+def _markdown_not_found(config: pytest.Config, error: pytest.UsageError) -> list[str]:
+    """The markdown files of the command line, when pytest found nothing to collect in a
+    path of a run without --acceptance."""
+    said = " ".join(str(arg) for arg in error.args)
+    if config.getoption("acceptance", None) or "not found: " not in said:
+        return []
+    base = config.invocation_params.dir
+    files = dict.fromkeys(arg.split("::")[0] for arg in config.args)
+    return [f for f in files if f.lower().endswith(".md") and (base / f).is_file()]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:

@@ -401,16 +401,28 @@ def _example(value: Any) -> str:
     return "..."
 
 
+DURATION_EXAMPLES = '"90s", "5m", "2 min", "1h"'
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``90``, ``90s``, ``5m``, ``2 min``, ``1.5 hours``; None for anything else.
+    A spec's ``timeout:`` and the ini durations (options.py) read the same units."""
+    match = _DURATION.match(text.strip())
+    if match is None:
+        return None
+    unit = (match["unit"] or "s")[0].lower()
+    return float(match["amount"]) * _UNIT_SECONDS[unit]
+
+
 def _timeout(value: Any) -> float:
-    wanted = 'a positive number of seconds or a duration like "90s", "5m", "1h"'
+    wanted = f"a positive number of seconds or a duration like {DURATION_EXAMPLES}"
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise FieldError("timeout", f'"timeout" must be {wanted}, found {_kind(value)}')
     if isinstance(value, str):
-        match = _DURATION.match(value.strip())
-        if match is None:
+        seconds = parse_duration(value)
+        if seconds is None:
             raise FieldError("timeout", f'"timeout" must be {wanted}, found {shown(value)}')
-        unit = (match["unit"] or "s")[0].lower()
-        value = float(match["amount"]) * _UNIT_SECONDS[unit]
+        value = seconds
     if not (0 < value <= MAX_TIMEOUT):  # also refuses nan, inf and 1e306
         raise FieldError(
             "timeout", f'"timeout" must be {wanted}, at most {MAX_TIMEOUT:g}, found {shown(value)}'
