@@ -6,6 +6,7 @@ parse (parse.py) → collect (collect.py) → run (run_bash.py, agent.py; manual
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Generator
 from pathlib import Path
@@ -24,6 +25,20 @@ pytest_plugins: list[str] = [
     "pytest_acceptance.evidence.trail",
     "pytest_acceptance.evidence.ci",
 ]
+
+# The built-in formats (spec/formats/__init__.py, which --help must not import; a test keeps
+# the two in step).
+FORMAT_NAMES = (
+    "acceptance",
+    "manifest",
+    "spec-kit",
+    "kiro",
+    "kiro-design",
+    "openspec",
+    "bmad",
+    "tasks",
+    "prose",
+)
 
 # A duration ini key takes a TOML number or a string with a unit: a union type, which
 # pytest >= 9.2 accepts; before, a TOML string is refused and only numbers work.
@@ -64,7 +79,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--acceptance-format",
         default=None,
         metavar="NAME",
-        help="read every spec in this format instead of detecting it (see the README)",
+        help="read every spec in this format instead of detecting it: "
+        f"{', '.join(FORMAT_NAMES)}, or a format plugin's name",
     )
     parser.addini("acceptance_format", "the spec format to force (default: detect)", default="")
     parser.addini(
@@ -73,13 +89,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
-    group.addoption(
-        "--acceptance-verdict-fd",
-        type=int,
-        metavar="FD",
-        help="also write the verdict JSON to this inherited file descriptor (the Claude Code "
-        "gate reads its own run's verdict there, not from the agent-writable .acceptance/)",
-    )
+    # Internal, so not in --help: the Claude Code gate reads its own run's verdict from this
+    # inherited descriptor, not from the agent-writable .acceptance/.
+    group.addoption("--acceptance-verdict-fd", type=int, help=argparse.SUPPRESS)
     # Typed: pytest 9's native [tool.pytest] table gives TOML numbers (or, for a duration,
     # a string with a unit), [tool.pytest.ini_options] and pytest.ini give strings; options.py
     # converts both.

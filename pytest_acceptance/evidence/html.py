@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.evidence.report import report_scope, resolution_words
+from pytest_acceptance.evidence.report import gap_words, report_scope, resolution_words
 from pytest_acceptance.model import Status
 from pytest_acceptance.verdict.decision import (
     Outcome,
@@ -172,7 +172,9 @@ def _gaps(report: dict[str, Any]) -> str:
     gaps = [(k, ids) for k, ids in report["gaps"].items() if ids]
     if not gaps:
         return "<p>Gaps: none.</p>\n"
-    items = "".join(f"<li>{text(k.capitalize())} ({len(ids)}): {_ids(ids)}</li>" for k, ids in gaps)
+    items = "".join(
+        f"<li>{text(gap_words(k))} ({len(ids)}): {_ids(ids)}</li>" for k, ids in gaps
+    )
     return f"<h3>Gaps by priority</h3><ul>{items}</ul>\n"
 
 

@@ -56,6 +56,12 @@ RESOLUTIONS = (
     "unchanged",
     "not_run",
 )
+# What each gap class means, said wherever a class is shown: no reader needs a legend.
+GAP_MEANING = {
+    "high": "a MUST not met",
+    "medium": "a MUST partly met, or a SHOULD not met",
+    "low": "a SHOULD partly met, or a COULD or WONT not met",
+}
 _RANK = {Priority.MUST.value: 0, Priority.SHOULD.value: 1}  # COULD, WONT: 2
 _MET = {Status.PASSED.value, Status.FLAKY.value}
 _OPEN = {Status.FAILED.value, Status.ERROR.value}
@@ -313,6 +319,15 @@ def report_scope(report: dict[str, Any]) -> str:
     return scope + ": a partial run, not a verification of the spec"
 
 
+def gap_words(gap: str) -> str:
+    """``high: a MUST not met``: a gap class with what it means."""
+    return f"{gap}: {GAP_MEANING[gap]}"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def resolution_words(kind: str) -> str:
     """A resolution as shown to people: ``still_failing`` also covers a criterion that
     ended as an error, so it reads "still open"."""
@@ -330,7 +345,7 @@ def _gap_lines(report: dict[str, Any]) -> list[str]:
         return [*lines, "No gaps.", ""]
     for gap in GAP_CLASSES:
         ids = report["gaps"][gap]
-        lines.append(f"### {gap.capitalize()} ({len(ids)})")
+        lines.append(f"### {_capital(gap_words(gap))} ({len(ids)})")
         lines += [_gap_line(entries[ident], report["spec"]) for ident in ids]
         lines.append("")
     return lines

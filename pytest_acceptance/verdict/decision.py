@@ -179,6 +179,9 @@ def _section(
 def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
     criterion, result = outcome.criterion, outcome.result
     lines = [f"- {criterion.id}: {criterion.title}", f"  Method: {criterion.method_detail}"]
+    spec = spec_location(criterion, rootdir)
+    if result.issues and all(issue.location != spec for issue in result.issues):
+        lines.append(f"  Spec: {spec}")
     for issue in result.issues:
         lines += [
             f"  Location: {issue.location}",
@@ -186,12 +189,14 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
             f"  Actual: {_indent(issue.actual)}",
         ]
     if not result.issues:
-        lines.append(f"  Location: {spec_location(criterion, rootdir)}")
+        lines.append(f"  Location: {spec}")
     message = message_beyond_issues(result.message, result.issues)
     if result.status is Status.ERROR and message:
         lines.append(f"  Error: {_indent(message)}")
-    elif message and not result.issues:
+    elif message:
         lines.append(f"  Note: {_indent(message)}")
+    if result.output.strip():  # pytest's FAILURES section shows one line: the rest is here
+        lines += ["  Output (last lines):", f"    {_indent(result.output, '    ')}"]
     return lines
 
 

@@ -36,6 +36,7 @@ from pytest_acceptance.verdict.decision import (
     Verdict,
     VerdictStatus,
     decide,
+    display_path,
     render,
     send_verdict,
     to_json,
@@ -160,7 +161,8 @@ class Recorder:
             output_dir(self.rootdir)  # made with its .gitignore, or OSError saying why not
             write_json_atomic(target, data)
         except (OSError, RecursionError, ValueError) as error:
-            self.write_error = f"could not write {target}: {describe_os_error(error)}"
+            shown = display_path(target, self.rootdir)
+            self.write_error = f"could not write {shown}: {describe_os_error(error)}"
             return self.write_error
         return None
 
@@ -235,7 +237,8 @@ class Recorder:
         if self.write_error is not None:
             terminalreporter.write_line(f"{status}; {self.write_error}", red=True)
             return
-        terminalreporter.write_line(f"{status}, written to {verdict_path(self.rootdir)}")
+        written = display_path(verdict_path(self.rootdir), self.rootdir)
+        terminalreporter.write_line(f"{status}, written to {written}")
 
 
 def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
