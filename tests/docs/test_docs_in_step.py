@@ -80,7 +80,7 @@ def test_the_help_of_acceptance_format_lists_the_built_in_formats() -> None:
     from pytest_acceptance.plugin import FORMAT_NAMES
     from pytest_acceptance.spec.formats import builtin_formats
 
-    assert FORMAT_NAMES == tuple(f.name for f in builtin_formats())
+    assert tuple(f.name for f in builtin_formats()) == FORMAT_NAMES
     help_text = " ".join(pytest_help().split())
     assert f"{', '.join(FORMAT_NAMES)}, or a format plugin's name" in help_text
 

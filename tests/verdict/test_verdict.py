@@ -228,7 +228,8 @@ def test_the_verdict_line_names_the_file_written_and_the_one_a_run_forgets(
     assert target == pytester.path / ".acceptance" / "verdict.json"
     result = run(pytester, spec(bash("AC-1", "true")))
     # Shown relative to the rootdir, as every path of the output.
-    result.stdout.fnmatch_lines(["verdict: PASS (exit code 0), written to .acceptance/verdict.json"])
+    written = "verdict: PASS (exit code 0), written to .acceptance/verdict.json"
+    result.stdout.fnmatch_lines([written])
     assert json.loads(target.read_text())["status"] == "pass"
     assert (target.parent / ".gitignore").is_file()
     target.write_text("stale")
