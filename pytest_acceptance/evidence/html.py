@@ -172,9 +172,7 @@ def _gaps(report: dict[str, Any]) -> str:
     gaps = [(k, ids) for k, ids in report["gaps"].items() if ids]
     if not gaps:
         return "<p>Gaps: none.</p>\n"
-    items = "".join(
-        f"<li>{text(gap_words(k))} ({len(ids)}): {_ids(ids)}</li>" for k, ids in gaps
-    )
+    items = "".join(f"<li>{text(gap_words(k))} ({len(ids)}): {_ids(ids)}</li>" for k, ids in gaps)
     return f"<h3>Gaps by priority</h3><ul>{items}</ul>\n"
 
 
