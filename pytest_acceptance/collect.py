@@ -27,7 +27,7 @@ from pytest_acceptance.model import (
     raise_all,
 )
 from pytest_acceptance.options import read_ini
-from pytest_acceptance.run.conditions import ConditionError, parse_condition
+from pytest_acceptance.run.conditions import ConditionError, NaturalLanguage, parse_condition
 from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
 from pytest_acceptance.verdict.decision import display_path, message_beyond_issues, spec_location
@@ -144,11 +144,27 @@ class CriterionItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        # progress.py reads the title back from this domain, also on an xdist controller.
-        return self.path, self.criterion.location.line - 1, f"{self.name}: {self.criterion.title}"
+        # progress.py reads the title back from this domain, also on an xdist controller:
+        # -v lines read "spec.md::AC-1 Title [bash] PASSED".
+        title = f"{self.criterion.title} [{who_judges(self.criterion)}]"
+        return self.path, self.criterion.location.line - 1, f"{self.name}: {title}"
 
     def __repr__(self) -> str:  # the --collect-only tree
-        return f"<{type(self).__name__} {self.name} {self.criterion.title}>"
+        method = who_judges(self.criterion)
+        return f"<{type(self).__name__} {self.name} {self.criterion.title} [{method}]>"
+
+
+def who_judges(criterion: Criterion) -> str:
+    """How a criterion is verified, in a word: ``bash`` (its command and condition),
+    ``bash, agent-judged`` (a pass condition outside the vocabulary, which an agent judges
+    from the command's output), ``agent`` or ``manual``."""
+    if criterion.method is Method.BASH:
+        try:
+            judged = isinstance(parse_condition(criterion.pass_condition), NaturalLanguage)
+        except ConditionError:
+            judged = False  # a collection error names it
+        return "bash, agent-judged" if judged else "bash"
+    return "agent" if criterion.method is Method.SUBAGENT else criterion.method.value
 
 
 _CATEGORY_MARKERS = pytest.StashKey[dict[str, str]]()  # category -> its marker

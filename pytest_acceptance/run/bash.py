@@ -33,7 +33,6 @@ import pytest
 
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.run.conditions import (
-    VOCABULARY_HINT,
     Check,
     Condition,
     ConditionError,
@@ -235,18 +234,19 @@ def _evidence(criterion: Criterion, attempt: Attempt, output: str) -> str:
 def _no_judge(
     criterion: Criterion, context: RunContext, condition: NaturalLanguage, attempt: Attempt
 ) -> Result:
-    message = (
-        f"pass_condition {condition.text!r} is not in the vocabulary, so an agent must judge "
-        'it, and no agent is configured. Configure an agent (see README "Agents"), or '
-        f"rewrite the pass_condition with the vocabulary: {VOCABULARY_HINT}"
-    )
+    """No plugin judged the condition (the agent plugin is not loaded): an error, never the
+    exit code's verdict."""
+    from pytest_acceptance.agent.verifier import no_agent_advice, no_agent_message
+
     ran = "timed out" if attempt.timed_out else f"the command exited with {attempt.exit_code}"
     issue = Issue(
         _condition_location(criterion, context),
         f"an agent's judgement of: {condition.text}",
         f"no agent configured to judge it ({ran})",
     )
-    return Result(Status.ERROR, 1, issues=(issue,), message=message)
+    message = no_agent_message(criterion, "")
+    advice = no_agent_advice("no plugin judges pass conditions in this run")
+    return Result(Status.ERROR, 1, issues=(issue,), message=message, extra={"advice": advice})
 
 
 def _error(criterion: Criterion, context: RunContext, message: str, expected: str) -> Result:

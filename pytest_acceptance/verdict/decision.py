@@ -127,6 +127,7 @@ def render(
         lines += _section("Failed", failed, rootdir, several)
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
+        lines += advice_lines(errors)
     lines += _not_run_section(verdict.of(Status.NOT_RUN))
     if passed and quiet:  # counted, not listed: a line, not an empty section
         lines += [f"{len(passed)} passed", ""]
@@ -198,6 +199,17 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
     if result.output.strip():  # pytest's FAILURES section shows one line: the rest is here
         lines += ["  Output (last lines):", f"    {_indent(result.output, '    ')}"]
     return lines
+
+
+def advice_lines(outcomes: list[Outcome]) -> list[str]:
+    """The way out several errors share (``Result.extra["advice"]``: no agent configured,
+    say), once for all of them rather than once per criterion."""
+    shared: dict[str, list[str]] = {}
+    for outcome in outcomes:
+        advice = outcome.result.extra.get("advice")
+        if isinstance(advice, str) and advice.strip():
+            shared.setdefault(advice.strip(), []).append(outcome.criterion.id)
+    return [line for advice, ids in shared.items() for line in (f"{', '.join(ids)}: {advice}", "")]
 
 
 def message_beyond_issues(message: str, issues: Iterable[Any]) -> str:
