@@ -26,7 +26,7 @@ from pytest_acceptance.model import (
     listed_errors,
     raise_all,
 )
-from pytest_acceptance.options import read_ini
+from pytest_acceptance.options import read_ini, spec_origins
 from pytest_acceptance.run.conditions import ConditionError, NaturalLanguage, parse_condition
 from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
@@ -232,6 +232,7 @@ def run_context(config: pytest.Config) -> RunContext:
             default_retries=retries,
             log_path=Path(log).resolve() if log else None,
             hook=config.hook,
+            spec_origins=spec_origins(config),
         )
         config.stash[_RUN_CONTEXT] = cached
     return cached

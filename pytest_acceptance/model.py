@@ -121,6 +121,7 @@ class Criterion:
     checks: tuple[str, ...] = ()
     model: str | None = None
     priority: Priority = Priority.MUST
+    cwd: str | None = None  # where a bash command runs, relative to the spec's folder
 
     @property
     def automated(self) -> bool:
@@ -225,3 +226,13 @@ class RunContext:
     default_retries: int = 1
     log_path: Path | None = None  # the /implement log (--acceptance-log)
     hook: Any = None  # pytest's hook relay, for runners that consult other plugins
+    # (a spec verified from a copy, the project path it stands for): --acceptance-spec-origin
+    spec_origins: tuple[tuple[Path, Path], ...] = ()
+
+    def spec_folder(self, spec: Path) -> Path:
+        """The folder a spec's ``cwd:`` keys are relative to: its own, or for a copy (the
+        Claude Code gate verifies a pinned one) that of the spec it stands for."""
+        for copy, origin in self.spec_origins:
+            if spec == copy or spec.resolve() == copy:
+                return origin.parent
+        return spec.parent

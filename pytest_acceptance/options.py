@@ -7,6 +7,7 @@ runs. What stages share about the run lives in ``config.stash`` under the keys b
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,23 @@ def _find_specs(config: pytest.Config) -> list[Path]:
     except discover.DiscoveryError as error:
         raise pytest.UsageError(f"--acceptance {error}") from None
     return list(dict.fromkeys(named))
+
+
+def spec_origins(config: pytest.Config) -> tuple[tuple[Path, Path], ...]:
+    """``((copy, origin),)`` when ``--acceptance-spec-origin`` says the one spec of the run
+    is a copy of the project's spec at ``origin`` (the Claude Code gate verifies the spec
+    pinned at /implement): its ``cwd:`` keys and sign-offs are read as the origin's."""
+    given = config.getoption("acceptance_spec_origin", None)
+    if not given:
+        return ()
+    specs = spec_paths(config)
+    if len(specs) != 1:
+        raise pytest.UsageError(
+            f"--acceptance-spec-origin {given}: the run must have exactly one spec, "
+            f"it has {len(specs)}"
+        )
+    origin = Path(os.path.abspath(config.invocation_params.dir / given))
+    return ((specs[0].resolve(), origin),)
 
 
 def _markdown_arguments(config: pytest.Config) -> list[str]:

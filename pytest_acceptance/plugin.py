@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.options import SKIPPED_FILES, SPEC_SET, read_ini, spec_paths
+from pytest_acceptance.options import (
+    SKIPPED_FILES,
+    SPEC_SET,
+    read_ini,
+    spec_origins,
+    spec_paths,
+)
 
 # Stage modules are imported when --acceptance is used, not when pytest loads the plugin:
 # a plain `pytest` run in any project pays nothing for having it installed.
@@ -92,6 +98,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # Internal, so not in --help: the Claude Code gate reads its own run's verdict from this
     # inherited descriptor, not from the agent-writable .acceptance/.
     group.addoption("--acceptance-verdict-fd", type=int, help=argparse.SUPPRESS)
+    # Internal too: the gate's run verifies a copy of the project's spec; the spec's cwd: keys
+    # and sign-offs are read as those of the spec at this path.
+    group.addoption("--acceptance-spec-origin", metavar="PATH", help=argparse.SUPPRESS)
     # Typed: pytest 9's native [tool.pytest] table gives TOML numbers (or, for a duration,
     # a string with a unit), [tool.pytest.ini_options] and pytest.ini give strings; options.py
     # converts both.
@@ -130,15 +139,22 @@ def _files(count: int) -> str:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """Name the markdown files a directory or glob held that no spec format recognised:
-    a spec an agent made unrecognisable must not vanish unseen."""
+    """Warn when commands may run in another folder than the spec means (rootdir.py), and
+    name the markdown files a directory or glob held that no spec format recognised: a spec
+    an agent made unrecognisable must not vanish unseen."""
+    lines = []
+    if config.stash.get(SPEC_SET, None):
+        from pytest_acceptance.rootdir import rootdir_warning
+
+        if warning := rootdir_warning(config):
+            lines.append(f"acceptance: WARNING: {warning}")
     skipped = config.stash.get(SKIPPED_FILES, [])
     if not skipped:
-        return []
+        return lines
     names = [os.path.relpath(path, config.rootpath) for path in skipped]
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     what = "is not a spec" if len(names) == 1 else "are not specs"
-    return [f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
+    return [*lines, f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -147,6 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not specs:
         return
     read_ini(config)  # a bad value is a usage error now, before anything runs
+    spec_origins(config)
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)

@@ -160,6 +160,9 @@ def _spec_section(
     parts = [f"<section><h2>{text(name)}</h2>\n"]
     if report:
         parts.append(f"<p>{text(report_scope(report))}</p>\n")
+        places = [f"{p['folder']} ({', '.join(p['criteria'])})" for p in report.get("ran_in", ())]
+        if places:
+            parts.append(f"<p>Commands ran in {text('; '.join(places))}</p>\n")
         parts.append(_gaps(report) + _deltas(report))
     else:
         parts.append('<p class="muted">No report was assembled for this run.</p>\n')

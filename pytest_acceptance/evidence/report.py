@@ -41,7 +41,7 @@ from pytest_acceptance.evidence.fragments import (
     load_fragment,
     spec_dir,
 )
-from pytest_acceptance.model import Criterion, Priority, Result, Spec, Status
+from pytest_acceptance.model import Criterion, Method, Priority, Result, Spec, Status
 from pytest_acceptance.verdict.decision import display_path, message_beyond_issues
 
 SCHEMA = "pytest-acceptance/report"
@@ -119,8 +119,21 @@ def assemble(
         "resolutions": None if before is None else _resolutions(entries),
         "removed": [] if before is None else _removed(before, ids),
         "problems": problems,
+        "ran_in": _ran_in(expected, rootdir),
         "criteria": entries,
     }
+
+
+def _ran_in(expected: list[Expected], rootdir: Path) -> list[dict[str, Any]]:
+    """Where the bash commands ran: ``[{"folder": absolute, "criteria": [ids]}]``, the
+    rootdir's first (a ``cwd:`` puts a command elsewhere)."""
+    folders: dict[str, list[str]] = {}
+    for item in sorted(expected, key=lambda e: e.index):
+        if item.criterion.method is Method.BASH and item.recorded.status is not Status.NOT_RUN:
+            relative = item.recorded.extra.get("cwd")
+            folder = os.path.normpath(rootdir / relative) if isinstance(relative, str) else ""
+            folders.setdefault(folder or str(rootdir), []).append(item.criterion.id)
+    return [{"folder": folder, "criteria": ids} for folder, ids in folders.items()]
 
 
 def _listing(directory: Path) -> set[str]:
@@ -303,9 +316,16 @@ def render_markdown(report: dict[str, Any]) -> str:
 def _header(report: dict[str, Any]) -> list[str]:
     counts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in report["counts"].items())
     lines = [f"- Spec: `{report['spec']}`: {report_scope(report)}", f"- Results: {counts}"]
+    if ran_in := report.get("ran_in"):
+        places = [f"`{place['folder']}` ({_some(place['criteria'])})" for place in ran_in]
+        lines.append(f"- Commands ran in: {'; '.join(places)}")
     if report["fingerprint"]:
         lines.append(f"- Tree: `{report['fingerprint']}`")
     return [*lines, ""]
+
+
+def _some(ids: list[str], shown: int = 10) -> str:
+    return ", ".join(ids[:shown]) + (f", … (+{len(ids) - shown})" if len(ids) > shown else "")
 
 
 def report_scope(report: dict[str, Any]) -> str:

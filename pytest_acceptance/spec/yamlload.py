@@ -282,7 +282,7 @@ def shown(value: Any) -> str:
 
 _COMMON_KEYS = ("method", "timeout", "retries", "priority")
 _METHOD_KEYS = {
-    Method.BASH: (*_COMMON_KEYS, "command", "pass_condition"),
+    Method.BASH: (*_COMMON_KEYS, "command", "pass_condition", "cwd"),
     Method.SUBAGENT: (*_COMMON_KEYS, "agent", "checks", "model"),
     Method.MANUAL: (*_COMMON_KEYS, "checks"),
 }
@@ -336,6 +336,7 @@ def criterion_fields(data: Any) -> dict[str, Any]:
         "checks": () if checks is None else _checks(checks),
         "model": _optional_text(data, "model"),
         "priority": Priority.MUST if data.get("priority") is None else _priority(data["priority"]),
+        "cwd": _cwd(data),
     }
 
 
@@ -392,6 +393,21 @@ def _optional_text(data: dict[Any, Any], key: str) -> str | None:
     limit = _TEXT_LIMITS.get(key, MAX_FIELD_CHARS)
     if len(value) > limit:
         raise FieldError(key, f'"{key}" has {len(value)} characters, more than {limit}')
+    return value
+
+
+def _cwd(data: dict[Any, Any]) -> str | None:
+    """A folder relative to the spec's folder: an absolute one would tie the spec to one
+    machine."""
+    value = _optional_text(data, "cwd")
+    if value is None:
+        return None
+    if value.startswith(("/", "~")) or "\0" in value:
+        raise FieldError(
+            "cwd",
+            f'"cwd" must be a folder relative to the spec\'s folder (".", "..", "app"), '
+            f"found {shown(value)}",
+        )
     return value
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.model import Criterion, Result, Status
+from pytest_acceptance.model import Criterion, Method, Result, Status
 
 SCHEMA = "pytest-acceptance/verdict"
 SCHEMA_VERSION = 1
@@ -111,15 +111,22 @@ def decide(
 
 
 def render(
-    verdict: Verdict, rootdir: Path, *, quiet: bool = False, for_agent: bool | None = None
+    verdict: Verdict,
+    rootdir: Path,
+    *,
+    quiet: bool = False,
+    for_agent: bool | None = None,
+    warning: str | None = None,
 ) -> str:
     """The verdict block. ``quiet`` (``-q``): passes are counted, not listed. ``for_agent``
     (default: inside a Claude Code session) picks the seed's instructions for the agent
-    over advice for a person."""
+    over advice for a person. ``warning``: about where commands ran (rootdir.py)."""
     if for_agent is None:
         for_agent = in_agent_session()
     several = len({o.criterion.location.path for o in verdict.outcomes}) > 1
-    lines = ["## Verification Results", "", *scope_lines(verdict)]
+    lines = ["## Verification Results", "", *scope_lines(verdict), *where_lines(verdict, rootdir)]
+    if warning:
+        lines += [f"WARNING: {warning}", ""]
     failed, errors = verdict.of(Status.FAILED), verdict.of(Status.ERROR)
     passed = verdict.of(Status.PASSED, Status.FLAKY)
     manual = verdict.of(Status.MANUAL)
@@ -139,6 +146,26 @@ def render(
         lines += _manual_section(manual, rootdir, several)
     lines.append(next_step(verdict, for_agent))
     return "\n".join(lines) + "\n"
+
+
+def where_lines(verdict: Verdict, rootdir: Path) -> list[str]:
+    """Where the bash commands ran: the rootdir, and the folders of those with a ``cwd:``
+    (``Result.extra["cwd"]``, relative to the rootdir), each folder absolute."""
+    by_folder: dict[str, list[str]] = {}
+    for outcome in verdict.outcomes:
+        if outcome.criterion.method is Method.BASH:
+            folder = outcome.result.extra.get("cwd")
+            by_folder.setdefault(folder if isinstance(folder, str) else ".", []).append(
+                outcome.criterion.id
+            )
+    if not by_folder:
+        return []
+    places = [f"{rootdir} (the rootdir)"] if "." in by_folder else []
+    for folder, ids in by_folder.items():
+        if folder != ".":
+            named = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+            places.append(f"{os.path.normpath(rootdir / folder)} ({named}: cwd)")
+    return [f"Commands ran in {'; '.join(places)}.", ""]
 
 
 def in_agent_session() -> bool:

@@ -229,9 +229,10 @@ class Recorder:
             # Seed 000: manual criteria are surfaced only once every automated one passes.
             terminalreporter.stats.pop("manual", None)
         terminalreporter.section("acceptance verdict")
-        terminalreporter.write(
-            render(self.verdict, self.rootdir, quiet=terminalreporter.verbosity < 0)
-        )
+        from pytest_acceptance.rootdir import rootdir_warning
+
+        quiet, warning = terminalreporter.verbosity < 0, rootdir_warning(self.config)
+        terminalreporter.write(render(self.verdict, self.rootdir, quiet=quiet, warning=warning))
         verdict = self.verdict
         status = f"verdict: {verdict.status.value.upper()} (exit code {verdict.exit_code})"
         if self.write_error is not None:

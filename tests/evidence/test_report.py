@@ -332,7 +332,7 @@ def test_report_json_is_valid_json_in_the_documented_shape(project: Project) -> 
     assert set(report) == {
         "schema", "version", "spec", "title", "fingerprint", "criteria_total", "selected",
         "not_run", "complete", "counts", "gaps", "previous", "resolutions", "removed", "problems",
-        "criteria",
+        "ran_in", "criteria",
     }  # fmt: skip
     assert set(report["criteria"][0]) >= {
         "id", "title", "priority", "status", "issues", "gap", "partial", "resolution",

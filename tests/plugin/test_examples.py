@@ -43,7 +43,9 @@ def readme_commands() -> list[str]:
 def test_the_example_spec_passes_with_titles_in_its_progress(example: Path) -> None:
     result = run_example(example, "spec.md")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "spec.md::AC-1 Titles become lowercase words joined by dashes PASSED" in result.stdout
+    assert "spec.md::AC-1 Titles become lowercase words joined by dashes [bash] PASSED" in (
+        result.stdout
+    )
     assert "All 5 criteria pass: verified." in result.stdout
 
 
