@@ -101,6 +101,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # Internal too: the gate's run verifies a copy of the project's spec; the spec's cwd: keys
     # and sign-offs are read as those of the spec at this path.
     group.addoption("--acceptance-spec-origin", metavar="PATH", help=argparse.SUPPRESS)
+    group.addoption(
+        "--acceptance-sign-off",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="record that you checked the manual criterion ID (or SPEC::ID) of the --acceptance "
+        "spec, in the sign-offs file; nothing runs. With --acceptance-by and --acceptance-note",
+    )
+    group.addoption(
+        "--acceptance-by",
+        metavar="NAME",
+        help="who signs off (default: git config user.name and user.email)",
+    )
+    group.addoption("--acceptance-note", metavar="TEXT", help="what the sign-off checked")
+    group.addoption(
+        "--acceptance-signoffs",
+        metavar="PATH",
+        help="the sign-offs file to read and write (default: acceptance-signoffs.yaml in the "
+        "rootdir)",
+    )
     # Typed: pytest 9's native [tool.pytest] table gives TOML numbers (or, for a duration,
     # a string with a unit), [tool.pytest.ini_options] and pytest.ini give strings; options.py
     # converts both.
@@ -123,6 +143,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_DURATION,
         default=20.0,
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``--acceptance-sign-off ID``: record a person's sign-off, run nothing."""
+    if not config.getoption("acceptance_sign_off", None):
+        return None
+    from pytest_acceptance.verdict.signoff import sign_off_command
+
+    return sign_off_command(config)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -164,6 +194,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     read_ini(config)  # a bad value is a usage error now, before anything runs
     spec_origins(config)
+    from pytest_acceptance.verdict.signoff import signoffs
+
+    signoffs(config)  # a broken sign-offs file too
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)

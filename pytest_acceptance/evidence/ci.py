@@ -159,6 +159,8 @@ def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path)
     lines += _id_list("Not run", verdict.of(Status.NOT_RUN))
     if status == "manual":
         lines += _id_list("Waiting for a human", verdict.of(Status.MANUAL))
+    signed = [o for o in verdict.of(Status.PASSED) if "sign_off" in o.result.extra]
+    lines += _id_list("Signed off by a person", signed)
     lines += _report_lines(reports)
     if verdict.problems:
         lines += ["#### Problems", "", *[f"- {md(p)}" for p in verdict.problems], ""]

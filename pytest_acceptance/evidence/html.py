@@ -26,6 +26,7 @@ from pytest_acceptance.verdict.decision import (
     display_path,
     message_beyond_issues,
     scope_lines,
+    sign_off_words,
     spec_location,
 )
 
@@ -237,6 +238,9 @@ def _details(outcome: Outcome, entry: dict[str, Any], rootdir: Path) -> str:
     ]
     if entry.get("previous_status"):
         facts.append(("Before", entry["previous_status"]))
+    if signed := sign_off_words(result):
+        note = result.extra["sign_off"].get("note")
+        facts.append(("Sign-off", f"{signed}: {note}" if note else signed))
     rows = "".join(f"<dt>{text(k)}</dt><dd>{text(v)}</dd>" for k, v in facts if v)
     parts = [
         f'<details id="c-{text(criterion.id)}"{is_open}><summary>{text(criterion.id)}: '

@@ -309,6 +309,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["problems"]:
         lines += ["## Problems", "", *[f"- {p}" for p in report["problems"]], ""]
     lines += _table(report["criteria"])
+    lines += _sign_off_lines(report["criteria"])
     lines += _details(report)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -426,6 +427,22 @@ def _table(entries: list[dict[str, Any]]) -> list[str]:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _sign_off_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """Who signed off which manual criterion, and which sign-offs an edit voided."""
+    lines = []
+    for entry in entries:
+        facts = entry.get("sign_off")
+        if not isinstance(facts, dict):
+            continue
+        said = f"{_cell(facts['by'])} on {facts['at'][:10]}"
+        if facts["state"] == "void":
+            lines.append(f"- {entry['id']}: void (by {said}): the criterion changed since")
+        else:
+            note = f": {_cell(facts['note'])}" if facts["note"] else ""
+            lines.append(f"- {entry['id']}: signed off by {said}{note}")
+    return ["## Sign-offs", "", *lines, ""] if lines else []
 
 
 def _details(report: dict[str, Any]) -> list[str]:

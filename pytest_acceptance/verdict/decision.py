@@ -263,7 +263,22 @@ def _passed_line(outcome: Outcome) -> str:
     if outcome.result.status is Status.FLAKY:
         failures = outcome.result.attempts - 1
         line += f" (flaky: passed after {_plural(failures, 'failed attempt')})"
+    if signed := sign_off_words(outcome.result):
+        line += f" ({signed})"
     return line
+
+
+def sign_off_words(result: Result) -> str:
+    """``signed off by Ada on 2026-05-01`` or ``the sign-off by Ada on 2026-05-01 is void: the
+    criterion changed since`` ("" without one): the phrase the verdict, the report and the
+    HTML page show (verdict/signoff.py puts the facts in ``Result.extra["sign_off"]``)."""
+    facts = result.extra.get("sign_off")
+    if not isinstance(facts, dict):
+        return ""
+    by, day = facts.get("by", "?"), str(facts.get("at", ""))[:10]
+    if facts.get("state") == "void":
+        return f"the sign-off by {by} on {day} is void: the criterion changed since"
+    return f"signed off by {by} on {day}"
 
 
 def _manual_section(manual: list[Outcome], rootdir: Path, several: bool) -> list[str]:
@@ -278,6 +293,12 @@ def _manual_entry(outcome: Outcome, rootdir: Path) -> list[str]:
     lines.append(f"  Location: {spec_location(criterion, rootdir)}")
     if criterion.description:
         lines.append(f"  Description: {_indent(criterion.description)}")
+    facts = outcome.result.extra.get("sign_off")
+    if isinstance(facts, dict):
+        lines.append(
+            f"  Sign-off: by {facts.get('by')} on {str(facts.get('at'))[:10]}, void: the "
+            "criterion changed since; check it again and sign it off again"
+        )
     return lines + [f"  Check: {check}" for check in criterion.checks]
 
 
@@ -312,9 +333,12 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
             waiting = f"{manual} {_verb(manual, 'needs', 'need')} a human"
             evidence = "Call /escalate with the manual criteria above as the evidence."
             return f"{automated}; {waiting}. {evidence}"
+        first = verdict.of(Status.MANUAL)[0].criterion.id
         return (
             f"{automated}; {_plural(manual, 'criterion')} {_verb(manual, 'needs', 'need')} a "
-            "person: check the list above by hand before you call the spec done."
+            "person: check the list above by hand, then record each check by adding "
+            f"--acceptance-sign-off {first} --acceptance-by 'Your Name' to this pytest command "
+            "(a signed-off criterion counts as passed)."
         )
     verified = f"{_all(passed, 'criterion')} {_verb(passed, 'passes', 'pass')}: verified."
     return f"{verified} /done may follow." if for_agent else verified
@@ -473,4 +497,19 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         "message": result.message,
         "output": result.output,
         "issues": [issue.to_dict() for issue in result.issues],
+        **_sign_off_json(result),
+    }
+
+
+def _sign_off_json(result: Result) -> dict[str, str]:
+    """A person's sign-off of a manual criterion, as flat fields (the Claude Code gate reads
+    the verdict strictly: no nested objects)."""
+    facts = result.extra.get("sign_off")
+    if not isinstance(facts, dict):
+        return {}
+    return {
+        "sign_off": str(facts.get("state", "")),
+        "signed_off_by": str(facts.get("by", "")),
+        "signed_off_at": str(facts.get("at", "")),
+        "sign_off_note": str(facts.get("note", "")),
     }
