@@ -50,7 +50,7 @@ def pytest_help() -> str:
 
 # Internal options, hidden from --help (argparse.SUPPRESS): the Claude Code gate passes them
 # to its own run. The reference names them once, as internal.
-HIDDEN_OPTIONS = {"--acceptance-verdict-fd": "3"}
+HIDDEN_OPTIONS = {"--acceptance-verdict-fd": "3", "--acceptance-spec-origin": "spec.md"}
 
 
 def declared() -> tuple[set[str], set[str]]:
