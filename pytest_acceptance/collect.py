@@ -27,8 +27,8 @@ from pytest_acceptance.model import (
     listed_errors,
     raise_all,
 )
-from pytest_acceptance.options import read_ini
-from pytest_acceptance.run.conditions import ConditionError, parse_condition
+from pytest_acceptance.options import read_ini, spec_origins
+from pytest_acceptance.run.conditions import ConditionError, NaturalLanguage, parse_condition
 from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
 from pytest_acceptance.verdict.decision import display_path, message_beyond_issues, spec_location
@@ -128,8 +128,15 @@ class CriterionItem(pytest.Item):
 
     def runtest(self) -> None:
         if self.criterion.method is Method.MANUAL:
-            self.result = Result(Status.MANUAL, attempts=0, message="needs a human")
-            pytest.skip(f"manual criterion {self.criterion.id}: needs a human, never run")
+            from pytest_acceptance.verdict.signoff import manual_result
+
+            self.result = manual_result(self.criterion, self.config)
+            if self.result.status is Status.PASSED:  # a person signed off its current text
+                facts = self.result.extra["sign_off"]
+                self.user_properties += [("signed_off_by", facts["by"])]
+                self.user_properties += [("signed_off_at", facts["at"])]
+                return
+            pytest.skip(f"manual criterion {self.criterion.id}: {self.result.message}")
         self.result = self._run()
         if self.result.status is Status.UNTICKED:  # listed, neither a pass nor a failure
             pytest.skip(f"task {self.criterion.id} is not ticked: {self.result.message}")
@@ -154,17 +161,31 @@ class CriterionItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        # progress.py reads the title back from this domain, also on an xdist controller.
+        # progress.py reads the title back from this domain, also on an xdist controller:
+        # -v lines read "spec.md::AC-1 Title [bash] PASSED".
         return self.path, self.criterion.location.line - 1, f"{self.name}: {self._label()}"
 
     def __repr__(self) -> str:  # the --collect-only tree
         return f"<{type(self).__name__} {self.name} {self._label()}>"
 
     def _label(self) -> str:
-        """The title, and how the criterion is verified when a format chose it from the
-        author's words (``[bash: `make lint`, exit code 0, as the prose states]``)."""
-        how = self.criterion.how
-        return f"{self.criterion.title} [{how}]" if how else self.criterion.title
+        """The title and how the criterion is verified: the format's reason when it chose
+        the method from the author's words (``[bash: `make lint`, exit code 0, as the prose
+        states]``), else who judges (``[bash]``, ``[agent]``, ...)."""
+        return f"{self.criterion.title} [{self.criterion.how or who_judges(self.criterion)}]"
+
+
+def who_judges(criterion: Criterion) -> str:
+    """How a criterion is verified, in a word: ``bash`` (its command and condition),
+    ``bash, agent-judged`` (a pass condition outside the vocabulary, which an agent judges
+    from the command's output), ``agent`` or ``manual``."""
+    if criterion.method is Method.BASH:
+        try:
+            judged = isinstance(parse_condition(criterion.pass_condition), NaturalLanguage)
+        except ConditionError:
+            judged = False  # a collection error names it
+        return "bash, agent-judged" if judged else "bash"
+    return "agent" if criterion.method is Method.SUBAGENT else criterion.method.value
 
 
 _CATEGORY_MARKERS = pytest.StashKey[dict[str, str]]()  # category -> its marker
@@ -241,6 +262,7 @@ def run_context(config: pytest.Config) -> RunContext:
             default_retries=retries,
             log_path=Path(log).resolve() if log else None,
             hook=config.hook,
+            spec_origins=spec_origins(config),
         )
         config.stash[_RUN_CONTEXT] = cached
     return cached

@@ -66,6 +66,7 @@ def _criterion(criterion: Any) -> dict[str, Any]:
         "timeout": criterion.timeout,
         "retries": criterion.retries,
         "priority": criterion.priority.value,
+        "cwd": criterion.cwd,
     }
 
 

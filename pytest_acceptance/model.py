@@ -166,6 +166,7 @@ class Criterion:
     tags: tuple[str, ...] = ()  # the author's tags (Gherkin @tags), markers of the item
     task: Task | None = None  # a task list's task: what it claims
     scenario: Scenario | None = None  # a Gherkin scenario: what a BDD runner selects
+    cwd: str | None = None  # where a bash command runs, relative to the spec's folder
 
     @property
     def automated(self) -> bool:
@@ -284,3 +285,13 @@ class RunContext:
     default_retries: int = 1
     log_path: Path | None = None  # the /implement log (--acceptance-log)
     hook: Any = None  # pytest's hook relay, for runners that consult other plugins
+    # (a spec verified from a copy, the project path it stands for): --acceptance-spec-origin
+    spec_origins: tuple[tuple[Path, Path], ...] = ()
+
+    def spec_folder(self, spec: Path) -> Path:
+        """The folder a spec's ``cwd:`` keys are relative to: its own, or for a copy (the
+        Claude Code gate verifies a pinned one) that of the spec it stands for."""
+        for copy, origin in self.spec_origins:
+            if spec == copy or spec.resolve() == copy:
+                return origin.parent
+        return spec.parent

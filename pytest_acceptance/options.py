@@ -7,6 +7,7 @@ runs. What stages share about the run lives in ``config.stash`` under the keys b
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ def _find_specs(config: pytest.Config) -> list[Path]:
     given = [entry for entry in options if entry]
     from_ini = list(config.getini("acceptance_specs") or ()) if "" in options else []
     if "" in options and not from_ini:
-        raise pytest.UsageError("--acceptance without a spec needs ini acceptance_specs")
+        # `pytest --acceptance -v spec.md`: argparse gave -v the place of the spec.
+        given += _markdown_arguments(config) or _no_spec_given()
     choice = _format_choice(config)
     formats.activate(choice)
     skip = config.getini("norecursedirs") or ()
@@ -51,6 +53,41 @@ def _find_specs(config: pytest.Config) -> list[Path]:
     except discover.DiscoveryError as error:
         raise pytest.UsageError(f"--acceptance {error}") from None
     return list(dict.fromkeys(named))
+
+
+def spec_origins(config: pytest.Config) -> tuple[tuple[Path, Path], ...]:
+    """``((copy, origin),)`` when ``--acceptance-spec-origin`` says the one spec of the run
+    is a copy of the project's spec at ``origin`` (the Claude Code gate verifies the spec
+    pinned at /implement): its ``cwd:`` keys and sign-offs are read as the origin's."""
+    given = config.getoption("acceptance_spec_origin", None)
+    if not given:
+        return ()
+    specs = spec_paths(config)
+    if len(specs) != 1:
+        raise pytest.UsageError(
+            f"--acceptance-spec-origin {given}: the run must have exactly one spec, "
+            f"it has {len(specs)}"
+        )
+    origin = Path(os.path.abspath(config.invocation_params.dir / given))
+    return ((specs[0].resolve(), origin),)
+
+
+def _markdown_arguments(config: pytest.Config) -> list[str]:
+    """The markdown files the command line's paths and node ids name (not ini
+    ``testpaths``)."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return []
+    base = config.invocation_params.dir
+    files = [arg.split("::")[0] for arg in config.args]
+    found = [f for f in files if f.lower().endswith(".md") and (base / f).is_file()]
+    return list(dict.fromkeys(found))
+
+
+def _no_spec_given() -> list[str]:
+    raise pytest.UsageError(
+        "--acceptance names no spec: put the spec right after it (pytest --acceptance "
+        "spec.md -v), or list the specs in ini acceptance_specs"
+    )
 
 
 def _format_choice(config: pytest.Config) -> Any:
@@ -70,11 +107,26 @@ def _format_choice(config: pytest.Config) -> Any:
 def read_ini(config: pytest.Config) -> tuple[float, int]:
     """(default timeout, default retries), checked before anything runs: a bad value is a
     one-line usage error (exit 4), never an error in every criterion."""
-    timeout = ini_number(
-        config, "acceptance_timeout", float, "a number of seconds above 0", positive=True
-    )
+    timeout = ini_duration(config, "acceptance_timeout", positive=True)
     retries = ini_number(config, "acceptance_retries", int, "a whole number of at least 0")
     return timeout, retries
+
+
+def ini_duration(config: pytest.Config, name: str, positive: bool = False) -> float:
+    """An ini duration in seconds: a number, or a string with a unit as a spec's ``timeout:``
+    takes (``90s``, ``5m``, ``2 min``, ``1h``); surrounding quotes, which a pytest.ini keeps
+    as part of the value, are dropped."""
+    from pytest_acceptance.spec.yamlload import DURATION_EXAMPLES, parse_duration
+
+    above = "above 0" if positive else "(0 or more)"
+    wanted = f"a number of seconds {above}, or a duration like {DURATION_EXAMPLES}"
+    value = _ini_value(config, name, wanted)
+    if isinstance(value, str):
+        seconds = parse_duration(_unquoted(value))
+        if seconds is None:
+            raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
+        value = seconds
+    return float(_checked(name, value, float, wanted, positive))
 
 
 def ini_number(
@@ -87,10 +139,19 @@ def ini_number(
     """An ini value as a finite ``kind`` (at least 0, or above 0 when ``positive``), from a
     TOML number or a string; otherwise a pytest.UsageError naming the key (pytest's own
     conversion errors differ between versions and config formats)."""
+    return _checked(name, _ini_value(config, name, wanted), kind, wanted, positive)
+
+
+def _ini_value(config: pytest.Config, name: str, wanted: str) -> Any:
     try:
-        value = config.getini(name)
+        return config.getini(name)
     except (pytest.UsageError, TypeError, ValueError) as error:
         raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
+
+
+def _checked(
+    name: str, value: Any, kind: type[int] | type[float], wanted: str, positive: bool
+) -> Any:
     try:
         number = kind(value)
     except (TypeError, ValueError):
@@ -104,6 +165,13 @@ def ini_number(
     ):
         raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
     return number
+
+
+def _unquoted(text: str) -> str:
+    stripped = text.strip()
+    if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
+        return stripped[1:-1]
+    return stripped
 
 
 def _first_line(error: BaseException) -> str:

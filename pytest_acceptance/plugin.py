@@ -6,6 +6,7 @@ parse (parse.py) → collect (collect.py) → run (run_bash.py, agent.py; manual
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Generator
 from pathlib import Path
@@ -13,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.options import SKIPPED_FILES, SPEC_SET, read_ini, spec_paths
+from pytest_acceptance.options import (
+    SKIPPED_FILES,
+    SPEC_SET,
+    read_ini,
+    spec_origins,
+    spec_paths,
+)
 
 # Stage modules are imported when --acceptance is used, not when pytest loads the plugin:
 # a plain `pytest` run in any project pays nothing for having it installed.
@@ -25,6 +32,24 @@ pytest_plugins: list[str] = [
     "pytest_acceptance.evidence.ci",
     "pytest_acceptance.run.task",
 ]
+
+# The built-in formats (spec/formats/__init__.py, which --help must not import; a test keeps
+# the two in step).
+FORMAT_NAMES = (
+    "acceptance",
+    "manifest",
+    "spec-kit",
+    "kiro",
+    "kiro-design",
+    "openspec",
+    "bmad",
+    "tasks",
+    "prose",
+)
+
+# A duration ini key takes a TOML number or a string with a unit: a union type, which
+# pytest >= 9.2 accepts; before, a TOML string is refused and only numbers work.
+_DURATION: Any = float | str if pytest.version_tuple >= (9, 2) else "float"
 
 _METHOD_MARKERS = {
     "bash": "acceptance criterion verified by a bash command",
@@ -62,7 +87,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--acceptance-format",
         default=None,
         metavar="NAME",
-        help="read every spec in this format instead of detecting it (see the README)",
+        help="read every spec in this format instead of detecting it: "
+        f"{', '.join(FORMAT_NAMES)}, or a format plugin's name",
     )
     parser.addini("acceptance_format", "the spec format to force (default: detect)", default="")
     parser.addini(
@@ -71,19 +97,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="args",
         default=[],
     )
+    # Internal, so not in --help: the Claude Code gate reads its own run's verdict from this
+    # inherited descriptor, not from the agent-writable .acceptance/.
+    group.addoption("--acceptance-verdict-fd", type=int, help=argparse.SUPPRESS)
+    # Internal too: the gate's run verifies a copy of the project's spec; the spec's cwd: keys
+    # and sign-offs are read as those of the spec at this path.
+    group.addoption("--acceptance-spec-origin", metavar="PATH", help=argparse.SUPPRESS)
     group.addoption(
-        "--acceptance-verdict-fd",
-        type=int,
-        metavar="FD",
-        help="also write the verdict JSON to this inherited file descriptor (the Claude Code "
-        "gate reads its own run's verdict there, not from the agent-writable .acceptance/)",
+        "--acceptance-sign-off",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="record that you checked the manual criterion ID (or SPEC::ID) of the --acceptance "
+        "spec, in the sign-offs file; nothing runs. With --acceptance-by and --acceptance-note",
     )
-    # Typed (pytest >= 8.4): pytest 9's native [tool.pytest] table gives TOML numbers,
-    # [tool.pytest.ini_options] and pytest.ini give strings; both are converted here.
+    group.addoption(
+        "--acceptance-by",
+        metavar="NAME",
+        help="who signs off (default: git config user.name and user.email)",
+    )
+    group.addoption("--acceptance-note", metavar="TEXT", help="what the sign-off checked")
+    group.addoption(
+        "--acceptance-signoffs",
+        metavar="PATH",
+        help="the sign-offs file to read and write (default: acceptance-signoffs.yaml in the "
+        "rootdir)",
+    )
+    # Typed: pytest 9's native [tool.pytest] table gives TOML numbers (or, for a duration,
+    # a string with a unit), [tool.pytest.ini_options] and pytest.ini give strings; options.py
+    # converts both.
     parser.addini(
         "acceptance_timeout",
-        "default timeout of a criterion, in seconds",
-        type="float",
+        'default timeout of a criterion: seconds, or a duration like "2 min"',
+        type=_DURATION,
         default=300.0,
     )
     parser.addini(
@@ -94,10 +140,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "acceptance_progress_interval",
-        "seconds between 'still running' lines when output is not a terminal (0: none)",
-        type="float",
+        "seconds (or a duration) between 'still running' lines when output is not a terminal "
+        "(0: none)",
+        type=_DURATION,
         default=20.0,
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``--acceptance-sign-off ID``: record a person's sign-off, run nothing."""
+    if not config.getoption("acceptance_sign_off", None):
+        return None
+    from pytest_acceptance.verdict.signoff import sign_off_command
+
+    return sign_off_command(config)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -114,15 +171,22 @@ def _files(count: int) -> str:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """Name the markdown files a directory or glob held that no spec format recognised:
-    a spec an agent made unrecognisable must not vanish unseen."""
+    """Warn when commands may run in another folder than the spec means (rootdir.py), and
+    name the markdown files a directory or glob held that no spec format recognised: a spec
+    an agent made unrecognisable must not vanish unseen."""
+    lines = []
+    if config.stash.get(SPEC_SET, None):
+        from pytest_acceptance.rootdir import rootdir_warning
+
+        if warning := rootdir_warning(config):
+            lines.append(f"acceptance: WARNING: {warning}")
     skipped = config.stash.get(SKIPPED_FILES, [])
     if not skipped:
-        return []
+        return lines
     names = [os.path.relpath(path, config.rootpath) for path in skipped]
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     what = "is not a spec" if len(names) == 1 else "are not specs"
-    return [f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
+    return [*lines, f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -131,6 +195,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not specs:
         return
     read_ini(config)  # a bad value is a usage error now, before anything runs
+    spec_origins(config)
+    from pytest_acceptance.verdict.signoff import signoffs
+
+    signoffs(config)  # a broken sign-offs file too
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     _collect_specs(config, specs)
@@ -158,6 +226,34 @@ def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:
     base = config.invocation_params.dir
     named = {(base / arg.split("::")[0]).resolve() for arg in config.args}
     config.args += [str(spec) for spec in specs if spec not in named]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """``pytest spec.md`` without ``--acceptance``: pytest's "not found: spec.md (no match in
+    any of [<Dir …>])" gets the fix. The hint costs nothing unless collection failed."""
+    try:
+        return (yield)
+    except pytest.UsageError as error:
+        specs = _markdown_not_found(session.config, error)
+        if not specs:
+            raise
+        hint = (
+            f"{', '.join(specs)}: a spec's criteria are collected only with --acceptance: "
+            f"pytest --acceptance {' '.join(specs)}"
+        )
+        raise pytest.UsageError(*error.args, hint) from None
+
+
+def _markdown_not_found(config: pytest.Config, error: pytest.UsageError) -> list[str]:
+    """The markdown files of the command line, when pytest found nothing to collect in a
+    path of a run without --acceptance."""
+    said = " ".join(str(arg) for arg in error.args)
+    if config.getoption("acceptance", None) or "not found: " not in said:
+        return []
+    base = config.invocation_params.dir
+    files = dict.fromkeys(arg.split("::")[0] for arg in config.args)
+    return [f for f in files if f.lower().endswith(".md") and (base / f).is_file()]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:

@@ -217,7 +217,8 @@ class AgentVerifier:
 
         backend = self.settings.backend
         if backend is None:
-            raise _Unverifiable(_no_agent_message(criterion, evidence, self.settings.unavailable))
+            advice = {"advice": no_agent_advice(self.settings.unavailable)}
+            raise _Unverifiable(no_agent_message(criterion, evidence), advice)
         rootdir = Path(context.rootdir)
         agent = _project_agent(rootdir, criterion)
         model = criterion.model or (agent.model if agent else None) or self.settings.model
@@ -379,13 +380,35 @@ def _dispatch_error(
     return Result(Status.ERROR, attempts=len(failures), output=output, message=message, extra=extra)
 
 
-def _no_agent_message(criterion: Criterion, evidence: str | None, why: str) -> str:
-    what = (
-        f"the pass condition {criterion.pass_condition!r} of {criterion.id}"
-        if evidence is not None
-        else criterion.id
+def no_agent_message(criterion: Criterion, evidence: str | None) -> str:
+    """One line per criterion; the way out (``no_agent_advice``) is printed once per run."""
+    from pytest_acceptance.model import one_line
+    from pytest_acceptance.run.conditions import closest_phrase
+
+    if evidence is None:
+        return f"no agent configured to judge {criterion.id}"
+    condition = criterion.pass_condition or ""
+    guess = closest_phrase(condition)
+    hint = f': did you mean "{guess}"?' if guess else ""
+    return (
+        f"no agent configured to judge the pass condition {one_line(condition, 120)!r} of "
+        f"{criterion.id} (not in the vocabulary{hint})"
     )
-    return f"no agent configured to judge {what}: {why}. {HOW_TO_CONFIGURE}"
+
+
+def no_agent_advice(why: str) -> str:
+    """What to do when criteria need an agent and none is configured: the same text for every
+    such criterion of a run, so the verdict prints it once."""
+    from pytest_acceptance.run.conditions import VOCABULARY_HINT
+
+    return (
+        f"an agent must judge them, and none is configured: {why}. Either configure one: "
+        f"{HOW_TO_CONFIGURE} Or let a command decide: give each criterion a yaml "
+        "verification block (in a list item, indented under the item), e.g.\n"
+        '```yaml\nmethod: bash\ncommand: "python -m pytest tests -q"\n'
+        'pass_condition: "exit code 0"\n```\n'
+        f"with a pass_condition from the vocabulary: {VOCABULARY_HINT}."
+    )
 
 
 @contextlib.contextmanager

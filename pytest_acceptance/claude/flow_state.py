@@ -8,7 +8,8 @@ session:
     flows/<session key>/flow.json      the pin: session, repository, spec, criteria, settings,
                                        interpreter and its files' hashes, flow status
     flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
-    flows/<session key>/config/...     the project's pytest configuration files, same moment
+    flows/<session key>/config/...     the project's pytest configuration files and its
+                                       sign-offs file, same moment
     flows/<session key>/results/*.json the gate's own verification results, by tree fingerprint
     flows/<session key>/hashes         the gate's file-hash cache (hash_cache.HashCache)
     flows/<session key>/tool-after-terminal  a file-writing tool call came after the gate
@@ -41,6 +42,11 @@ CONFIG_FILES = (
     "tox.ini",
     "setup.cfg",
 )
+
+# People's sign-offs of manual criteria (pytest_acceptance/verdict/signoff.py, which keeps
+# the same name): pinned with the configuration, so the gate counts only those made before
+# /implement.
+SIGNOFF_FILE = "acceptance-signoffs.yaml"
 
 STATE_VERSION = 1
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
@@ -242,7 +248,7 @@ def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo:
     if spec_bytes is not None:
         write_bytes(flow.spec_copy, spec_bytes)
     flow.config_folder.mkdir(mode=0o700)
-    for name in CONFIG_FILES:  # the settings the gate runs with are the ones of this moment
+    for name in (*CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
         source = repo / name
         if source.is_file() and not source.is_symlink():
             write_bytes(flow.config_folder / name, source.read_bytes())

@@ -14,6 +14,8 @@ project's file), with:
 - ``-c`` an ini file the gate writes, holding only the ``acceptance_*`` settings of the
   project's configuration as it was at /implement (never ``acceptance_cache``);
 - ``--rootdir`` the repository pinned at /implement, and the run's cwd;
+- ``--acceptance-signoffs`` the sign-offs file as pinned at /implement (a sign-off written
+  during the flow never counts);
 - the verdict read from a pipe the gate hands to pytest (``--acceptance-verdict-fd``), not
   from ``.acceptance/verdict.json``, believed only in its exact shape (verdict_check.py:
   any same-user process can open that pipe through /proc), and /done needs pytest's own
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude import gate_bytecode
-from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
@@ -167,6 +169,11 @@ def _pytest(
     command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
     command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
     command += ["--acceptance-verdict-fd", str(writer), "-q", "--color=no"]
+    # Only the sign-offs pinned at /implement count (a missing file: none); the spec copy
+    # stands for the project's spec, whose path the sign-offs (and cwd: keys) name.
+    command += ["--acceptance-signoffs", str(flow.config_folder / SIGNOFF_FILE)]
+    if flow.spec_path is not None:
+        command += ["--acceptance-spec-origin", flow.spec_path]
     log_path = flow.folder / "gate-run.log"
     chunks: list[bytes] = []
     try:

@@ -1,8 +1,9 @@
 """Protected paths during an /implement flow: which writes a tool call makes that it must not.
 
 While a flow is open, nothing the agent runs may write the pinned spec, the plugin's own
-files or state, the evidence folder `.acceptance/`, Claude Code's settings and the session
-transcripts, or the git internals that decide what the working-tree fingerprint sees.
+files or state, the evidence folder `.acceptance/`, the sign-offs file
+(`acceptance-signoffs.yaml`), Claude Code's settings and the session transcripts, or the git
+internals that decide what the working-tree fingerprint sees.
 
 Write/Edit/MultiEdit/NotebookEdit name their file: that check is exact (paths resolved
 against the cwd, `~`, `..` and symlinks). A Bash command is read with a HEURISTIC: it is split
@@ -26,6 +27,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_acceptance.claude.flow_state import SIGNOFF_FILE
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOL = ("NotebookEdit", "notebook_path")
@@ -104,6 +107,8 @@ def _by_name(path: Path) -> str | None:
         return (
             "`.acceptance/` holds the verification evidence: only `pytest --acceptance` writes it"
         )
+    if parts and parts[-1] == SIGNOFF_FILE:
+        return "it holds people's sign-offs of manual criteria: only a person adds one"
     for index, part in enumerate(parts[:-1]):
         if part == ".claude" and (
             parts[index + 1].startswith("settings") or parts[index + 1] == "hooks"

@@ -50,6 +50,11 @@ CRITERION: dict[str, tuple[type, ...]] = {
     "message": (str,),
     "output": (str,),
     "issues": (list,),
+    # Only with a person's sign-off of a manual criterion (verdict/signoff.py).
+    "sign_off": (str,),
+    "signed_off_by": (str,),
+    "signed_off_at": (str,),
+    "sign_off_note": (str,),
 }
 # Written by extensions through facts.extra (pytest_acceptance.evidence.trail writes "reports").
 TOP_LEVEL_OPTIONAL: dict[str, tuple[type, ...]] = {"reports": (list,)}

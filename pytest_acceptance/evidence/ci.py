@@ -46,15 +46,16 @@ def pytest_configure(config: pytest.Config) -> None:
 class CriterionRepr:
     """A criterion's failure text as pytest reports carry it: junitxml writes
     ``reprcrash.message`` (the first line) as the failure's ``message`` attribute and the
-    whole text as its body; the terminal's short summary shows the first line too."""
+    whole text as its body; the terminal's short summary shows the first line too. The
+    terminal's FAILURES section gets that line alone: the acceptance verdict, printed after
+    it, holds the whole text once."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.reprcrash = _Crash(text.strip().splitlines()[0] if text.strip() else "failed")
 
     def toterminal(self, writer: Any) -> None:
-        for line in self.text.splitlines():
-            writer.line(line)
+        writer.line(f"{self.reprcrash.message} (details in the acceptance verdict below)")
 
     def __str__(self) -> str:
         return self.text
@@ -125,9 +126,14 @@ class CiOutputs:
             else:
                 write_atomic(path, content)
         except OSError as error:
-            self.notes.append((f"{what} NOT written to {path}: {error}", True))
+            self.notes.append((f"{what} NOT written to {self._shown(path)}: {error}", True))
         else:
-            self.notes.append((f"{what} written to {path}", False))
+            self.notes.append((f"{what} written to {self._shown(path)}", False))
+
+    def _shown(self, path: Path) -> str:
+        from pytest_acceptance.verdict.decision import display_path
+
+        return display_path(path, self.config.rootpath)
 
     @pytest.hookimpl(wrapper=True)  # after every other summary: the verdict, the evidence
     def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
@@ -153,6 +159,8 @@ def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path)
     lines += _id_list("Not run", verdict.of(Status.NOT_RUN))
     if status == "manual":
         lines += _id_list("Waiting for a human", verdict.of(Status.MANUAL))
+    signed = [o for o in verdict.of(Status.PASSED) if "sign_off" in o.result.extra]
+    lines += _id_list("Signed off by a person", signed)
     lines += _report_lines(reports)
     if verdict.problems:
         lines += ["#### Problems", "", *[f"- {md(p)}" for p in verdict.problems], ""]

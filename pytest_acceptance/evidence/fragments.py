@@ -65,6 +65,7 @@ _ENUMS = {
     "status": {s.value for s in Status},
 }
 _ISSUE_FIELDS = ("location", "expected", "actual")
+_SIGN_OFF_FIELDS = ("state", "by", "at", "note")
 
 
 class FragmentError(Exception):
@@ -195,7 +196,16 @@ def build_fragment(
             {name: _head(getattr(issue, name), TEXT_LIMIT) for name in _ISSUE_FIELDS}
             for issue in result.issues[:ISSUE_LIMIT]
         ],
+        **_sign_off(result),
     }
+
+
+def _sign_off(result: Result) -> dict[str, Any]:
+    """A person's sign-off of a manual criterion (optional field ``sign_off``)."""
+    facts = result.extra.get("sign_off")
+    if not isinstance(facts, dict):
+        return {}
+    return {"sign_off": {k: _head(str(facts.get(k, "")), TEXT_LIMIT) for k in _SIGN_OFF_FIELDS}}
 
 
 def write_fragment(path: Path, fragment: dict[str, Any]) -> None:
@@ -249,6 +259,13 @@ def validate_fragment(data: Any, path: Path) -> None:
         raise FragmentError(path, "index, line and attempts must not be negative (line >= 1)")
     for position, issue in enumerate(data["issues"]):
         _check_issue(issue, position, path)
+    sign_off = data.get("sign_off")
+    if sign_off is not None and (
+        not isinstance(sign_off, dict)
+        or set(sign_off) != set(_SIGN_OFF_FIELDS)
+        or not all(isinstance(value, str) for value in sign_off.values())
+    ):
+        raise FragmentError(path, f"sign_off must be an object of strings {_SIGN_OFF_FIELDS}")
 
 
 def _check_field(data: dict[str, Any], name: str, expected: Any, path: Path) -> None:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.evidence.report import report_scope, resolution_words
+from pytest_acceptance.evidence.report import gap_words, report_scope, resolution_words
 from pytest_acceptance.model import Status
 from pytest_acceptance.verdict.decision import (
     Outcome,
@@ -26,6 +26,7 @@ from pytest_acceptance.verdict.decision import (
     display_path,
     message_beyond_issues,
     scope_lines,
+    sign_off_words,
     spec_location,
 )
 
@@ -163,6 +164,9 @@ def _spec_section(
     parts = [f"<section><h2>{text(name)}</h2>\n"]
     if report:
         parts.append(f"<p>{text(report_scope(report))}</p>\n")
+        places = [f"{p['folder']} ({', '.join(p['criteria'])})" for p in report.get("ran_in", ())]
+        if places:
+            parts.append(f"<p>Commands ran in {text('; '.join(places))}</p>\n")
         parts.append(_gaps(report) + _deltas(report))
     else:
         parts.append('<p class="muted">No report was assembled for this run.</p>\n')
@@ -177,7 +181,7 @@ def _gaps(report: dict[str, Any]) -> str:
     gaps = [(k, ids) for k, ids in report["gaps"].items() if ids]
     if not gaps:
         return "<p>Gaps: none.</p>\n"
-    items = "".join(f"<li>{text(k.capitalize())} ({len(ids)}): {_ids(ids)}</li>" for k, ids in gaps)
+    items = "".join(f"<li>{text(gap_words(k))} ({len(ids)}): {_ids(ids)}</li>" for k, ids in gaps)
     return f"<h3>Gaps by priority</h3><ul>{items}</ul>\n"
 
 
@@ -275,6 +279,9 @@ def _details(outcome: Outcome, entry: dict[str, Any], rootdir: Path) -> str:
     ]
     if entry.get("previous_status"):
         facts.append(("Before", entry["previous_status"]))
+    if signed := sign_off_words(result):
+        note = result.extra["sign_off"].get("note")
+        facts.append(("Sign-off", f"{signed}: {note}" if note else signed))
     rows = "".join(f"<dt>{text(k)}</dt><dd>{text(v)}</dd>" for k, v in facts if v)
     parts = [
         f'<details id="c-{text(criterion.id)}"{is_open}><summary>{text(criterion.id)}: '

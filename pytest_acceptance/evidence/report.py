@@ -41,7 +41,7 @@ from pytest_acceptance.evidence.fragments import (
     load_fragment,
     spec_dir,
 )
-from pytest_acceptance.model import Criterion, Priority, Result, Spec, Status
+from pytest_acceptance.model import Criterion, Method, Priority, Result, Spec, Status
 from pytest_acceptance.verdict.decision import display_path, message_beyond_issues
 
 SCHEMA = "pytest-acceptance/report"
@@ -56,6 +56,12 @@ RESOLUTIONS = (
     "unchanged",
     "not_run",
 )
+# What each gap class means, said wherever a class is shown: no reader needs a legend.
+GAP_MEANING = {
+    "high": "a MUST not met",
+    "medium": "a MUST partly met, or a SHOULD not met",
+    "low": "a SHOULD partly met, or a COULD or WONT not met",
+}
 _RANK = {Priority.MUST.value: 0, Priority.SHOULD.value: 1}  # COULD, WONT: 2
 _MET = {Status.PASSED.value, Status.FLAKY.value}
 _OPEN = {Status.FAILED.value, Status.ERROR.value}
@@ -113,9 +119,22 @@ def assemble(
         "resolutions": None if before is None else _resolutions(entries),
         "removed": [] if before is None else _removed(before, ids),
         "problems": problems,
+        "ran_in": _ran_in(expected, rootdir),
         "criteria": entries,
         "requirements": [],  # the matrix rows of the spec's requirements (trail.py)
     }
+
+
+def _ran_in(expected: list[Expected], rootdir: Path) -> list[dict[str, Any]]:
+    """Where the bash commands ran: ``[{"folder": absolute, "criteria": [ids]}]``, the
+    rootdir's first (a ``cwd:`` puts a command elsewhere)."""
+    folders: dict[str, list[str]] = {}
+    for item in sorted(expected, key=lambda e: e.index):
+        if item.criterion.method is Method.BASH and item.recorded.status is not Status.NOT_RUN:
+            relative = item.recorded.extra.get("cwd")
+            folder = os.path.normpath(rootdir / relative) if isinstance(relative, str) else ""
+            folders.setdefault(folder or str(rootdir), []).append(item.criterion.id)
+    return [{"folder": folder, "criteria": ids} for folder, ids in folders.items()]
 
 
 def _listing(directory: Path) -> set[str]:
@@ -346,6 +365,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         lines += ["## Problems", "", *[f"- {p}" for p in report["problems"]], ""]
     lines += _table(report["criteria"])
     lines += _requirement_lines(report)
+    lines += _sign_off_lines(report["criteria"])
     lines += _details(report)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -353,9 +373,16 @@ def render_markdown(report: dict[str, Any]) -> str:
 def _header(report: dict[str, Any]) -> list[str]:
     counts = ", ".join(f"{n} {status.replace('_', ' ')}" for status, n in report["counts"].items())
     lines = [f"- Spec: `{report['spec']}`: {report_scope(report)}", f"- Results: {counts}"]
+    if ran_in := report.get("ran_in"):
+        places = [f"`{place['folder']}` ({_some(place['criteria'])})" for place in ran_in]
+        lines.append(f"- Commands ran in: {'; '.join(places)}")
     if report["fingerprint"]:
         lines.append(f"- Tree: `{report['fingerprint']}`")
     return [*lines, ""]
+
+
+def _some(ids: list[str], shown: int = 10) -> str:
+    return ", ".join(ids[:shown]) + (f", … (+{len(ids) - shown})" if len(ids) > shown else "")
 
 
 def report_scope(report: dict[str, Any]) -> str:
@@ -367,6 +394,15 @@ def report_scope(report: dict[str, Any]) -> str:
     if not_run := report.get("not_run", 0):
         scope += f", {selected - not_run} ran, {not_run} not run"
     return scope + ": a partial run, not a verification of the spec"
+
+
+def gap_words(gap: str) -> str:
+    """``high: a MUST not met``: a gap class with what it means."""
+    return f"{gap}: {GAP_MEANING[gap]}"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def resolution_words(kind: str) -> str:
@@ -386,7 +422,7 @@ def _gap_lines(report: dict[str, Any]) -> list[str]:
         return [*lines, "No gaps.", ""]
     for gap in GAP_CLASSES:
         ids = report["gaps"][gap]
-        lines.append(f"### {gap.capitalize()} ({len(ids)})")
+        lines.append(f"### {_capital(gap_words(gap))} ({len(ids)})")
         lines += [_gap_line(entries[ident], report["spec"]) for ident in ids]
         lines.append("")
     return lines
@@ -447,6 +483,22 @@ def _table(entries: list[dict[str, Any]]) -> list[str]:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _sign_off_lines(entries: list[dict[str, Any]]) -> list[str]:
+    """Who signed off which manual criterion, and which sign-offs an edit voided."""
+    lines = []
+    for entry in entries:
+        facts = entry.get("sign_off")
+        if not isinstance(facts, dict):
+            continue
+        said = f"{_cell(facts['by'])} on {facts['at'][:10]}"
+        if facts["state"] == "void":
+            lines.append(f"- {entry['id']}: void (by {said}): the criterion changed since")
+        else:
+            note = f": {_cell(facts['note'])}" if facts["note"] else ""
+            lines.append(f"- {entry['id']}: signed off by {said}{note}")
+    return ["## Sign-offs", "", *lines, ""] if lines else []
 
 
 def _details(report: dict[str, Any]) -> list[str]:

@@ -300,13 +300,18 @@ class EvidenceReporter:
 
 
 def summary_lines(report: dict[str, Any], where: str) -> list[str]:
-    from pytest_acceptance.evidence.report import resolution_words
+    from pytest_acceptance.evidence.report import GAP_MEANING, resolution_words
 
     lines = [f"{report['spec']}: report {where}"]
     gaps = report["gaps"]
     if any(gaps.values()):
         lines.append(
-            "  gaps: " + "; ".join(f"{c.capitalize()} {_ids(gaps[c])}" for c in gaps if gaps[c])
+            "  gaps: "
+            + "; ".join(
+                f"{len(ids)} {gap} ({GAP_MEANING[gap]}): {_ids(ids, counted=False)}"
+                for gap, ids in gaps.items()
+                if ids
+            )
         )
     previous = report["previous"]
     if previous is not None and not previous["usable"]:
@@ -322,10 +327,10 @@ def summary_lines(report: dict[str, Any], where: str) -> list[str]:
     return lines
 
 
-def _ids(ids: list[str]) -> str:
+def _ids(ids: list[str], counted: bool = True) -> str:
     shown = ", ".join(ids[:LIST_LIMIT])
     more = f", … (+{len(ids) - LIST_LIMIT})" if len(ids) > LIST_LIMIT else ""
-    return f"{len(ids)} ({shown}{more})"
+    return f"{len(ids)} ({shown}{more})" if counted else f"{shown}{more}"
 
 
 def _shown(path: Path, rootdir: Path) -> str:

@@ -1,4 +1,7 @@
-"""The ``bash`` runner: run a criterion's command from the rootdir and check its condition.
+"""The ``bash`` runner: run a criterion's command and check its condition.
+
+A command runs in the rootdir, or in its ``cwd:`` (a folder relative to the spec's folder);
+``file`` conditions and the paths its output names are taken from the same folder.
 
 Each attempt runs ``bash -c <command>`` in a session of its own, with stdin from /dev/null
 and stdout/stderr going to memory-backed files (a pipe held open by a background child
@@ -33,7 +36,6 @@ import pytest
 
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.run.conditions import (
-    VOCABULARY_HINT,
     Check,
     Condition,
     ConditionError,
@@ -125,9 +127,24 @@ def _setup_problem(criterion: Criterion, context: RunContext) -> str | None:
         return f"{criterion.id} has method bash but no command: add `command: ...`"
     if _timeout(criterion, context) <= 0:
         return f"{criterion.id} has timeout {criterion.timeout}: give a positive number of seconds"
-    if not Path(context.rootdir).is_dir():
-        return f"the rootdir {context.rootdir} is not a directory"
+    folder = run_folder(criterion, context)
+    if not folder.is_dir():
+        if criterion.cwd is None:
+            return f"the rootdir {context.rootdir} is not a directory"
+        return (
+            f"{criterion.id} has cwd {criterion.cwd!r}, but {folder} is not a folder: cwd is "
+            "relative to the spec's folder"
+        )
     return None
+
+
+def run_folder(criterion: Criterion, context: RunContext) -> Path:
+    """Where the command runs: its ``cwd:`` (relative to the spec's folder), else the
+    rootdir."""
+    rootdir = Path(context.rootdir)
+    if criterion.cwd is None:
+        return rootdir
+    return Path(os.path.normpath(context.spec_folder(criterion.location.path) / criterion.cwd))
 
 
 def _timeout(criterion: Criterion, context: RunContext) -> float:
@@ -145,13 +162,13 @@ def _run_with_retries(
     failures: list[tuple[int, str]] = []
     for number in range(1, most + 1):
         attempt = _attempt(criterion, context)
-        check = evaluate(condition, attempt, Path(context.rootdir))
+        check = evaluate(condition, attempt, run_folder(criterion, context))
         check = unless_vacuous(criterion.command or "", attempt, check)  # ran no test: fail
         if check.passed:
             break
         failures.append((number, check.actual))
     duration = time.monotonic() - started
-    extra = _extra(criterion, attempt)
+    extra = _extra(criterion, context, attempt)
     output = bounded_output(attempt.stdout, attempt.stderr)
     if check.passed:
         status = Status.FLAKY if failures else Status.PASSED
@@ -190,12 +207,15 @@ def _flaky_message(passed_on: int, most: int, failures: list[tuple[int, str]]) -
     return f"flaky: passed on attempt {passed_on} of {most} after {earlier}"
 
 
-def _extra(criterion: Criterion, attempt: Attempt) -> dict[str, object]:
-    return {
+def _extra(criterion: Criterion, context: RunContext, attempt: Attempt) -> dict[str, object]:
+    extra: dict[str, object] = {
         "command": criterion.command,
         "exit_code": attempt.exit_code,
         "timed_out": attempt.timed_out,
     }
+    if criterion.cwd is not None:  # where it ran, for the verdict and the report
+        extra["cwd"] = display_path(run_folder(criterion, context), Path(context.rootdir))
+    return extra
 
 
 # --- natural-language conditions: an agent judges ----------------------------------------
@@ -209,11 +229,12 @@ def _run_judged(
     judge = getattr(context.hook, "pytest_acceptance_judge", None)
     verdict: Result | None = None
     if judge is not None:
-        evidence = _evidence(criterion, attempt, output)
+        evidence = _evidence(criterion, context, attempt, output)
         verdict = judge(criterion=criterion, context=context, evidence=evidence)
-    extra = _extra(criterion, attempt)
+    extra = _extra(criterion, context, attempt)
     if verdict is None:
         result = _no_judge(criterion, context, condition, attempt)
+        extra = {**extra, **result.extra}
         return replace(result, duration=time.monotonic() - started, output=output, extra=extra)
     return replace(
         verdict,
@@ -223,13 +244,13 @@ def _run_judged(
     )
 
 
-def _evidence(criterion: Criterion, attempt: Attempt, output: str) -> str:
+def _evidence(criterion: Criterion, context: RunContext, attempt: Attempt, output: str) -> str:
     if attempt.timed_out:
         ending = f"timed out after {attempt.timeout:g} s (process group killed)"
     else:
         ending = f"exit code {attempt.exit_code}"
     return (
-        f"Command (bash, run from the rootdir): {criterion.command}\n"
+        f"Command (bash, run {_where(criterion, context)}): {criterion.command}\n"
         f"Result: {ending}\n"
         f"Output (stdout, then stderr; last lines only):\n{output or '(no output)'}\n"
     )
@@ -238,18 +259,25 @@ def _evidence(criterion: Criterion, attempt: Attempt, output: str) -> str:
 def _no_judge(
     criterion: Criterion, context: RunContext, condition: NaturalLanguage, attempt: Attempt
 ) -> Result:
-    message = (
-        f"pass_condition {condition.text!r} is not in the vocabulary, so an agent must judge "
-        'it, and no agent is configured. Configure an agent (see README "Agents"), or '
-        f"rewrite the pass_condition with the vocabulary: {VOCABULARY_HINT}"
-    )
+    """No plugin judged the condition (the agent plugin is not loaded): an error, never the
+    exit code's verdict."""
+    from pytest_acceptance.agent.verifier import no_agent_advice, no_agent_message
+
     ran = "timed out" if attempt.timed_out else f"the command exited with {attempt.exit_code}"
     issue = Issue(
         _condition_location(criterion, context),
         f"an agent's judgement of: {condition.text}",
         f"no agent configured to judge it ({ran})",
     )
-    return Result(Status.ERROR, 1, issues=(issue,), message=message)
+    message = no_agent_message(criterion, "")
+    advice = no_agent_advice("no plugin judges pass conditions in this run")
+    return Result(Status.ERROR, 1, issues=(issue,), message=message, extra={"advice": advice})
+
+
+def _where(criterion: Criterion, context: RunContext) -> str:
+    if criterion.cwd is None:
+        return "from the rootdir"
+    return f"in {display_path(run_folder(criterion, context), Path(context.rootdir))}"
 
 
 def _error(criterion: Criterion, context: RunContext, message: str, expected: str) -> Result:
@@ -263,7 +291,7 @@ def _error(criterion: Criterion, context: RunContext, message: str, expected: st
 def _attempt(criterion: Criterion, context: RunContext) -> Attempt:
     return run_command(
         criterion.command or "",
-        Path(context.rootdir),
+        run_folder(criterion, context),
         {**_session_environment(context), "PYTEST_ACCEPTANCE_CRITERION": criterion.id},
         _timeout(criterion, context),
     )
@@ -403,11 +431,15 @@ _INSTALLED = frozenset({"site-packages", "dist-packages", "node_modules"})
 
 
 def _failure_location(criterion: Criterion, context: RunContext, attempt: Attempt) -> str:
-    """The first ``path:line`` in the output that names a file under the rootdir."""
+    """The first ``path:line`` in the output that names a file under the rootdir (a
+    relative path is taken from where the command ran)."""
     rootdir = Path(context.rootdir)
+    folder = run_folder(criterion, context)
     output = f"{attempt.stdout}\n{attempt.stderr}"
     candidates = heapq.merge(_python_frames(output), _path_colon_lines(output))
     for _, path, line in itertools.islice(candidates, _MAX_CANDIDATES):
+        if folder != rootdir and not Path(path).is_absolute():
+            path = str(folder / path)
         relative = _under(rootdir, path)
         if relative is not None and (rootdir / relative).is_file():
             return f"{relative}:{line}"

@@ -39,6 +39,7 @@ and its output. It is never reduced to the exit code.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 from collections.abc import Callable
@@ -61,6 +62,43 @@ VOCABULARY: tuple[str, ...] = (
 """The phrases, for error messages that tell the user what to write instead."""
 
 VOCABULARY_HINT = "; ".join(f'"{phrase}"' for phrase in VOCABULARY) + ' (join with " and ")'
+
+
+# Words that mean "the command succeeded": a test runner exits 0 when every test passes.
+_SUCCESS_WORDS = frozenset(
+    {"pass", "passes", "passed", "succeed", "succeeds", "success", "successful", "green", "ok"}
+)
+_SYNONYMS = {
+    "stdout": "output",
+    "prints": "output contains",
+    "includes": "contains",
+    "status": "code",
+    "returns": "exit code",
+    "return": "exit code",
+    "blank": "empty",
+    "the": "",
+}
+_CLOSE_ENOUGH = 0.75
+
+
+def closest_phrase(text: str) -> str | None:
+    """The vocabulary phrase a natural-language ``pass_condition`` most likely meant (for a
+    did-you-mean), or None: ``exit status is 0`` -> ``exit code N``, ``all tests pass`` ->
+    ``exit code 0``. Only the first few words are compared: cheap on any text."""
+    said = " ".join(_SYNONYMS.get(word, word) for word in text.lower().split()[:8]).split()
+    if not said:
+        return None
+    if said[0] == "file" and said[-1].startswith("exist"):
+        return "file PATH does not exist" if "not" in said else "file PATH exists"
+    best, score = None, _CLOSE_ENOUGH
+    for phrase in VOCABULARY:
+        head = [w for w in phrase.split() if not w.isupper()]  # without N, X, REGEX, PATH
+        ratio = difflib.SequenceMatcher(None, " ".join(said[: len(head)]), " ".join(head))
+        if ratio.ratio() > score:
+            best, score = phrase, ratio.ratio()
+    if best is None and _SUCCESS_WORDS & set(said):
+        return "exit code 0"
+    return best
 
 
 class ConditionError(ValueError):

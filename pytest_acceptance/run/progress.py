@@ -74,10 +74,9 @@ class _ProgressSetup:
 
 
 def progress_interval(config: pytest.Config) -> float:
-    from pytest_acceptance.options import ini_number
+    from pytest_acceptance.options import ini_duration
 
-    wanted = "a number of seconds (0 turns the plain progress lines off)"
-    return float(ini_number(config, "acceptance_progress_interval", float, wanted))
+    return ini_duration(config, "acceptance_progress_interval")  # 0: no plain progress lines
 
 
 # --- titles in -v lines --------------------------------------------------------------------

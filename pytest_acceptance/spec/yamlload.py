@@ -282,7 +282,7 @@ def shown(value: Any) -> str:
 
 _COMMON_KEYS = ("method", "timeout", "retries", "priority")
 _METHOD_KEYS = {
-    Method.BASH: (*_COMMON_KEYS, "command", "pass_condition"),
+    Method.BASH: (*_COMMON_KEYS, "command", "pass_condition", "cwd"),
     Method.SUBAGENT: (*_COMMON_KEYS, "agent", "checks", "model"),
     Method.MANUAL: (*_COMMON_KEYS, "checks"),
 }
@@ -338,6 +338,7 @@ def criterion_fields(data: Any) -> dict[str, Any]:
         "checks": () if checks is None else _checks(checks),
         "model": _optional_text(data, "model"),
         "priority": Priority.MUST if data.get("priority") is None else _priority(data["priority"]),
+        "cwd": _cwd(data),
     }
 
 
@@ -397,22 +398,49 @@ def _optional_text(data: dict[Any, Any], key: str) -> str | None:
     return value
 
 
+def _cwd(data: dict[Any, Any]) -> str | None:
+    """A folder relative to the spec's folder: an absolute one would tie the spec to one
+    machine."""
+    value = _optional_text(data, "cwd")
+    if value is None:
+        return None
+    if value.startswith(("/", "~")) or "\0" in value:
+        raise FieldError(
+            "cwd",
+            f'"cwd" must be a folder relative to the spec\'s folder (".", "..", "app"), '
+            f"found {shown(value)}",
+        )
+    return value
+
+
 def _example(value: Any) -> str:
     if isinstance(value, (bool, int, float)) and len(shown(value)) < 40:
         return str(value).lower() if isinstance(value, bool) else str(value)
     return "..."
 
 
+DURATION_EXAMPLES = '"90s", "5m", "2 min", "1h"'
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``90``, ``90s``, ``5m``, ``2 min``, ``1.5 hours``; None for anything else.
+    A spec's ``timeout:`` and the ini durations (options.py) read the same units."""
+    match = _DURATION.match(text.strip())
+    if match is None:
+        return None
+    unit = (match["unit"] or "s")[0].lower()
+    return float(match["amount"]) * _UNIT_SECONDS[unit]
+
+
 def _timeout(value: Any) -> float:
-    wanted = 'a positive number of seconds or a duration like "90s", "5m", "1h"'
+    wanted = f"a positive number of seconds or a duration like {DURATION_EXAMPLES}"
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise FieldError("timeout", f'"timeout" must be {wanted}, found {_kind(value)}')
     if isinstance(value, str):
-        match = _DURATION.match(value.strip())
-        if match is None:
+        seconds = parse_duration(value)
+        if seconds is None:
             raise FieldError("timeout", f'"timeout" must be {wanted}, found {shown(value)}')
-        unit = (match["unit"] or "s")[0].lower()
-        value = float(match["amount"]) * _UNIT_SECONDS[unit]
+        value = seconds
     if not (0 < value <= MAX_TIMEOUT):  # also refuses nan, inf and 1e306
         raise FieldError(
             "timeout", f'"timeout" must be {wanted}, at most {MAX_TIMEOUT:g}, found {shown(value)}'

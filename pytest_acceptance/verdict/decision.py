@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.model import Criterion, Result, Status
+from pytest_acceptance.model import Criterion, Method, Result, Status
 
 SCHEMA = "pytest-acceptance/verdict"
 SCHEMA_VERSION = 1
@@ -112,15 +112,22 @@ def decide(
 
 
 def render(
-    verdict: Verdict, rootdir: Path, *, quiet: bool = False, for_agent: bool | None = None
+    verdict: Verdict,
+    rootdir: Path,
+    *,
+    quiet: bool = False,
+    for_agent: bool | None = None,
+    warning: str | None = None,
 ) -> str:
     """The verdict block. ``quiet`` (``-q``): passes are counted, not listed. ``for_agent``
     (default: inside a Claude Code session) picks the seed's instructions for the agent
-    over advice for a person."""
+    over advice for a person. ``warning``: about where commands ran (rootdir.py)."""
     if for_agent is None:
         for_agent = in_agent_session()
     several = len({o.criterion.location.path for o in verdict.outcomes}) > 1
-    lines = ["## Verification Results", "", *scope_lines(verdict)]
+    lines = ["## Verification Results", "", *scope_lines(verdict), *where_lines(verdict, rootdir)]
+    if warning:
+        lines += [f"WARNING: {warning}", ""]
     failed, errors = verdict.of(Status.FAILED), verdict.of(Status.ERROR)
     passed = verdict.of(Status.PASSED, Status.FLAKY)
     manual = verdict.of(Status.MANUAL)
@@ -128,6 +135,7 @@ def render(
         lines += _section("Failed", failed, rootdir, several)
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
+        lines += advice_lines(errors)
     lines += _not_run_section(verdict.of(Status.NOT_RUN))
     lines += _unticked_section(verdict.of(Status.UNTICKED))
     if passed and quiet:  # counted, not listed: a line, not an empty section
@@ -140,6 +148,26 @@ def render(
         lines += _manual_section(manual, rootdir, several)
     lines.append(next_step(verdict, for_agent))
     return "\n".join(lines) + "\n"
+
+
+def where_lines(verdict: Verdict, rootdir: Path) -> list[str]:
+    """Where the bash commands ran: the rootdir, and the folders of those with a ``cwd:``
+    (``Result.extra["cwd"]``, relative to the rootdir), each folder absolute."""
+    by_folder: dict[str, list[str]] = {}
+    for outcome in verdict.outcomes:
+        if outcome.criterion.method is Method.BASH:
+            folder = outcome.result.extra.get("cwd")
+            by_folder.setdefault(folder if isinstance(folder, str) else ".", []).append(
+                outcome.criterion.id
+            )
+    if not by_folder:
+        return []
+    places = [f"{rootdir} (the rootdir)"] if "." in by_folder else []
+    for folder, ids in by_folder.items():
+        if folder != ".":
+            named = ", ".join(ids[:5]) + (" …" if len(ids) > 5 else "")
+            places.append(f"{os.path.normpath(rootdir / folder)} ({named}: cwd)")
+    return [f"Commands ran in {'; '.join(places)}.", ""]
 
 
 def in_agent_session() -> bool:
@@ -181,6 +209,9 @@ def _section(
 def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
     criterion, result = outcome.criterion, outcome.result
     lines = [f"- {criterion.id}: {criterion.title}", f"  Method: {criterion.method_detail}"]
+    spec = spec_location(criterion, rootdir)
+    if result.issues and all(issue.location != spec for issue in result.issues):
+        lines.append(f"  Spec: {spec}")
     for issue in result.issues:
         lines += [
             f"  Location: {issue.location}",
@@ -188,13 +219,26 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
             f"  Actual: {_indent(issue.actual)}",
         ]
     if not result.issues:
-        lines.append(f"  Location: {spec_location(criterion, rootdir)}")
+        lines.append(f"  Location: {spec}")
     message = message_beyond_issues(result.message, result.issues)
     if result.status is Status.ERROR and message:
         lines.append(f"  Error: {_indent(message)}")
-    elif message and not result.issues:
+    elif message:
         lines.append(f"  Note: {_indent(message)}")
+    if result.output.strip():  # pytest's FAILURES section shows one line: the rest is here
+        lines += ["  Output (last lines):", f"    {_indent(result.output, '    ')}"]
     return lines
+
+
+def advice_lines(outcomes: list[Outcome]) -> list[str]:
+    """The way out several errors share (``Result.extra["advice"]``: no agent configured,
+    say), once for all of them rather than once per criterion."""
+    shared: dict[str, list[str]] = {}
+    for outcome in outcomes:
+        advice = outcome.result.extra.get("advice")
+        if isinstance(advice, str) and advice.strip():
+            shared.setdefault(advice.strip(), []).append(outcome.criterion.id)
+    return [line for advice, ids in shared.items() for line in (f"{', '.join(ids)}: {advice}", "")]
 
 
 def message_beyond_issues(message: str, issues: Iterable[Any]) -> str:
@@ -221,7 +265,22 @@ def _passed_line(outcome: Outcome) -> str:
     if outcome.result.status is Status.FLAKY:
         failures = outcome.result.attempts - 1
         line += f" (flaky: passed after {_plural(failures, 'failed attempt')})"
+    if signed := sign_off_words(outcome.result):
+        line += f" ({signed})"
     return line
+
+
+def sign_off_words(result: Result) -> str:
+    """``signed off by Ada on 2026-05-01`` or ``the sign-off by Ada on 2026-05-01 is void: the
+    criterion changed since`` ("" without one): the phrase the verdict, the report and the
+    HTML page show (verdict/signoff.py puts the facts in ``Result.extra["sign_off"]``)."""
+    facts = result.extra.get("sign_off")
+    if not isinstance(facts, dict):
+        return ""
+    by, day = facts.get("by", "?"), str(facts.get("at", ""))[:10]
+    if facts.get("state") == "void":
+        return f"the sign-off by {by} on {day} is void: the criterion changed since"
+    return f"signed off by {by} on {day}"
 
 
 def _manual_section(manual: list[Outcome], rootdir: Path, several: bool) -> list[str]:
@@ -236,6 +295,12 @@ def _manual_entry(outcome: Outcome, rootdir: Path) -> list[str]:
     lines.append(f"  Location: {spec_location(criterion, rootdir)}")
     if criterion.description:
         lines.append(f"  Description: {_indent(criterion.description)}")
+    facts = outcome.result.extra.get("sign_off")
+    if isinstance(facts, dict):
+        lines.append(
+            f"  Sign-off: by {facts.get('by')} on {str(facts.get('at'))[:10]}, void: the "
+            "criterion changed since; check it again and sign it off again"
+        )
     return lines + [f"  Check: {check}" for check in criterion.checks]
 
 
@@ -270,9 +335,12 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
             waiting = f"{manual} {_verb(manual, 'needs', 'need')} a human"
             evidence = "Call /escalate with the manual criteria above as the evidence."
             return f"{automated}; {waiting}. {evidence}"
+        first = verdict.of(Status.MANUAL)[0].criterion.id
         return (
             f"{automated}; {_plural(manual, 'criterion')} {_verb(manual, 'needs', 'need')} a "
-            "person: check the list above by hand before you call the spec done."
+            "person: check the list above by hand, then record each check by adding "
+            f"--acceptance-sign-off {first} --acceptance-by 'Your Name' to this pytest command "
+            "(a signed-off criterion counts as passed)."
         )
     verified = f"{_all(passed, 'criterion')} {_verb(passed, 'passes', 'pass')}: verified."
     return f"{verified} /done may follow." if for_agent else verified
@@ -452,4 +520,19 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         "message": result.message,
         "output": result.output,
         "issues": [issue.to_dict() for issue in result.issues],
+        **_sign_off_json(result),
+    }
+
+
+def _sign_off_json(result: Result) -> dict[str, str]:
+    """A person's sign-off of a manual criterion, as flat fields (the Claude Code gate reads
+    the verdict strictly: no nested objects)."""
+    facts = result.extra.get("sign_off")
+    if not isinstance(facts, dict):
+        return {}
+    return {
+        "sign_off": str(facts.get("state", "")),
+        "signed_off_by": str(facts.get("by", "")),
+        "signed_off_at": str(facts.get("at", "")),
+        "sign_off_note": str(facts.get("note", "")),
     }

@@ -37,6 +37,7 @@ from pytest_acceptance.verdict.decision import (
     Verdict,
     VerdictStatus,
     decide,
+    display_path,
     render,
     send_verdict,
     to_json,
@@ -207,7 +208,8 @@ class Recorder:
             output_dir(self.rootdir)  # made with its .gitignore, or OSError saying why not
             write_json_atomic(target, data)
         except (OSError, RecursionError, ValueError) as error:
-            self.write_error = f"could not write {target}: {describe_os_error(error)}"
+            shown = display_path(target, self.rootdir)
+            self.write_error = f"could not write {shown}: {describe_os_error(error)}"
             return self.write_error
         return None
 
@@ -274,15 +276,17 @@ class Recorder:
             # Seed 000: manual criteria are surfaced only once every automated one passes.
             terminalreporter.stats.pop("manual", None)
         terminalreporter.section("acceptance verdict")
-        terminalreporter.write(
-            render(self.verdict, self.rootdir, quiet=terminalreporter.verbosity < 0)
-        )
+        from pytest_acceptance.rootdir import rootdir_warning
+
+        quiet, warning = terminalreporter.verbosity < 0, rootdir_warning(self.config)
+        terminalreporter.write(render(self.verdict, self.rootdir, quiet=quiet, warning=warning))
         verdict = self.verdict
         status = f"verdict: {verdict.status.value.upper()} (exit code {verdict.exit_code})"
         if self.write_error is not None:
             terminalreporter.write_line(f"{status}; {self.write_error}", red=True)
             return
-        terminalreporter.write_line(f"{status}, written to {verdict_path(self.rootdir)}")
+        written = display_path(verdict_path(self.rootdir), self.rootdir)
+        terminalreporter.write_line(f"{status}, written to {written}")
 
 
 def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:

@@ -172,7 +172,7 @@ def test_without_an_agent_both_hooks_end_in_an_error_saying_how_to_configure(
         assert result is not None
         assert result.status is Status.ERROR
         assert result.message.startswith("no agent configured to judge")
-        assert "`--acceptance-agent-command CMD`" in result.message
+        assert "`--acceptance-agent-command CMD`" in result.extra["advice"]  # once per run
     assert judged is not None and "the pass condition 'tidy' of AC-7" in judged.message
 
 

@@ -48,11 +48,41 @@ def pytest_help() -> str:
     return result.stdout
 
 
+# Internal options, hidden from --help (argparse.SUPPRESS): the Claude Code gate passes them
+# to its own run. The reference names them once, as internal.
+HIDDEN_OPTIONS = {"--acceptance-verdict-fd": "3", "--acceptance-spec-origin": "spec.md"}
+
+
 def declared() -> tuple[set[str], set[str]]:
     text = pytest_help()
     options, ini_keys = set(HELP_OPTION.findall(text)), set(HELP_INI.findall(text))
     assert "--acceptance" in options and "acceptance_timeout" in ini_keys, text
-    return options, ini_keys
+    return options | set(HIDDEN_OPTIONS), ini_keys
+
+
+@pytest.mark.parametrize("option", sorted(HIDDEN_OPTIONS))
+def test_internal_options_exist_but_are_hidden_from_help(option: str, tmp_path: Path) -> None:
+    assert option not in set(HELP_OPTION.findall(pytest_help()))
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", option, HIDDEN_OPTIONS[option], "--co", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+    )
+    assert "unrecognized arguments" not in result.stderr, result.stderr
+    assert result.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout + result.stderr
+
+
+def test_the_help_of_acceptance_format_lists_the_built_in_formats() -> None:
+    from pytest_acceptance.plugin import FORMAT_NAMES
+    from pytest_acceptance.spec.formats import builtin_formats
+
+    assert tuple(f.name for f in builtin_formats()) == FORMAT_NAMES
+    help_text = " ".join(pytest_help().split())
+    assert f"{', '.join(FORMAT_NAMES)}, or a format plugin's name" in help_text
 
 
 def without_fences(text: str) -> str:

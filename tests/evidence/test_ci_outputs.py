@@ -79,7 +79,7 @@ def test_the_step_summary_is_appended_and_inert(ci_run: CiRun) -> None:
         "| AC-3: pipes \\| and &lt;script&gt;alert(1)&lt;/script&gt; | SHOULD | failed |"
     ) in summary
     assert "<script>" not in summary
-    assert f"GitHub step summary written to {ci_run.root / 'summary.md'}" in ci_run.lines
+    assert "GitHub step summary written to summary.md" in ci_run.lines  # relative to the rootdir
 
 
 def test_junit_failure_message_is_the_first_line_and_the_body_the_whole_text(ci_run: CiRun) -> None:
@@ -131,7 +131,7 @@ def test_a_step_summary_that_cannot_be_written_is_said_and_the_verdict_stands(
     pytester.makefile(".md", spec=spec(bash("AC-1", "true")))
     result = pytester.runpytest("--acceptance", "spec.md")
     assert result.ret == 0
-    result.stdout.fnmatch_lines([f"GitHub step summary NOT written to {pytester.path}: *"])
+    result.stdout.fnmatch_lines(["GitHub step summary NOT written to .: *"])
 
 
 def test_an_html_path_that_is_a_directory_is_a_usage_error(pytester: pytest.Pytester) -> None:

@@ -311,9 +311,9 @@ def test_report_md_lists_gaps_by_class_then_changes_then_every_criterion(tmp_pat
     assert sections == [
         "# Verification report: Demo",
         "## Gaps by priority",
-        "### High (1)",
-        "### Medium (0)",
-        "### Low (1)",
+        "### High: a MUST not met (1)",
+        "### Medium: a MUST partly met, or a SHOULD not met (0)",
+        "### Low: a SHOULD partly met, or a COULD or WONT not met (1)",
         "## Changes since the previous report",
         "## Criteria",
         "## Details of the gaps",
@@ -333,7 +333,7 @@ def test_report_json_is_valid_json_in_the_documented_shape(project: Project) -> 
     assert set(report) == {
         "schema", "version", "spec", "title", "fingerprint", "criteria_total", "selected",
         "not_run", "complete", "counts", "gaps", "previous", "resolutions", "removed", "problems",
-        "criteria", "requirements",
+        "ran_in", "criteria", "requirements",
     }  # fmt: skip
     assert set(report["criteria"][0]) >= {
         "id", "title", "priority", "status", "issues", "gap", "partial", "resolution",

@@ -101,7 +101,11 @@ def test_reportinfo_points_at_the_criterion_heading_line(
     items, _ = pytester.inline_genitems("--acceptance", "spec.md")
     heading_line = THREE.splitlines().index("#### AC-2: fails")
     path, lineno, description = items[1].reportinfo()
-    assert (Path(path).name, lineno, description) == ("spec.md", heading_line, "AC-2: fails")
+    assert (Path(path).name, lineno, description) == (
+        "spec.md",
+        heading_line,
+        "AC-2: fails [bash]",  # -v lines show the method after the title
+    )
 
 
 @pytest.fixture

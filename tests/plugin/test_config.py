@@ -58,6 +58,31 @@ def test_pytest_ini_strings_work(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.parametrize(
+    ("write", "lines"),
+    [
+        ("ini", 'acceptance_timeout = "1 s"\nacceptance_progress_interval = 2 min\n'),
+        ("ini", "acceptance_timeout = 1sec\n"),
+        (NATIVE, 'acceptance_timeout = "1 s"\nacceptance_progress_interval = "0s"\n'),
+        (STRINGS, 'acceptance_timeout = "1 second"\nacceptance_progress_interval = "1h"\n'),
+    ],
+    ids=["pytest.ini-quoted", "pytest.ini-bare", "native-string", "strings"],
+)
+def test_ini_durations_take_the_units_of_a_spec_timeout(
+    pytester: pytest.Pytester, write: str, lines: str
+) -> None:
+    """A spec's `timeout: 10 minutes` and ini `acceptance_timeout = "2 min"` read the same
+    units; a pytest.ini keeps quotes in the value, which are dropped."""
+    if write == "ini":
+        pytester.makeini("[pytest]\nacceptance_retries = 0\n" + lines)
+    else:
+        write_config(pytester, write, "acceptance_retries = 0\n" + lines)
+    pytester.makefile(".md", spec=TIMED)
+    result = pytester.runpytest("--acceptance", "spec.md")
+    result.stdout.fnmatch_lines(["*Actual: timed out after 1 s*"])
+    assert result.ret == 1
+
+
+@pytest.mark.parametrize(
     ("table", "line", "key"),
     [
         (NATIVE, 'acceptance_timeout = "abc"', "acceptance_timeout"),
@@ -68,7 +93,8 @@ def test_pytest_ini_strings_work(pytester: pytest.Pytester) -> None:
         (NATIVE, "acceptance_retries = 1.5", "acceptance_retries"),
         (NATIVE, "acceptance_wave = 0", "acceptance_wave"),
         (NATIVE, "acceptance_progress_interval = -5", "acceptance_progress_interval"),
-        (STRINGS, 'acceptance_timeout = "5 minutes"', "acceptance_timeout"),
+        (STRINGS, 'acceptance_timeout = "5 fortnights"', "acceptance_timeout"),
+        (NATIVE, 'acceptance_progress_interval = "soon"', "acceptance_progress_interval"),
         (STRINGS, 'acceptance_retries = "1.5"', "acceptance_retries"),
         (STRINGS, 'acceptance_wave = "many"', "acceptance_wave"),
     ],

@@ -25,8 +25,13 @@ def example(tmp_path: Path) -> Path:
 
 
 def run_example(directory: Path, spec: str) -> subprocess.CompletedProcess[str]:
+    return run_in(directory, ["--acceptance", spec, "-v"])
+
+
+def run_in(directory: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`pytest ARGS` in ``directory``, as a user's shell would run it (a clean environment)."""
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "--acceptance", spec, "-v", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider"],
         cwd=directory,
         capture_output=True,
         text=True,
@@ -43,7 +48,9 @@ def readme_commands() -> list[str]:
 def test_the_example_spec_passes_with_titles_in_its_progress(example: Path) -> None:
     result = run_example(example, "spec.md")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "spec.md::AC-1 Titles become lowercase words joined by dashes PASSED" in result.stdout
+    assert "spec.md::AC-1 Titles become lowercase words joined by dashes [bash] PASSED" in (
+        result.stdout
+    )
     assert "All 5 criteria pass: verified." in result.stdout
 
 
@@ -108,6 +115,42 @@ def test_the_readme_verification_blocks_in_list_items_make_bash_criteria() -> No
     assert reset.command == "python -m pytest tests/test_reset.py -q -k used_once"
 
 
+MANUAL_AC3 = """
+#### AC-3: The greeting reads well
+```yaml
+method: manual
+checks: ["a native speaker finds it friendly"]
+```
+"""
+
+
+def test_the_readme_spec_of_your_own_goes_green_with_its_manual_criterion_signed_off(
+    tmp_path: Path,
+) -> None:
+    """The README's greeting spec (with a manual AC-3, as the README's manual example has it)
+    in a project of its own: the manual criterion waits for a person (exit 10) until the
+    README's sign-off command records one; then the verdict passes (exit 0)."""
+    import shlex
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    spec_text = text.split("could read:\n\n````markdown\n", 1)[1].split("````", 1)[0]
+    (tmp_path / "spec.md").write_text(spec_text + MANUAL_AC3)
+    (tmp_path / "greet.py").write_text("import sys\nprint(f'Hello, {sys.argv[1]}!')\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_greet.py").write_text("def test_it():\n    assert True\n")
+    (sign_off,) = [c for c in readme_commands() if "--acceptance-sign-off" in c]
+    words = shlex.split(sign_off)
+    assert words[0] == "pytest"
+
+    waiting = run_in(tmp_path, ["--acceptance", "spec.md"])
+    assert waiting.returncode == 10, waiting.stdout + waiting.stderr
+    signed = run_in(tmp_path, words[1:])
+    assert signed.returncode == 0, signed.stdout + signed.stderr
+    green = run_in(tmp_path, ["--acceptance", "spec.md"])
+    assert green.returncode == 0, green.stdout + green.stderr
+    assert "- AC-3: The greeting reads well ✓ (signed off by Ada Lovelace on " in green.stdout
+
+
 def test_no_file_reads_or_cites_a_path_outside_the_repository() -> None:
     try:
         listed = subprocess.run(
@@ -119,7 +162,7 @@ def test_no_file_reads_or_cites_a_path_outside_the_repository() -> None:
     offenders = [
         f"{name}:{number}"
         for name in listed
-        if (REPO / name).is_file() and name != "tests/test_examples.py"
+        if (REPO / name).is_file() and name != "tests/plugin/test_examples.py"
         for number, line in enumerate(
             (REPO / name).read_text(encoding="utf-8", errors="replace").splitlines(), 1
         )

@@ -1,18 +1,18 @@
 """No vacuous pass: a bash criterion whose test runner ran no test fails with that reason,
 whatever its exit code and pass condition; other commands are not affected.
 
-pytest, unittest (and cargo, when it is on PATH) run for real. go, jest, vitest and mocha
-are not installed here (and the machine is offline), so their cases use output recorded
-from real runs of those tools, reproduced verbatim below.
+pytest, unittest (and cargo, where it is installed and runs) run for real. go, jest, vitest
+and mocha are not installed here (and the machine is offline), so their cases use output
+recorded from real runs of those tools, reproduced verbatim below.
 """
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.tools import require_tool
 
 from pytest_acceptance.model import Criterion, Location, Method, Result, RunContext, Status
 from pytest_acceptance.run.bash import run_criterion
@@ -75,8 +75,8 @@ def test_a_command_that_is_not_a_test_runner_is_not_affected(tmp_path: Path) -> 
     assert result.status is Status.PASSED
 
 
-@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
 def test_cargo_test_that_filters_out_every_test_fails(tmp_path: Path) -> None:
+    require_tool("cargo", why="a Rust toolchain")
     crate = tmp_path / "crate"
     (crate / "src").mkdir(parents=True)
     (crate / "Cargo.toml").write_text(

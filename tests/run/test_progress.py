@@ -35,8 +35,8 @@ def test_verbose_lines_carry_the_title_and_manual_criteria_say_manual(
     result = pytester.runpytest("--acceptance", "spec.md", "-v")
     result.stdout.fnmatch_lines(
         [
-            "spec.md::AC-1 Queues notifications PASSED*[[] 50%[]]",
-            "spec.md::AC-2 Reads well MANUAL*[[]100%[]]",
+            "spec.md::AC-1 Queues notifications [[]bash[]] PASSED*[[] 50%[]]",
+            "spec.md::AC-2 Reads well [[]manual[]] MANUAL*[[]100%[]]",
             "*1 passed*1 manual*",  # pytest may add "N warnings" in between
         ]
     )
@@ -55,7 +55,7 @@ def test_collect_only_tree_shows_titles_and_quiet_keeps_bare_node_ids(
 ) -> None:
     pytester.makefile(".md", spec=spec(bash("AC-3", "true", "Uses the event bus")))
     result = pytester.runpytest("--acceptance", "spec.md", "--collect-only")
-    result.stdout.fnmatch_lines(["*<CriterionItem AC-3 Uses the event bus>"])
+    result.stdout.fnmatch_lines(["*<CriterionItem AC-3 Uses the event bus [[]bash[]]>"])
     quiet = pytester.runpytest("--acceptance", "spec.md", "--collect-only", "-q")
     quiet.stdout.fnmatch_lines(["spec.md::AC-3", "1 test collected*"])  # copy-pasteable
 
@@ -64,7 +64,9 @@ def test_python_tests_keep_their_plain_verbose_lines(pytester: pytest.Pytester) 
     pytester.makepyfile(test_plain="def test_x():\n    pass\n")
     pytester.makefile(".md", spec=spec(bash("AC-1", "true", "Titled")))
     result = pytester.runpytest("--acceptance", "spec.md", "test_plain.py", "-v")
-    result.stdout.fnmatch_lines(["test_plain.py::test_x PASSED*", "spec.md::AC-1 Titled PASSED*"])
+    result.stdout.fnmatch_lines(
+        ["test_plain.py::test_x PASSED*", "spec.md::AC-1 Titled [[]bash[]] PASSED*"]
+    )
 
 
 def test_title_is_read_back_only_from_a_criterion_domain() -> None:
@@ -90,7 +92,9 @@ def test_plain_output_gets_periodic_still_running_lines(
         "--acceptance", "spec.md", "-o", "acceptance_progress_interval=1", *workers
     )
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["[[]acceptance[]] still running AC-2 Slow criterion · * s"])
+    result.stdout.fnmatch_lines(
+        ["[[]acceptance[]] still running AC-2 Slow criterion [[]bash[]] · * s"]
+    )
 
 
 def test_no_progress_lines_when_the_interval_is_0(pytester: pytest.Pytester) -> None:
@@ -136,7 +140,7 @@ def test_a_terminal_gets_a_status_line_rewritten_in_place(pytester: pytest.Pytes
     pytester.makefile(".md", spec=spec(bash("AC-1", SLOW, "Slow criterion")))
     output = run_in_pty(pytest_command("--acceptance", "spec.md"), pytester.path)
     # Shown after the current output (cursor saved and restored), erased before pytest writes.
-    assert re.search(r"\x1b\[K\x1b7 ⏳ AC-1 Slow criterion · \d+ s\x1b8", output), output
+    assert re.search(r"\x1b\[K\x1b7 ⏳ AC-1 Slow criterion \[bash\] · \d+ s\x1b8", output), output
     status_at = output.rindex("⏳")
     assert "\x1b[K" in output[status_at:], "the status line is erased before the result"
     assert "1 criterion passes: verified." in output

@@ -349,10 +349,11 @@ def test_natural_language_without_a_judge_is_an_error_that_says_how_to_fix(
     result = run(tmp_path, COUNTING + "false", NATURAL, retries=3)
     assert result.status is Status.ERROR
     assert (tmp_path / "count").read_text().strip() == "1"  # ran once, no retries
-    assert f"pass_condition '{NATURAL}' is not in the vocabulary" in result.message
-    assert "no agent is configured" in result.message
-    assert 'README "Agents"' in result.message
-    assert '"output contains X"' in result.message
+    assert f"the pass condition '{NATURAL}' of AC-7 (not in the vocabulary" in result.message
+    assert result.message.startswith("no agent configured to judge")
+    advice = result.extra["advice"]  # printed once per run under the verdict's errors
+    assert "none is configured" in advice and "--acceptance-agent-command CMD" in advice
+    assert '"output contains X"' in advice
     assert result.issues[0].location == f"specs/spec.md:{VERIFICATION_LINE}"
     assert result.output == "try 1"
 

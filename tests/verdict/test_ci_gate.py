@@ -50,7 +50,7 @@ def test_workers_leave_one_fragment_per_criterion_and_the_controller_one_report(
             "## Verification Results",
             "*acceptance evidence*",
             "spec.md: report .acceptance/specs/spec-*/report.md",
-            "  gaps: Medium 1 (AC-2)",
+            "  gaps: 1 medium (a MUST partly met, or a SHOULD not met): AC-2",
         ]
     )
     fragments = report_dir(pytester) / "fragments"
@@ -65,7 +65,8 @@ def test_workers_leave_one_fragment_per_criterion_and_the_controller_one_report(
     assert "broken" in assembled["criteria"][1]["output"]
     assert verdict(pytester)["reports"] == [str(report_dir(pytester) / "report.json")]
     markdown = (report_dir(pytester) / "report.md").read_text()
-    assert "### Medium (1)\n- AC-2 [SHOULD] failed: two (spec.md:" in markdown
+    medium = "### Medium: a MUST partly met, or a SHOULD not met (1)"
+    assert f"{medium}\n- AC-2 [SHOULD] failed: two (spec.md:" in markdown
 
 
 def test_a_second_run_shows_what_was_fixed_regressed_added_and_removed(
@@ -91,7 +92,7 @@ def test_a_second_run_shows_what_was_fixed_regressed_added_and_removed(
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "  gaps: High 1 (AC-2)",
+            "  gaps: 1 high (a MUST not met): AC-2",
             "  since the previous report: fixed 1 (AC-1); regressed 1 (AC-2); new 1 (AC-3); "
             "removed 1 (AC-4)",
         ]

@@ -58,7 +58,9 @@ def test_inside_claude_code_the_agent_gets_the_seed_instructions(
         (
             spec(bash("AC-1", "true"), manual("AC-2")),
             "1 automated criterion passes; 1 criterion needs a person: check the list above "
-            "by hand before you call the spec done.",
+            "by hand, then record each check by adding --acceptance-sign-off AC-2 "
+            "--acceptance-by 'Your Name' to this pytest command (a signed-off criterion "
+            "counts as passed).",
         ),
         (
             spec(manual("AC-1"), manual("AC-2")),
@@ -120,16 +122,24 @@ def test_a_failure_location_is_a_project_file_not_an_installed_package(
 
 
 @pytest.mark.usefixtures("person")
-def test_a_failure_states_its_fact_once_in_pytests_failures_section(
+def test_a_failure_states_its_full_text_once_and_one_line_elsewhere(
     pytester: pytest.Pytester,
 ) -> None:
-    """The item's failure text says "Actual: ..." and no restating "expected ...; found ..."
-    line; what the message adds (all attempts failed) stays."""
+    """The verdict block holds the whole failure once ("Actual: ...", no restating "expected
+    ...; found ..." line, what the message adds, the output); pytest's FAILURES section and
+    short summary give it one line each."""
     result = run(pytester, spec(bash("AC-1", "echo nope; exit 1", "broken", retries=1)))
-    failures = result.stdout.str().split("= FAILURES =")[1].split("acceptance verdict")[0]
-    assert 'Actual: exit code 1; last output line: "nope"' in failures
-    assert "found exit code 1" not in failures
-    assert "(all 2 attempts failed)" in failures
+    text = result.stdout.str()
+    failures = text.split("= FAILURES =")[1].split("= acceptance verdict =")[0]
+    said = [line for line in failures.splitlines() if line.strip("=_ ") and "AC-1" in line]
+    assert said[1:] == ["AC-1: broken — failed (details in the acceptance verdict below)"]
+    verdict = text.split("= acceptance verdict =")[1].split("= acceptance evidence =")[0]
+    assert 'Actual: exit code 1; last output line: "nope"' in verdict
+    assert "Note: (all 2 attempts failed)" in verdict
+    assert "Output (last lines):\n    nope" in verdict
+    assert "found exit code 1" not in text
+    assert text.count("Actual: exit code 1") == 1
+    result.stdout.fnmatch_lines(["FAILED spec.md::AC-1 - AC-1: broken — failed"])
 
 
 @pytest.mark.usefixtures("person")

@@ -23,7 +23,12 @@ from pytest_acceptance.model import (
     raise_all,
 )
 from pytest_acceptance.spec.extract import PRIORITY, STRENGTH
-from pytest_acceptance.spec.formats.document import Block, Document
+from pytest_acceptance.spec.formats.document import (
+    NOT_INDENTED,
+    Block,
+    Document,
+    item_left_above,
+)
 
 TITLE_LIMIT = 100
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -269,13 +274,17 @@ class Builder:
         ``shape`` tells the author what a criterion of this format looks like."""
         from pytest_acceptance.spec.formats.reference import is_verification_block
 
-        for block in self.document.blocks:
+        blocks = self.document.blocks
+        for index, block in enumerate(blocks):
             owned = block.line in self.consumed
             if block.kind == "fence" and not owned and is_verification_block(block):
+                item = item_left_above(blocks, index)
                 self.error(
                     block.line,
-                    "this verification block belongs to no criterion: put it right under "
-                    f"one ({shape})",
+                    NOT_INDENTED.format(line=item.line)
+                    if item is not None
+                    else f"this verification block belongs to no criterion: put it under one "
+                    f"({shape})",
                 )
         raise_all(self.errors)
         if not self.criteria:

@@ -113,6 +113,25 @@ def children(blocks: Sequence[Block], index: int) -> list[Block]:
     return found
 
 
+def item_left_above(blocks: Sequence[Block], index: int) -> Block | None:
+    """The list item a block comes right after without being inside it (a fence written
+    at the margin under ``- item``), or None: the one place a block that should belong to
+    an item ends up when it is not indented."""
+    if index == 0 or blocks[index - 1].depth <= blocks[index].depth:
+        return None
+    for block in reversed(blocks[:index]):
+        if block.kind == "item" and block.depth > blocks[index].depth:
+            return block
+    return None
+
+
+NOT_INDENTED = (
+    "this verification block is right under the list item at line {line} but not inside "
+    "it: indent the whole block (its ``` lines too) as deep as the item's text, 2 spaces "
+    'under "- " or 3 under "1. ", so that it belongs to the item'
+)
+
+
 def _sibling(block: Block, item: Block) -> bool:
     return block.kind == "item" and block.depth <= item.depth
 

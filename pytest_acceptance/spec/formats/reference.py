@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Location, Spec, SpecError, raise_all
-from pytest_acceptance.spec.formats.document import Block, Document
+from pytest_acceptance.spec.formats.document import Block, Document, item_left_above
 from pytest_acceptance.spec.yamlload import (
     FieldError,
     YamlProblem,
@@ -129,11 +129,11 @@ class _Walker:
         self.seen: dict[str, tuple[str, int]] = {}  # casefolded id -> (id, heading line)
 
     def walk(self, blocks: list[Block]) -> list[Criterion]:
-        for block in blocks:
+        for index, block in enumerate(blocks):
             if block.kind == "heading":
                 self._heading(block)
             elif block.kind == "fence":
-                self._fence(block)
+                self._fence(block, item_left_above(blocks, index))
             elif block.kind == "paragraph":
                 self._paragraph(block)
         self._close()
@@ -168,7 +168,7 @@ class _Walker:
         if target is not None:
             self._content(target, block)
 
-    def _fence(self, block: Block) -> None:
+    def _fence(self, block: Block, item_above: Block | None) -> None:
         section = self.section
         if section is not None and section.fence is None and block.info in ("yaml", "yml"):
             section.fence = block
@@ -178,10 +178,17 @@ class _Walker:
             self._close()
             self._promote(self.pending, block)
         elif is_verification_block(block):
-            self._stray(block)
+            self._stray(block, item_above)
 
-    def _stray(self, block: Block) -> None:
-        if self.section is not None:
+    def _stray(self, block: Block, item_above: Block | None) -> None:
+        if self.section is None and item_above is not None:
+            message = (
+                f"this verification block belongs to no criterion: the list item above it "
+                f'(line {item_above.line}) does not start with an id like "AC-1": start it '
+                'with one ("- AC-1: Title"), or put the block under a heading like '
+                '"#### AC-1: Title"'
+            )
+        elif self.section is not None:
             message = (
                 f"a second verification block in {self.section.id} (its block is at line "
                 f"{self.section.fence.line if self.section.fence else '?'}): a criterion has "
