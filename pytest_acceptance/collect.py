@@ -31,7 +31,8 @@ from pytest_acceptance.options import read_ini, spec_origins
 from pytest_acceptance.run.conditions import ConditionError, NaturalLanguage, parse_condition
 from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
-from pytest_acceptance.verdict.decision import display_path, message_beyond_issues, spec_location
+from pytest_acceptance.text import display_path, spec_location
+from pytest_acceptance.verdict.decision import message_beyond_issues
 
 _parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
 

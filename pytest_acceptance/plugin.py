@@ -152,7 +152,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """``--acceptance-sign-off ID``: record a person's sign-off, run nothing."""
     if not config.getoption("acceptance_sign_off", None):
         return None
-    from pytest_acceptance.verdict.signoff import sign_off_command
+    from pytest_acceptance.verdict.sign_off_command import sign_off_command
 
     return sign_off_command(config)
 
@@ -176,7 +176,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     an agent made unrecognisable must not vanish unseen."""
     lines = []
     if config.stash.get(SPEC_SET, None):
-        from pytest_acceptance.rootdir import rootdir_warning
+        from pytest_acceptance.verdict.rootdir_warning import rootdir_warning
 
         if warning := rootdir_warning(config):
             lines.append(f"acceptance: WARNING: {warning}")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Issue, one_line
-from pytest_acceptance.verdict.decision import display_path
+from pytest_acceptance.text import display_path
 
 # Bump when the wording changes what an agent is asked: cached verdicts then go stale.
 PROMPT_VERSION = 1

@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pytest
 
 from pytest_acceptance.model import Criterion, Method, Result, RunContext, SpecError, Status
+from pytest_acceptance.run.no_agent import no_agent_advice, no_agent_message
 from pytest_acceptance.verdict.decision import in_agent_session
 
 # pytest loads this module in every run of every project that has the plugin installed:
@@ -40,11 +41,6 @@ if TYPE_CHECKING:
 DEFAULT_WAVE = 5
 DISPATCHES = 2  # a crash, a timeout or an off-contract answer is re-dispatched once
 AGENT_CHOICES = ("claude", "command", "none")
-HOW_TO_CONFIGURE = (
-    "Put Claude Code on PATH (`claude`), or configure a command that reads the prompt on "
-    "stdin and prints the verdict JSON: `--acceptance-agent-command CMD` or "
-    "`acceptance_agent_command = CMD` in the pytest ini section."
-)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -378,37 +374,6 @@ def _dispatch_error(
     extra = {**extra, "dispatches": len(failures), "dispatch_errors": [str(f) for f in failures]}
     output = failures[-1].output if failures else ""
     return Result(Status.ERROR, attempts=len(failures), output=output, message=message, extra=extra)
-
-
-def no_agent_message(criterion: Criterion, evidence: str | None) -> str:
-    """One line per criterion; the way out (``no_agent_advice``) is printed once per run."""
-    from pytest_acceptance.model import one_line
-    from pytest_acceptance.run.conditions import closest_phrase
-
-    if evidence is None:
-        return f"no agent configured to judge {criterion.id}"
-    condition = criterion.pass_condition or ""
-    guess = closest_phrase(condition)
-    hint = f': did you mean "{guess}"?' if guess else ""
-    return (
-        f"no agent configured to judge the pass condition {one_line(condition, 120)!r} of "
-        f"{criterion.id} (not in the vocabulary{hint})"
-    )
-
-
-def no_agent_advice(why: str) -> str:
-    """What to do when criteria need an agent and none is configured: the same text for every
-    such criterion of a run, so the verdict prints it once."""
-    from pytest_acceptance.run.conditions import VOCABULARY_HINT
-
-    return (
-        f"an agent must judge them, and none is configured: {why}. Either configure one: "
-        f"{HOW_TO_CONFIGURE} Or let a command decide: give each criterion a yaml "
-        "verification block (in a list item, indented under the item), e.g.\n"
-        '```yaml\nmethod: bash\ncommand: "python -m pytest tests -q"\n'
-        'pass_condition: "exit code 0"\n```\n'
-        f"with a pass_condition from the vocabulary: {VOCABULARY_HINT}."
-    )
 
 
 @contextlib.contextmanager

@@ -131,7 +131,7 @@ class CiOutputs:
             self.notes.append((f"{what} written to {self._shown(path)}", False))
 
     def _shown(self, path: Path) -> str:
-        from pytest_acceptance.verdict.decision import display_path
+        from pytest_acceptance.text import display_path
 
         return display_path(path, self.config.rootpath)
 
@@ -193,7 +193,7 @@ def _counts_table(verdict: Verdict, rootdir: Path) -> list[str]:
 
 def _open_table(verdict: Verdict, rootdir: Path) -> list[str]:
     from pytest_acceptance.model import Priority, Status
-    from pytest_acceptance.verdict.decision import spec_location
+    from pytest_acceptance.text import spec_location
 
     rank = {p: n for n, p in enumerate(Priority)}
     open_ = sorted(

@@ -29,8 +29,8 @@ from typing import Any
 
 from pytest_acceptance.model import Criterion, Method, Priority, Result, Status
 from pytest_acceptance.store import OUTPUT_DIR, output_dir
+from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.hostile import write_atomic
-from pytest_acceptance.verdict.decision import display_path
 
 SCHEMA = "pytest-acceptance/fragment"
 SCHEMA_VERSION = 1

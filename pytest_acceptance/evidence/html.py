@@ -19,15 +19,14 @@ from typing import Any
 
 from pytest_acceptance.evidence.report import gap_words, report_scope, resolution_words
 from pytest_acceptance.model import Status
+from pytest_acceptance.text import display_path, spec_location
 from pytest_acceptance.verdict.decision import (
     Outcome,
     Verdict,
     VerdictStatus,
-    display_path,
     message_beyond_issues,
     scope_lines,
     sign_off_words,
-    spec_location,
 )
 
 OUTPUT_LINES = 60  # of a criterion's output tail

@@ -42,7 +42,8 @@ from pytest_acceptance.evidence.fragments import (
     spec_dir,
 )
 from pytest_acceptance.model import Criterion, Method, Priority, Result, Spec, Status
-from pytest_acceptance.verdict.decision import display_path, message_beyond_issues
+from pytest_acceptance.text import display_path
+from pytest_acceptance.verdict.decision import message_beyond_issues
 
 SCHEMA = "pytest-acceptance/report"
 SCHEMA_VERSION = 1

@@ -251,8 +251,8 @@ class EvidenceReporter:
 
     def _previous(self, spec: Spec, directory: Path) -> Previous | None:
         from pytest_acceptance.evidence.report import Previous
+        from pytest_acceptance.text import display_path
         from pytest_acceptance.tree.hostile import write_atomic
-        from pytest_acceptance.verdict.decision import display_path
 
         if self.previous_paths:
             named = [_load_previous(path, self.rootdir) for path in self.previous_paths]
@@ -334,7 +334,7 @@ def _ids(ids: list[str], counted: bool = True) -> str:
 
 
 def _shown(path: Path, rootdir: Path) -> str:
-    from pytest_acceptance.verdict.decision import display_path
+    from pytest_acceptance.text import display_path
 
     return display_path(path, rootdir)
 
@@ -342,7 +342,7 @@ def _shown(path: Path, rootdir: Path) -> str:
 def _load_previous(path: Path, rootdir: Path) -> Previous:
     """``report.load_previous``; a report nested too deeply to read means no deltas."""
     from pytest_acceptance.evidence.report import Previous, load_previous
-    from pytest_acceptance.verdict.decision import display_path
+    from pytest_acceptance.text import display_path
 
     try:
         return load_previous(path, rootdir)
@@ -356,7 +356,7 @@ def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
     deltas against a half-written report), so it is refused with a usage error."""
     from pytest_acceptance.evidence.fragments import spec_dir
     from pytest_acceptance.store import OUTPUT_DIR, RunLocked, lock_run, output_dir
-    from pytest_acceptance.verdict.decision import display_path
+    from pytest_acceptance.text import display_path
 
     locks = []
     with contextlib.suppress(OSError):  # .acceptance with its .gitignore first
@@ -411,7 +411,8 @@ def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> 
     (``::error`` for a MUST, ``::warning`` for SHOULD, COULD and WONT), one ``::error`` per
     run-level problem (no file), and a ``::notice`` when the run was partial."""
     from pytest_acceptance.model import Priority, Status
-    from pytest_acceptance.verdict.decision import display_path, scope_lines
+    from pytest_acceptance.text import display_path
+    from pytest_acceptance.verdict.decision import scope_lines
 
     lines = []
     for outcome in verdict.of(Status.FAILED, Status.ERROR):

@@ -48,7 +48,7 @@ from pytest_acceptance.run.conditions import (
 )
 from pytest_acceptance.run.containment import capture_file, contained, read_range, wait_for_exit
 from pytest_acceptance.run.no_tests import unless_vacuous
-from pytest_acceptance.verdict.decision import display_path
+from pytest_acceptance.text import display_path
 
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of what a command left running
 OUTPUT_LINES = 60
@@ -261,7 +261,7 @@ def _no_judge(
 ) -> Result:
     """No plugin judged the condition (the agent plugin is not loaded): an error, never the
     exit code's verdict."""
-    from pytest_acceptance.agent.verifier import no_agent_advice, no_agent_message
+    from pytest_acceptance.run.no_agent import no_agent_advice, no_agent_message
 
     ran = "timed out" if attempt.timed_out else f"the command exited with {attempt.exit_code}"
     issue = Issue(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Method, Result, Status
+from pytest_acceptance.text import display_path, spec_location
 
 SCHEMA = "pytest-acceptance/verdict"
 SCHEMA_VERSION = 1
@@ -408,19 +409,6 @@ def _partial_next_step(passed: int, manual: int) -> str:
         f"{' and '.join(found)}, but this run was partial: the spec is not verified. "
         "Run every criterion (no -k, -m, --lf or node ids) to verify it."
     )
-
-
-def spec_location(criterion: Criterion, rootdir: Path) -> str:
-    return f"{display_path(criterion.location.path, rootdir)}:{criterion.location.line}"
-
-
-def display_path(path: Path, rootdir: Path) -> str:
-    """Relative to the rootdir, also for a spec beside the project (``../specs/x.md``)."""
-    resolved, root = path.resolve(), rootdir.resolve()
-    try:
-        return resolved.relative_to(root).as_posix()
-    except ValueError:
-        return Path(os.path.relpath(resolved, root)).as_posix()
 
 
 def _indent(text: str, by: str = "    ") -> str:

@@ -29,6 +29,7 @@ from pytest_acceptance.store import (
     verdict_path,
     write_json_atomic,
 )
+from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.fingerprint import recorded_fingerprint
 from pytest_acceptance.verdict.decision import (
     Outcome,
@@ -37,7 +38,6 @@ from pytest_acceptance.verdict.decision import (
     Verdict,
     VerdictStatus,
     decide,
-    display_path,
     render,
     send_verdict,
     to_json,
@@ -276,7 +276,7 @@ class Recorder:
             # Seed 000: manual criteria are surfaced only once every automated one passes.
             terminalreporter.stats.pop("manual", None)
         terminalreporter.section("acceptance verdict")
-        from pytest_acceptance.rootdir import rootdir_warning
+        from pytest_acceptance.verdict.rootdir_warning import rootdir_warning
 
         quiet, warning = terminalreporter.verbosity < 0, rootdir_warning(self.config)
         terminalreporter.write(render(self.verdict, self.rootdir, quiet=quiet, warning=warning))

@@ -26,17 +26,14 @@ import dataclasses
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_acceptance.model import Criterion, Method, Result, SpecError, Status
-from pytest_acceptance.verdict.decision import display_path, in_agent_session
+from pytest_acceptance.model import Criterion, Result, Status
+from pytest_acceptance.text import display_path
 
 SIGNOFF_FILE = "acceptance-signoffs.yaml"  # also claude/flow_state.py's; a test keeps them equal
 FILE_LIMIT = 4 << 20  # bytes: a file of sign-offs, not a data dump
@@ -252,107 +249,7 @@ def manual_result(criterion: Criterion, config: pytest.Config) -> Result:
 # --- writing: the --acceptance-sign-off command -------------------------------------------------
 
 
-def sign_off_command(config: pytest.Config) -> int:
-    """Record a sign-off of each criterion ``--acceptance-sign-off`` names; usage errors say
-    what is wrong. Nothing runs."""
-    if in_agent_session():
-        raise pytest.UsageError(
-            "--acceptance-sign-off records a person's check: run it yourself in a terminal, "
-            "not through an agent (this run is a Claude Code tool call)"
-        )
-    from pytest_acceptance.options import spec_paths
-
-    specs = spec_paths(config)
-    if not specs:
-        raise pytest.UsageError("--acceptance-sign-off needs the spec: --acceptance SPEC")
-    by = _who(config)
-    note = " ".join(str(config.getoption("acceptance_note") or "").split())
-    path = signoffs_path(config)
-    try:
-        current = load(path)
-    except SignOffError as error:
-        raise pytest.UsageError(f"sign-offs {error}") from None
-    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    records = dict(current.records)
-    added = []
-    for wanted in config.getoption("acceptance_sign_off"):
-        spec, criterion = _find(config, specs, wanted)
-        key = spec_key(config, spec)
-        record = SignOff(criterion.id, key, criterion_digest(criterion), by, at, note)
-        records[(key, criterion.id)] = record
-        added.append(record)
-    _write(path, records)
-    shown = display_path(path, config.rootpath)
-    for record in added:
-        sys.stdout.write(
-            f"acceptance: {record.criterion} of {record.spec} signed off by {record.by} on "
-            f"{record.day}, in {shown}: commit it with the change\n"
-        )
-    return 0
-
-
-def _who(config: pytest.Config) -> str:
-    given = " ".join(str(config.getoption("acceptance_by") or "").split())
-    if given:
-        return given[:TEXT_LIMIT]
-    name, email = (
-        _git_config(config.rootpath, "user.name"),
-        _git_config(config.rootpath, "user.email"),
-    )
-    if not name:
-        raise pytest.UsageError(
-            "--acceptance-sign-off needs who signs off: --acceptance-by 'Your Name' (or set "
-            "git config user.name)"
-        )
-    return f"{name} <{email}>" if email else name
-
-
-def _git_config(folder: Path, key: str) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "config", "--get", key],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
-
-
-def _find(config: pytest.Config, specs: list[Path], wanted: str) -> tuple[Path, Criterion]:
-    """The manual criterion ``ID`` or ``spec.md::ID`` names among the run's specs."""
-    from pytest_acceptance.collect import load_spec
-
-    named, _, ident = wanted.rpartition("::")
-    base = config.invocation_params.dir
-    candidates: list[tuple[Path, Criterion]] = []
-    for spec in specs:
-        if named and (base / named).resolve() != spec.resolve():
-            continue
-        try:
-            criteria = load_spec(spec, config.rootpath).criteria
-        except SpecError as error:
-            raise pytest.UsageError(str(error)) from None
-        candidates += [(spec, c) for c in criteria if c.id == ident]
-    if not candidates:
-        raise pytest.UsageError(f"--acceptance-sign-off {wanted}: no such criterion in the specs")
-    if len(candidates) > 1:
-        where = ", ".join(f"{display_path(s, config.rootpath)}::{ident}" for s, _ in candidates)
-        raise pytest.UsageError(f"--acceptance-sign-off {wanted}: name one of {where}")
-    spec, criterion = candidates[0]
-    if criterion.method is not Method.MANUAL:
-        raise pytest.UsageError(
-            f"--acceptance-sign-off {wanted}: {criterion.id} is a {criterion.method.value} "
-            "criterion; only a manual criterion is signed off (the others are verified by "
-            "running them)"
-        )
-    return spec, criterion
-
-
-def _write(path: Path, records: dict[tuple[str, str], SignOff]) -> None:
+def write(path: Path, records: dict[tuple[str, str], SignOff]) -> None:
     import yaml
 
     from pytest_acceptance.tree.hostile import write_atomic

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pytest_acceptance.model import Criterion, Issue, Result, Spec, Status
-from pytest_acceptance.verdict.decision import spec_location
+from pytest_acceptance.text import spec_location
 
 Key = tuple[Path, str]  # (resolved spec path, criterion id)
 

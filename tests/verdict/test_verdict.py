@@ -213,7 +213,7 @@ def test_exit_code_4_for_usage_errors_keeps_pytests_meaning(pytester: pytest.Pyt
 
 
 def test_paths_beside_the_project_are_shown_relative_to_the_rootdir(tmp_path: Path) -> None:
-    from pytest_acceptance.verdict.decision import display_path
+    from pytest_acceptance.text import display_path
 
     root = tmp_path / "project"
     root.mkdir()

@@ -1,0 +1,40 @@
+"""What to say when a criterion needs an agent and none is configured: one line per
+criterion, and the way out once per run. Shared by the agent plugin and the bash runner
+(a pass condition outside the vocabulary is an agent's to judge)."""
+
+from __future__ import annotations
+
+from pytest_acceptance.model import Criterion, one_line
+from pytest_acceptance.run.conditions import VOCABULARY_HINT, closest_phrase
+
+HOW_TO_CONFIGURE = (
+    "Put Claude Code on PATH (`claude`), or configure a command that reads the prompt on "
+    "stdin and prints the verdict JSON: `--acceptance-agent-command CMD` or "
+    "`acceptance_agent_command = CMD` in the pytest ini section."
+)
+
+
+def no_agent_message(criterion: Criterion, evidence: str | None) -> str:
+    """One line per criterion; the way out (``no_agent_advice``) is printed once per run."""
+    if evidence is None:
+        return f"no agent configured to judge {criterion.id}"
+    condition = criterion.pass_condition or ""
+    guess = closest_phrase(condition)
+    hint = f': did you mean "{guess}"?' if guess else ""
+    return (
+        f"no agent configured to judge the pass condition {one_line(condition, 120)!r} of "
+        f"{criterion.id} (not in the vocabulary{hint})"
+    )
+
+
+def no_agent_advice(why: str) -> str:
+    """What to do when criteria need an agent and none is configured: the same text for every
+    such criterion of a run, so the verdict prints it once."""
+    return (
+        f"an agent must judge them, and none is configured: {why}. Either configure one: "
+        f"{HOW_TO_CONFIGURE} Or let a command decide: give each criterion a yaml "
+        "verification block (in a list item, indented under the item), e.g.\n"
+        '```yaml\nmethod: bash\ncommand: "python -m pytest tests -q"\n'
+        'pass_condition: "exit code 0"\n```\n'
+        f"with a pass_condition from the vocabulary: {VOCABULARY_HINT}."
+    )
