@@ -44,7 +44,7 @@ from pytest_acceptance.claude import caps, gate, hook_io, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.transcript import (
     BLOCK_TAG,
-    Flow,
+    ImplementFlow,
     SkillEvent,
     Transcript,
     format_epoch,
@@ -102,7 +102,7 @@ def main() -> int:
 
 
 def judge(
-    flow: Flow, pin: PinnedFlow | None, transcript: Transcript, payload: dict[str, Any]
+    flow: ImplementFlow, pin: PinnedFlow | None, transcript: Transcript, payload: dict[str, Any]
 ) -> tuple[str | None, str | None]:
     """(block reason, None) to keep the session going, or (None, message or None) to allow."""
     if pin is None or pin.problem is not None:
@@ -175,7 +175,7 @@ def _unverified_reason(terminal: SkillEvent | None, spec: Path) -> str:
 
 
 def _unfinished_reason(
-    flow: Flow, spec: Path, verdict: evidence.Verdict | None, problems: list[str]
+    flow: ImplementFlow, spec: Path, verdict: evidence.AgentVerdict | None, problems: list[str]
 ) -> str:
     gap = _evidence_gap(flow, spec, verdict, problems)
     if gap is None:
@@ -184,7 +184,7 @@ def _unfinished_reason(
 
 
 def _evidence_gap(
-    flow: Flow, spec: Path, verdict: evidence.Verdict | None, problems: list[str]
+    flow: ImplementFlow, spec: Path, verdict: evidence.AgentVerdict | None, problems: list[str]
 ) -> str | None:
     """What the verdict lacks for /done, as an instruction; None when it proves the work."""
     missing = evidence.missing_verdict(flow, spec, verdict, problems)
@@ -206,7 +206,7 @@ def _evidence_gap(
     return _tree_changed(verdict, spec)
 
 
-def _not_passing(spec: Path, verdict: evidence.Verdict) -> str:
+def _not_passing(spec: Path, verdict: evidence.AgentVerdict) -> str:
     items = verdict.not_passing(spec)
     failing = [item for item in items if item.get("status") in ("failed", "error")]
     manual = [item for item in items if item.get("status") == "manual"]
@@ -228,7 +228,7 @@ def _not_passing(spec: Path, verdict: evidence.Verdict) -> str:
     )
 
 
-def _tree_changed(verdict: evidence.Verdict, spec: Path) -> str | None:
+def _tree_changed(verdict: evidence.AgentVerdict, spec: Path) -> str | None:
     try:
         now = gate.fingerprint(verdict.rootdir, time.monotonic() + 60)
     except Exception as error:  # an unusable fingerprint must not pass as "unchanged"
@@ -242,7 +242,9 @@ def _tree_changed(verdict: evidence.Verdict, spec: Path) -> str | None:
     )
 
 
-def _extra_layers(flow: Flow, transcript: Transcript, payload: dict[str, Any]) -> str | None:
+def _extra_layers(
+    flow: ImplementFlow, transcript: Transcript, payload: dict[str, Any]
+) -> str | None:
     if hook_io.env_enabled("ACCEPTANCE_HOOK_TODOS"):
         unfinished = transcript.unfinished_todos(flow.offset)
         if unfinished:
@@ -281,7 +283,7 @@ def fail_closed(error: BaseException) -> None:
     try:
         if not isinstance(pin, PinnedFlow):
             raise ValueError("no pinned flow to count blocks against")
-        stand_in = Flow(pinned_flow.stand_in_event(pin), [])
+        stand_in = ImplementFlow(pinned_flow.stand_in_event(pin), [])
         caps.block_or_force(reason, stand_in, empty, payload, Path(pin.repo))
     except Exception:
         hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})

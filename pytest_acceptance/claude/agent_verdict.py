@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude.hook_io import HookInputError, git_toplevel
-from pytest_acceptance.claude.transcript import Flow, format_epoch
+from pytest_acceptance.claude.transcript import ImplementFlow, format_epoch
 
 VERDICT_RELATIVE = Path(".acceptance") / "verdict.json"
 
@@ -29,7 +29,7 @@ def unique_paths(paths: Iterable[Path | None]) -> list[Path]:
     return seen
 
 
-class Verdict:
+class AgentVerdict:
     """One `.acceptance/verdict.json` (schema "pytest-acceptance/verdict", version 1)."""
 
     __slots__ = ("data", "path")
@@ -39,7 +39,7 @@ class Verdict:
         self.data = data
 
     @classmethod
-    def load(cls, path: Path) -> Verdict:
+    def load(cls, path: Path) -> AgentVerdict:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
@@ -119,17 +119,17 @@ class Verdict:
         return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def find_verdict(spec: Path, roots: Iterable[Path]) -> tuple[Verdict | None, list[str]]:
+def find_verdict(spec: Path, roots: Iterable[Path]) -> tuple[AgentVerdict | None, list[str]]:
     """The newest verdict under `<root>/.acceptance/` that covers `spec`, and every problem
     met on the way (unreadable files, verdicts of other specs), for the block reason."""
-    found: list[Verdict] = []
+    found: list[AgentVerdict] = []
     problems: list[str] = []
     for root in unique_paths(roots):
         path = root / VERDICT_RELATIVE
         if not path.is_file():
             continue
         try:
-            verdict = Verdict.load(path)
+            verdict = AgentVerdict.load(path)
         except HookInputError as error:
             problems.append(str(error))
             continue
@@ -140,7 +140,7 @@ def find_verdict(spec: Path, roots: Iterable[Path]) -> tuple[Verdict | None, lis
     return (max(found, key=lambda verdict: verdict.finished) if found else None), problems
 
 
-def evidence_roots(cwd: str | None, flow: Flow, spec: Path, repo: Path) -> list[Path]:
+def evidence_roots(cwd: str | None, flow: ImplementFlow, spec: Path, repo: Path) -> list[Path]:
     """Where a verdict may be: the session's cwd, the flow's cwd, the spec's folder and the
     repository pinned at /implement (pytest's rootdir is usually one of them). Git runs only
     for a spec outside that repository, to add the spec's own repository."""
@@ -161,7 +161,7 @@ def _same_path(value: object, spec: Path) -> bool:
 
 
 def missing_verdict(
-    flow: Flow, spec: Path, verdict: Verdict | None, problems: list[str]
+    flow: ImplementFlow, spec: Path, verdict: AgentVerdict | None, problems: list[str]
 ) -> str | None:
     """Why no verification run of `spec` from within the flow exists; None when one does."""
     if verdict is None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_acceptance.claude.flow_state import data_dir
 from pytest_acceptance.claude.hook_io import emit, env_int, git_toplevel, text_field
-from pytest_acceptance.claude.transcript import BLOCK_TAG, Flow, Transcript
+from pytest_acceptance.claude.transcript import BLOCK_TAG, ImplementFlow, Transcript
 
 DEFAULT_MAX_BLOCKS = 8  # Claude Code overrides a 9th consecutive block by itself
 DEFAULT_MAX_IDLE_BLOCKS = 3
@@ -31,7 +31,7 @@ FORCED_PREFIX = "FORCED, NOT verified"
 
 def block_or_force(
     reason: str,
-    flow: Flow,
+    flow: ImplementFlow,
     transcript: Transcript,
     payload: dict[str, Any],
     repo: Path | None = None,
@@ -56,7 +56,9 @@ def block_or_force(
     )
 
 
-def _force_reason(flow: Flow, transcript: Transcript, payload: dict[str, Any]) -> str | None:
+def _force_reason(
+    flow: ImplementFlow, transcript: Transcript, payload: dict[str, Any]
+) -> str | None:
     blocks = transcript.our_block_offsets(flow.offset)
     cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
     # The CLI writes its transcript lazily: the feedback line of the block just before may

@@ -12,14 +12,17 @@ from typing import Any
 from pytest_acceptance.claude import hook_io
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.flow_state import FlowStateError
-from pytest_acceptance.claude.transcript import Flow, SkillEvent, Transcript, format_epoch
+from pytest_acceptance.claude.transcript import ImplementFlow, SkillEvent, Transcript, format_epoch
 
 
 class Situation:
     """The flow to judge (None: not in a flow) or why the transcript contradicts the pin."""
 
     def __init__(
-        self, flow: Flow | None = None, tamper: str | None = None, pin: PinnedFlow | None = None
+        self,
+        flow: ImplementFlow | None = None,
+        tamper: str | None = None,
+        pin: PinnedFlow | None = None,
     ) -> None:
         self.flow = flow
         self.tamper = tamper
@@ -50,7 +53,7 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
     if not pin.is_open:
         if later:
             return Situation(
-                Flow(later[-1], []),
+                ImplementFlow(later[-1], []),
                 tamper=(
                     f"The transcript shows an /implement of {later[-1].args!r} after the "
                     "plugin's last pinned flow ended, which the plugin never saw."
@@ -60,7 +63,7 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         return Situation(pin=pin)
     if event is None:
         return Situation(
-            Flow(stand_in_event(pin), []),
+            ImplementFlow(stand_in_event(pin), []),
             tamper=(
                 f"The /implement flow pinned at {format_epoch(pin.get('pinned_at'))} for "
                 f"{pin.spec_path or pin.get('args')!r} is open, but the transcript no longer "
@@ -70,7 +73,7 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
             pin=pin,
         )
     after = [e for e in transcript.skill_events() if e.offset > event.offset]
-    flow = Flow(event, [e for e in after if e.skill != "implement"])
+    flow = ImplementFlow(event, [e for e in after if e.skill != "implement"])
     # Interrupted before any work, and the user moved on. The transcript alone could be
     # forged into that shape; the prompt hook's count of prompts typed since the pin cannot.
     typed_since = int(pin.get("prompts_after_pin") or 0)

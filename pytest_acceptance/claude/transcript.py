@@ -219,15 +219,15 @@ class Transcript:
                 break
         return follow
 
-    def current_flow(self) -> Flow | None:
+    def current_flow(self) -> ImplementFlow | None:
         """The flow of the last /implement; a second /implement abandons the first."""
         events = self.skill_events()
         starts = [index for index, event in enumerate(events) if event.skill == "implement"]
         if not starts:
             return None
-        return Flow(events[starts[-1]], events[starts[-1] + 1 :])
+        return ImplementFlow(events[starts[-1]], events[starts[-1] + 1 :])
 
-    def open_flow(self) -> Flow | None:
+    def open_flow(self) -> ImplementFlow | None:
         """The current flow while it still holds the session; None when there is none, when
         its /done or /escalate let the session stop and the user moved on, or when the user
         interrupted its /implement before any work and moved on to something else."""
@@ -236,7 +236,7 @@ class Transcript:
             return None
         return flow
 
-    def closed(self, flow: Flow) -> bool:
+    def closed(self, flow: ImplementFlow) -> bool:
         """A flow whose /done or /escalate let the session stop is over once the user types a
         new prompt: later, unrelated work in the session is not held to the spec. A flow whose
         last stop was blocked stays enforced, whatever the user says next."""
@@ -246,7 +246,7 @@ class Transcript:
         prompt = self.user_prompt_after(terminal.offset)
         return prompt is not None and not self.our_block_offsets(terminal.offset, prompt)
 
-    def released_by_interrupt(self, flow: Flow) -> bool:
+    def released_by_interrupt(self, flow: ImplementFlow) -> bool:
         """A typed /implement that the user interrupted before the model answered at all, and
         after which the user asked for something else (or nothing yet), was never started.
         Once the model answered, an interrupt is a pause: the flow holds. A first prompt
@@ -427,7 +427,7 @@ class FollowUp:
         return self.block is not None and self.block.get("is_error") is not True
 
 
-class Flow:
+class ImplementFlow:
     """The current /implement flow: its /implement and our skills that ran after it."""
 
     def __init__(self, implement: SkillEvent, after: list[SkillEvent]) -> None:

@@ -149,7 +149,7 @@ def _exists(rootdir: Path, path: str) -> bool:
 
 
 @dataclass(frozen=True)
-class ExitCode:
+class ExitCodeIs:
     code: int
 
     def describe(self) -> str:
@@ -254,7 +254,7 @@ class FileAt:
         return None
 
 
-Clause = ExitCode | OutputContains | OutputMatches | OutputEmpty | PrintedPathsExist | FileAt
+Clause = ExitCodeIs | OutputContains | OutputMatches | OutputEmpty | PrintedPathsExist | FileAt
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ def _exit_code(arg: str | None, clause: str) -> Clause | None:
     if number is not None and len(number[0]) > 12:
         raise _error(clause, "the exit code is not a number a process can exit with")
     if arg is not None and number is not None and number.end() == len(arg):
-        return ExitCode(int(arg))
+        return ExitCodeIs(int(arg))
     if arg is not None and number is not None and arg[number.end()].isspace():
         return None  # "exit code 0 within a second": natural language, for an agent
     raise _error(clause, 'an exit code must be a whole number; write e.g. "exit code 0"')
@@ -368,18 +368,18 @@ def parse_condition(text: str | None) -> Condition | NaturalLanguage:
     """Parse a ``pass_condition``. Raises ConditionError for malformed vocabulary."""
     text = (text or "").strip()
     if not text:
-        return Condition((ExitCode(0),))
+        return Condition((ExitCodeIs(0),))
     clauses: list[Clause] = []
     for raw in _split_clauses(text):
         clause = _parse_clause(raw)
         if clause is None:
             return NaturalLanguage(text)
         clauses.append(clause)
-    codes = {clause.code for clause in clauses if isinstance(clause, ExitCode)}
+    codes = {clause.code for clause in clauses if isinstance(clause, ExitCodeIs)}
     if len(codes) > 1:
         raise _error(text, 'names more than one exit code; keep one, e.g. "exit code 0"')
     if not codes:
-        clauses.insert(0, ExitCode(0))
+        clauses.insert(0, ExitCodeIs(0))
     return Condition(tuple(dict.fromkeys(clauses)))
 
 

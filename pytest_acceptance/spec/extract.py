@@ -103,7 +103,7 @@ STRENGTH = (Priority.MUST, Priority.SHOULD, Priority.COULD)
 TITLE_LIMIT = 100
 
 
-class Block(Protocol):
+class ProseBlock(Protocol):
     """What the parser knows about a block (formats.document.Block)."""
 
     kind: str  # heading | paragraph | fence | item
@@ -135,7 +135,7 @@ class _Draft:
 
 
 def extract_criteria(
-    blocks: Iterable[Block], path: Path, plain: Callable[[str], str]
+    blocks: Iterable[ProseBlock], path: Path, plain: Callable[[str], str]
 ) -> list[Criterion]:
     """Criteria from the requirement sections of ``blocks``; ``plain`` strips inline markup."""
     drafts: list[_Draft] = []
@@ -165,7 +165,7 @@ def section_ref(heading: str) -> str | None:
     return found["ref"] if found else None
 
 
-def _enter(stack: list[_Section], heading: Block) -> None:
+def _enter(stack: list[_Section], heading: ProseBlock) -> None:
     while stack and stack[-1].level >= heading.level:
         stack.pop()
     ref = section_ref(heading.text)
@@ -179,7 +179,7 @@ def _enter(stack: list[_Section], heading: Block) -> None:
         stack.append(_Section(initials.upper() or "REQ", heading.text, heading.level, True))
 
 
-def _drafts(block: Block, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
+def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
     table = read_table(block.text) if block.text.lstrip().startswith("|") else None
     if table is not None:
         yield from _table_drafts(block, table, section, plain)
@@ -201,7 +201,7 @@ def _drafts(block: Block, section: _Section, plain: Callable[[str], str]) -> Ite
 
 
 def _table_drafts(
-    block: Block, table: Table, section: _Section, plain: Callable[[str], str]
+    block: ProseBlock, table: Table, section: _Section, plain: Callable[[str], str]
 ) -> Iterator[_Draft]:
     """A row with checkbox cells is one requirement: its first cell, for the columns of
     its boxes ("Simple file creation task (OpenAI, Anthropic)")."""
@@ -259,7 +259,7 @@ def id_words(statement: str) -> str:
 
 
 def _statements(
-    block: Block, plain: Callable[[str], str]
+    block: ProseBlock, plain: Callable[[str], str]
 ) -> Iterator[tuple[int, str, Priority, str]]:
     for offset, sentence in _sentences(block.text):
         keywords = _KEYWORD.findall(_CODE_SPAN.sub("", sentence))
