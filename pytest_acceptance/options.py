@@ -18,6 +18,8 @@ SPEC_LIST = pytest.StashKey[list[Path]]()
 SPEC_SET = pytest.StashKey[set[Path]]()
 # Markdown files a directory or glob held that no format recognised (named in the header).
 SKIPPED_FILES = pytest.StashKey[list[Path]]()
+# Set once this run's verdict is decided (and written where it could be).
+VERDICT_DECIDED = pytest.StashKey[bool]()
 
 
 def spec_paths(config: pytest.Config) -> list[Path]:
@@ -77,6 +79,12 @@ def read_ini(config: pytest.Config) -> tuple[float, int]:
     return timeout, retries
 
 
+def lock_timeout(config: pytest.Config) -> float:
+    """Seconds to wait for another run verifying the same spec (ini acceptance_lock_timeout)."""
+    wanted = "a number of seconds (0: do not wait)"
+    return float(ini_number(config, "acceptance_lock_timeout", float, wanted))
+
+
 def ini_number(
     config: pytest.Config,
     name: str,
@@ -93,7 +101,7 @@ def ini_number(
         raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
     try:
         number = kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # int(1e309) overflows
         number = None
     if (
         isinstance(value, bool)

@@ -225,7 +225,7 @@ class AgentVerifier:
         request = Dispatch(
             prompt=self._prompt(criterion, context, agent, evidence),
             cwd=rootdir,
-            timeout=criterion.timeout or context.default_timeout,
+            timeout=context.capped(criterion.timeout or context.default_timeout)[0],
             model=model,
             agent=agent,
         )

@@ -54,7 +54,7 @@ def _expand(
     skipped: list[Path],
 ) -> list[Path]:
     if _GLOB_CHARS & set(entry):
-        matches = [Path(m).resolve() for m in sorted(glob.glob(str(base / entry), recursive=True))]
+        matches = [real_path(m) for m in sorted(glob.glob(str(base / entry), recursive=True))]
         if not _GLOB_CHARS & set(Path(entry).name):  # "specs/**/spec.md": named files
             named = [m for m in matches if m.is_file()]
             if named:
@@ -63,7 +63,7 @@ def _expand(
         if not specs:
             raise DiscoveryError(f"{entry}: matches no spec a format recognises")
         return specs
-    path = (base / entry).resolve()
+    path = real_path(base / entry)
     if path.is_file():
         return [path]
     if path.is_dir():
@@ -73,7 +73,15 @@ def _expand(
         return specs
     if path.exists():
         raise DiscoveryError(f"{entry}: not a regular file or a directory")
+    if path.is_symlink():
+        raise DiscoveryError(f"{entry}: a symbolic link that leads nowhere (or in a loop)")
     raise DiscoveryError(f"{entry}: no such file or directory")
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """The path with every symbolic link resolved, as far as they lead: a link loop stays
+    a path (``Path.resolve`` raises RuntimeError on one before Python 3.13)."""
+    return Path(os.path.realpath(path))
 
 
 def _recognised(

@@ -133,9 +133,9 @@ def test_the_tests_never_download_the_claude_cli_mid_run(
 ) -> None:
     """Without `tests/support/claude_cli.py install` (the README's set-up) the CLI fixtures fail
     with that next step; nothing is fetched during a test run."""
-    from claude_cli import INSTALL_DIR_VARIABLE, ClaudeInstallError, installed_claude
+    from support.claude_cli import INSTALL_DIR_VARIABLE, ClaudeInstallError, installed_claude
 
     monkeypatch.setenv(INSTALL_DIR_VARIABLE, str(tmp_path / "cli"))
-    with pytest.raises(ClaudeInstallError, match=r"tests/claude_cli\.py install"):
+    with pytest.raises(ClaudeInstallError, match=r"tests/support/claude_cli\.py install"):
         installed_claude()
     assert not (tmp_path / "cli").exists()

@@ -154,7 +154,7 @@ def test_a_stop_signal_kills_the_criteria_and_writes_an_interrupted_verdict(
     assert process.returncode == 2, output
     assert "INTERNALERROR" not in output
     data = verdict(root)
-    assert (data["status"], data["exit_code"]) == ("error", 2)
+    assert (data["status"], data["exit_code"]) == ("interrupted", 2)
     assert any("interrupted" in problem for problem in data["problems"])
     if signum != signal.SIGINT:
         assert any(f"by {signum.name}" in problem for problem in data["problems"])
@@ -202,9 +202,11 @@ def test_a_criterion_that_kills_its_worker_leaves_no_child(
 # --- two runs of the same spec at once -----------------------------------------------------------
 
 
-def test_a_second_run_of_the_same_spec_is_refused_and_the_first_is_untouched(
+def test_a_second_run_that_does_not_wait_is_refused_and_the_first_is_untouched(
     tmp_path: Path,
 ) -> None:
+    """With ini acceptance_lock_timeout = 0 the second run does not wait: a usage error
+    naming the run that holds the spec."""
     root = project(
         tmp_path,
         spec(
@@ -215,7 +217,7 @@ def test_a_second_run_of_the_same_spec_is_refused_and_the_first_is_untouched(
     first = start(root)
     try:
         wait_for(root / "started", first)
-        second = run(root)
+        second = run(root, "-o", "acceptance_lock_timeout=0")
         (root / "release").touch()
         output, _ = first.communicate(timeout=60)
     finally:
