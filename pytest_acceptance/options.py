@@ -40,19 +40,28 @@ def _find_specs(config: pytest.Config) -> list[Path]:
         return []  # the plugin does nothing unless asked
     base = config.invocation_params.dir
     given = [entry for entry in options if entry]
-    from_ini = list(config.getini("acceptance_specs") or ()) if "" in options else []
+    from_ini = _ini_specs(config) if "" in options else []
     if "" in options and not from_ini:
         raise pytest.UsageError("--acceptance without a spec needs ini acceptance_specs")
     choice = _format_choice(config)
     formats.activate(choice)
     skip = config.getini("norecursedirs") or ()
     skipped = config.stash[SKIPPED_FILES] = []
-    try:
-        named = discover.find_specs(given, base, choice.formats, skip, skipped)
-        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip, skipped)
-    except discover.DiscoveryError as error:
-        raise pytest.UsageError(f"--acceptance {error}") from None
+    named = []
+    for entries, where, source in (
+        (given, base, "--acceptance"),
+        (from_ini, config.rootpath, "ini acceptance_specs:"),
+    ):
+        try:
+            named += discover.find_specs(entries, where, choice.formats, skip, skipped)
+        except discover.DiscoveryError as error:
+            raise pytest.UsageError(f"{source} {error}") from None
     return list(dict.fromkeys(named))
+
+
+def _ini_specs(config: pytest.Config) -> list[str]:
+    wanted = "paths or globs separated by spaces, quoted where they hold one"
+    return list(ini_value(config, "acceptance_specs", wanted) or ())
 
 
 def _format_choice(config: pytest.Config) -> Any:
@@ -62,10 +71,13 @@ def _format_choice(config: pytest.Config) -> Any:
     groups = config.hook.pytest_acceptance_formats()
     added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
     every = (*added, *builtin_formats())
-    forced = config.getoption("acceptance_format") or config.getini("acceptance_format") or None
+    forced, source = config.getoption("acceptance_format") or None, "--acceptance-format"
+    if not forced:
+        forced = str(ini_value(config, "acceptance_format", "a format's name")) or None
+        source = "ini acceptance_format ="
     if forced and find(every, forced) is None:
         names = ", ".join(f.name for f in every)
-        raise pytest.UsageError(f"--acceptance-format {forced}: unknown format; use {names}")
+        raise pytest.UsageError(f"{source} {forced!r}: unknown format; use {names}")
     return FormatChoice(every, forced)
 
 
@@ -95,10 +107,7 @@ def ini_number(
     """An ini value as a finite ``kind`` (at least 0, or above 0 when ``positive``), from a
     TOML number or a string; otherwise a pytest.UsageError naming the key (pytest's own
     conversion errors differ between versions and config formats)."""
-    try:
-        value = config.getini(name)
-    except (pytest.UsageError, TypeError, ValueError) as error:
-        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
+    value = ini_value(config, name, wanted)
     try:
         number = kind(value)
     except (TypeError, ValueError, OverflowError):  # int(1e309) overflows
@@ -112,6 +121,16 @@ def ini_number(
     ):
         raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
     return number
+
+
+def ini_value(config: pytest.Config, name: str, wanted: str) -> Any:
+    """``config.getini(name)``; a value pytest cannot convert to the key's type (a TOML
+    number for a string, ``maybe`` for a bool, an unclosed quote) is a usage error naming
+    the key (pytest's own words differ between versions and config formats)."""
+    try:
+        return config.getini(name)
+    except (pytest.UsageError, TypeError, ValueError) as error:
+        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
 
 
 def _first_line(error: BaseException) -> str:

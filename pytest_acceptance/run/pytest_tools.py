@@ -52,8 +52,10 @@ class PytestTools:
         """No timer runs: each run of the criterion takes its budget as it starts."""
         return None if getattr(item, "criterion", None) is None else True
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """After pytest-randomly's shuffle (it runs before every plain implementation)."""
+        """Right after pytest-randomly's shuffle (done before every implementation that is
+        not a wrapper), before anything that selects by position (--sw)."""
         if not _randomly_reorders(self.config):
             return
         places = [i for i, item in enumerate(items) if hasattr(item, "collected_as")]

@@ -53,6 +53,9 @@ def _expand(
     skip: Sequence[str],
     skipped: list[Path],
 ) -> list[Path]:
+    shown = entry if entry.isprintable() else repr(entry)  # one line in the error, always
+    if "\0" in entry:
+        raise DiscoveryError(f"{shown}: a path cannot hold a NUL character")
     if _GLOB_CHARS & set(entry):
         matches = [real_path(m) for m in sorted(glob.glob(str(base / entry), recursive=True))]
         if not _GLOB_CHARS & set(Path(entry).name):  # "specs/**/spec.md": named files
@@ -61,7 +64,7 @@ def _expand(
                 return named
         specs = _recognised([p for m in matches for p in _walk(m, skip)], formats, skipped)
         if not specs:
-            raise DiscoveryError(f"{entry}: matches no spec a format recognises")
+            raise DiscoveryError(f"{shown}: matches no spec a format recognises")
         return specs
     path = real_path(base / entry)
     if path.is_file():
@@ -69,13 +72,13 @@ def _expand(
     if path.is_dir():
         specs = _recognised(list(_walk(path, skip)), formats, skipped)
         if not specs:
-            raise DiscoveryError(f"{entry}: no markdown file below it is a spec")
+            raise DiscoveryError(f"{shown}: no markdown file below it is a spec")
         return specs
     if path.exists():
-        raise DiscoveryError(f"{entry}: not a regular file or a directory")
+        raise DiscoveryError(f"{shown}: not a regular file or a directory")
     if path.is_symlink():
-        raise DiscoveryError(f"{entry}: a symbolic link that leads nowhere (or in a loop)")
-    raise DiscoveryError(f"{entry}: no such file or directory")
+        raise DiscoveryError(f"{shown}: a symbolic link that leads nowhere (or in a loop)")
+    raise DiscoveryError(f"{shown}: no such file or directory")
 
 
 def real_path(path: str | os.PathLike[str]) -> Path:

@@ -134,9 +134,9 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.option.collectonly:
             return
-        stopped = self._stopped_early()
+        stopped = self._stopped_early(session)
         if stopped and exitstatus == pytest.ExitCode.INTERRUPTED:
-            exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x: a stop, as without -n
+            exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x, --sw: a stop at a failure
         why = stopped or _stop_reason(session) or self._interruption(exitstatus)
         not_run = _not_run(why)
         outcomes = [
@@ -193,12 +193,18 @@ class Recorder:
 
         return sorted(self.selected, key=place)
 
-    def _stopped_early(self) -> str:
-        """Why -x/--maxfail ended the run ("" when it did not)."""
-        maxfail = self.config.getoption("maxfail", 0) or 0
-        if not maxfail or self.failures < maxfail or self.collection_errors:
+    def _stopped_early(self, session: pytest.Session) -> str:
+        """Why the run stopped at a failure ("" when it did not): -x/--maxfail, or a plugin
+        that stops there (--sw), which pytest ends as an interruption."""
+        if not self.failures or self.collection_errors:
             return ""
-        return f"the run stopped after {self.failures} failure(s): -x/--maxfail"
+        maxfail = self.config.getoption("maxfail", 0) or 0
+        if maxfail and self.failures >= maxfail:
+            return f"the run stopped after {self.failures} failure(s): -x/--maxfail"
+        stop = session.shouldstop
+        if isinstance(stop, str) and stop and STOPPED_BY not in self.config.stash:
+            return f"the run stopped at a failure: {stop}"
+        return ""
 
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]
