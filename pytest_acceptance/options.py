@@ -84,9 +84,12 @@ def _format_choice(config: pytest.Config) -> Any:
 def read_ini(config: pytest.Config) -> tuple[float, int]:
     """(default timeout, default retries), checked before anything runs: a bad value is a
     one-line usage error (exit 4), never an error in every criterion."""
-    timeout = ini_number(
-        config, "acceptance_timeout", float, "a number of seconds above 0", positive=True
-    )
+    from pytest_acceptance.spec.yamlload import MAX_TIMEOUT  # a spec's timeout: the same bound
+
+    wanted = f"a number of seconds above 0, at most {MAX_TIMEOUT:g}"
+    timeout = ini_number(config, "acceptance_timeout", float, wanted, positive=True)
+    if timeout > MAX_TIMEOUT:
+        raise pytest.UsageError(f"ini acceptance_timeout = {timeout:g}: give {wanted}")
     retries = ini_number(config, "acceptance_retries", int, "a whole number of at least 0")
     return timeout, retries
 

@@ -149,6 +149,18 @@ def test_a_duration_that_is_not_a_finite_number_of_seconds_is_refused(
         assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
+@pytest.mark.parametrize("key", DURATIONS)
+def test_a_huge_finite_duration_runs_or_is_refused_never_overflows(
+    project: pytest.Pytester, key: str
+) -> None:
+    """1e308 s: the criterion timeout is bounded as a spec's is (a week), so no time API
+    overflows; the other durations only ever compare with it."""
+    result = run_with(project, key, "-o", f"{key}=1e308")
+    assert_run_or_usage_error(result, key)
+    wanted = pytest.ExitCode.USAGE_ERROR if key == "acceptance_timeout" else pytest.ExitCode.OK
+    assert result.ret == wanted, result.stdout.str()
+
+
 # --- spec paths that are not files ---------------------------------------------------------
 
 

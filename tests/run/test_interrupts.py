@@ -113,8 +113,10 @@ def test_ctrl_c_while_pytest_starts_is_an_interrupted_verdict_where_nothing_ran(
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_second_ctrl_c_ends_the_run_at_once(tmp_path: Path, workers: str) -> None:
-    """Two Ctrl-C in a row: no traceback, nothing left running, no verdict that passes."""
+def test_two_ctrl_c_in_a_row_end_without_a_traceback(tmp_path: Path, workers: str) -> None:
+    """Two Ctrl-C in a row (the second while the first unwinds, where Python's own handler
+    would raise inside pytest's clean-up): no traceback, nothing left running, no verdict
+    that passes."""
     root = project(tmp_path, STOPPED)
     process = start(root, "-n", workers, session=True)
     wait_for(root / "pids", process)
