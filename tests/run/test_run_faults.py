@@ -164,23 +164,32 @@ HELD = spec(
 )
 
 
+def beside_a_held_run(
+    root: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], subprocess.Popen[str], str]:
+    """A second run while a first holds the spec (released once the second ended): the
+    second's result, the first run and its output."""
+    first = start(root)
+    try:
+        wait_for(root / "started", first)
+        second = run(root, *args)
+        (root / "release").touch()
+        output, _ = first.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            first.kill()
+    return second, first, output
+
+
 def test_a_second_run_that_does_not_wait_is_refused_and_the_first_is_untouched(
     tmp_path: Path,
 ) -> None:
     """With ini acceptance_lock_timeout = 0 the second run does not wait: a usage error
     naming the run that holds the spec."""
     root = project(tmp_path, HELD)
-    first = start(root)
-    try:
-        wait_for(root / "started", first)
-        second = run(root, "-o", "acceptance_lock_timeout=0")
-        (root / "release").touch()
-        output, _ = first.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            first.kill()
+    second, first, output = beside_a_held_run(root, "-o", "acceptance_lock_timeout=0")
     assert second.returncode == 4
-    assert "another pytest-acceptance run (pid " in second.stderr
+    assert f"another pytest-acceptance run (pid {first.pid})" in second.stderr
     assert "spec.md" in second.stderr and "Traceback" not in second.stderr
     assert first.returncode == 0, output
     data = verdict(root)
@@ -220,16 +229,9 @@ def test_a_second_run_waits_for_the_first_saying_so_then_runs(tmp_path: Path) ->
 
 
 def test_a_second_run_stops_waiting_at_the_bound_with_a_usage_error(tmp_path: Path) -> None:
-    root = project(tmp_path, HELD)
-    first = start(root)
-    try:
-        wait_for(root / "started", first)
-        second = run(root, "-o", "acceptance_lock_timeout=0.5")
-        (root / "release").touch()
-        first.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            first.kill()
+    second, first, _ = beside_a_held_run(
+        project(tmp_path, HELD), "-o", "acceptance_lock_timeout=0.5"
+    )
     assert second.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"(pid {first.pid}) is verifying spec.md: waiting up to 0.5 s" in second.stderr
     assert "this run waited 0.5 s for it (ini acceptance_lock_timeout)" in second.stderr
