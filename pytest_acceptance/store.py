@@ -140,7 +140,7 @@ def _wait_for_lock(
         except BlockingIOError:
             holder = lock_holder(handle)
         if time.monotonic() >= deadline:
-            waited = f"waited {wait:g} s for it" if wait > 0 else "does not wait for it"
+            waited = f"waited {round(wait, 1):g} s for it" if wait > 0 else "does not wait for it"
             raise RunLocked(
                 f"another pytest-acceptance run ({holder}) is verifying {what}; this run "
                 f"{waited} (ini acceptance_lock_timeout): let it finish (its verdict goes to "
@@ -149,7 +149,7 @@ def _wait_for_lock(
         if not told and on_wait is not None:
             on_wait(
                 f"another pytest-acceptance run ({holder}) is verifying {what}: waiting up to "
-                f"{wait:g} s for it to finish (ini acceptance_lock_timeout)"
+                f"{round(wait, 1):g} s for it to finish (ini acceptance_lock_timeout)"
             )
             told = True
         time.sleep(min(LOCK_POLL, max(deadline - time.monotonic(), 0.0)))

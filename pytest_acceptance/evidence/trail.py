@@ -367,11 +367,13 @@ def _lock_specs(rootdir: Path, specs: list[Path], wait: float) -> list[Any]:
     locks = []
     with contextlib.suppress(OSError):  # .acceptance with its .gitignore first
         output_dir(rootdir)
+    deadline = time.monotonic() + wait  # one bound for all the specs of the run
     try:
-        for spec in sorted(specs):
+        for spec in sorted(specs):  # in one order in every run: two runs never wait in a ring
             lock = rootdir / OUTPUT_DIR / "locks" / f"{spec_dir(rootdir, spec).name}.lock"
             waiting = _Waiting()
-            handle = lock_run(lock, display_path(spec, rootdir), wait, waiting.start)
+            left = max(deadline - time.monotonic(), 0.0)
+            handle = lock_run(lock, display_path(spec, rootdir), left, waiting.start)
             waiting.end()
             if handle is not None:
                 locks.append(handle)

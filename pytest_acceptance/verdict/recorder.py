@@ -145,13 +145,13 @@ class Recorder:
         ]
         problems = self._problems(exitstatus)
         scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
-        verdict = _decide(outcomes, problems, exitstatus, scope, self._interrupted(exitstatus))
+        interrupted = self._interrupted(exitstatus)
+        verdict = _decide(outcomes, problems, exitstatus, scope, interrupted)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
         found = self.config.hook.pytest_acceptance_verdict(
             config=self.config, verdict=verdict, facts=facts
         )
-        interrupted = self._interrupted(exitstatus)
         if more := [problem for problems_of in found for problem in problems_of or ()]:
             verdict = _decide(outcomes, problems + more, exitstatus, scope, interrupted)
         written = self._write(verdict, facts)
