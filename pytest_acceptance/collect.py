@@ -8,6 +8,7 @@ Shaped like pytest's "non-python tests" example: ``SpecFile.collect`` parses and
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_acceptance.model import (
+    Budget,
     Criterion,
     Method,
     Result,
@@ -35,6 +37,8 @@ from pytest_acceptance.text import display_path, spec_location
 from pytest_acceptance.verdict.decision import message_beyond_issues
 
 _parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
+# The order criterion items were made in: the spec order a shuffle of the items is undone to.
+_made = itertools.count()
 
 
 def load_spec(path: Path, rootdir: Path) -> Spec:
@@ -98,6 +102,14 @@ def _check_pass_condition(criterion: Criterion) -> None:
         raise SpecError(criterion.location.path, line, f"{criterion.id}: {error}") from None
 
 
+def _name_the_cut(result: Result, budget: Budget) -> Result:
+    """A criterion its budget ran out on says who cut it, whatever its runner said."""
+    if result.status.passed or budget.left() or budget.source in result.message:
+        return result
+    message = f"{result.message} (cut by {budget.source})"
+    return dataclasses.replace(result, message=message)
+
+
 class CriterionFailed(Exception):
     """Raised by ``runtest`` when a criterion did not pass; carries its result."""
 
@@ -111,6 +123,8 @@ class CriterionItem(pytest.Item):
         super().__init__(**kwargs)
         self.criterion = criterion
         self.result: Result | None = None
+        self.runs: list[Result] = []  # each run in this session (pytest-rerunfailures reruns)
+        self.collected_as = next(_made)
         self.add_marker(criterion.method.value)
         self.add_marker(criterion.priority.value.lower())  # -m must, -m "not wont"
         if criterion.category:
@@ -138,21 +152,29 @@ class CriterionItem(pytest.Item):
                 self.user_properties += [("signed_off_at", facts["at"])]
                 return
             pytest.skip(f"manual criterion {self.criterion.id}: {self.result.message}")
-        self.result = self._run()
+        from pytest_acceptance.run.pytest_tools import runs_result
+
+        self.runs.append(self._run())
+        self.result = runs_result(self.runs)
         if self.result.status is Status.UNTICKED:  # listed, neither a pass nor a failure
             pytest.skip(f"task {self.criterion.id} is not ticked: {self.result.message}")
         if not self.result.status.passed:
             raise CriterionFailed(self.result)
 
     def _run(self) -> Result:
+        from pytest_acceptance.run.pytest_tools import budget_of
+
         context = run_context(self.config)
+        budget = budget_of(self)
+        if budget is not None:
+            context = dataclasses.replace(context, budget=budget)
         result: Result | None = self.ihook.pytest_acceptance_run(
             criterion=self.criterion, context=context
         )
         if result is None:
             method = self.criterion.method.value
             return Result(Status.ERROR, message=f"no runner handles method {method!r}")
-        return result
+        return result if budget is None else _name_the_cut(result, budget)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None

@@ -8,6 +8,7 @@ workers to the controller as plain dicts (``Result.to_dict`` / ``Result.from_dic
 from __future__ import annotations
 
 import enum
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -277,8 +278,21 @@ def one_line(text: str, limit: int = 80) -> str:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """A limit on the whole run of one criterion, every attempt included, set by a tool
+    around it (pytest-timeout): what is left of it caps each attempt's own timeout."""
+
+    deadline: float  # time.monotonic() when it runs out
+    source: str  # who set it, for the failure's words: "pytest-timeout's timeout of 2 s"
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass(frozen=True)
 class RunContext:
-    """What a runner needs besides the criterion. Built once per process from the config."""
+    """What a runner needs besides the criterion. Built once per process from the config
+    (a criterion under a ``budget`` gets a copy with it)."""
 
     rootdir: Path
     default_timeout: float = 300.0
@@ -295,3 +309,13 @@ class RunContext:
             if spec == copy or spec.resolve() == copy:
                 return origin.parent
         return spec.parent
+
+    budget: Budget | None = None
+
+    def capped(self, seconds: float) -> tuple[float, str]:
+        """A timeout of ``seconds``, cut to what the budget has left: (seconds, who cut
+        it, or "" when the budget did not)."""
+        if self.budget is None:
+            return seconds, ""
+        left = self.budget.left()
+        return (left, self.budget.source) if left < seconds else (seconds, "")

@@ -19,6 +19,8 @@ SPEC_LIST = pytest.StashKey[list[Path]]()
 SPEC_SET = pytest.StashKey[set[Path]]()
 # Markdown files a directory or glob held that no format recognised (named in the header).
 SKIPPED_FILES = pytest.StashKey[list[Path]]()
+# Set once this run's verdict is decided (and written where it could be).
+VERDICT_DECIDED = pytest.StashKey[bool]()
 
 
 def spec_paths(config: pytest.Config) -> list[Path]:
@@ -39,7 +41,7 @@ def _find_specs(config: pytest.Config) -> list[Path]:
         return []  # the plugin does nothing unless asked
     base = config.invocation_params.dir
     given = [entry for entry in options if entry]
-    from_ini = list(config.getini("acceptance_specs") or ()) if "" in options else []
+    from_ini = _ini_specs(config) if "" in options else []
     if "" in options and not from_ini:
         # `pytest --acceptance -v spec.md`: argparse gave -v the place of the spec.
         given += _markdown_arguments(config) or _no_spec_given()
@@ -47,11 +49,15 @@ def _find_specs(config: pytest.Config) -> list[Path]:
     formats.activate(choice)
     skip = config.getini("norecursedirs") or ()
     skipped = config.stash[SKIPPED_FILES] = []
-    try:
-        named = discover.find_specs(given, base, choice.formats, skip, skipped)
-        named += discover.find_specs(from_ini, config.rootpath, choice.formats, skip, skipped)
-    except discover.DiscoveryError as error:
-        raise pytest.UsageError(f"--acceptance {error}") from None
+    named = []
+    for entries, where, source in (
+        (given, base, "--acceptance"),
+        (from_ini, config.rootpath, "ini acceptance_specs:"),
+    ):
+        try:
+            named += discover.find_specs(entries, where, choice.formats, skip, skipped)
+        except discover.DiscoveryError as error:
+            raise pytest.UsageError(f"{source} {error}") from None
     return list(dict.fromkeys(named))
 
 
@@ -90,6 +96,11 @@ def _no_spec_given() -> list[str]:
     )
 
 
+def _ini_specs(config: pytest.Config) -> list[str]:
+    wanted = "paths or globs separated by spaces, quoted where they hold one"
+    return list(ini_value(config, "acceptance_specs", wanted) or ())
+
+
 def _format_choice(config: pytest.Config) -> Any:
     """The formats of this run: plugins' (the hook) first, then the built-in ones."""
     from pytest_acceptance.spec.formats import FormatChoice, builtin_formats, find
@@ -97,17 +108,26 @@ def _format_choice(config: pytest.Config) -> Any:
     groups = config.hook.pytest_acceptance_formats()
     added = [f for g in groups for f in (g if isinstance(g, (list, tuple)) else [g]) if f]
     every = (*added, *builtin_formats())
-    forced = config.getoption("acceptance_format") or config.getini("acceptance_format") or None
+    forced, source = config.getoption("acceptance_format") or None, "--acceptance-format"
+    if not forced:
+        forced = str(ini_value(config, "acceptance_format", "a format's name")) or None
+        source = "ini acceptance_format ="
     if forced and find(every, forced) is None:
         names = ", ".join(f.name for f in every)
-        raise pytest.UsageError(f"--acceptance-format {forced}: unknown format; use {names}")
+        raise pytest.UsageError(f"{source} {forced!r}: unknown format; use {names}")
     return FormatChoice(every, forced)
 
 
 def read_ini(config: pytest.Config) -> tuple[float, int]:
     """(default timeout, default retries), checked before anything runs: a bad value is a
     one-line usage error (exit 4), never an error in every criterion."""
+    from pytest_acceptance.spec.yamlload import MAX_TIMEOUT  # a spec's timeout: the same bound
+
     timeout = ini_duration(config, "acceptance_timeout", positive=True)
+    if timeout > MAX_TIMEOUT:
+        raise pytest.UsageError(
+            f"ini acceptance_timeout = {timeout:g}: give at most {MAX_TIMEOUT:g} seconds"
+        )
     retries = ini_number(config, "acceptance_retries", int, "a whole number of at least 0")
     return timeout, retries
 
@@ -120,13 +140,19 @@ def ini_duration(config: pytest.Config, name: str, positive: bool = False) -> fl
 
     above = "above 0" if positive else "(0 or more)"
     wanted = f"a number of seconds {above}, or a duration like {DURATION_EXAMPLES}"
-    value = _ini_value(config, name, wanted)
+    value = ini_value(config, name, wanted)
     if isinstance(value, str):
         seconds = parse_duration(_unquoted(value))
         if seconds is None:
             raise pytest.UsageError(f"ini {name} = {value!r}: give {wanted}")
         value = seconds
     return float(_checked(name, value, float, wanted, positive))
+
+
+def lock_timeout(config: pytest.Config) -> float:
+    """Seconds to wait for another run verifying the same spec (ini acceptance_lock_timeout)."""
+    wanted = "a number of seconds (0: do not wait)"
+    return float(ini_number(config, "acceptance_lock_timeout", float, wanted))
 
 
 def ini_number(
@@ -139,14 +165,7 @@ def ini_number(
     """An ini value as a finite ``kind`` (at least 0, or above 0 when ``positive``), from a
     TOML number or a string; otherwise a pytest.UsageError naming the key (pytest's own
     conversion errors differ between versions and config formats)."""
-    return _checked(name, _ini_value(config, name, wanted), kind, wanted, positive)
-
-
-def _ini_value(config: pytest.Config, name: str, wanted: str) -> Any:
-    try:
-        return config.getini(name)
-    except (pytest.UsageError, TypeError, ValueError) as error:
-        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
+    return _checked(name, ini_value(config, name, wanted), kind, wanted, positive)
 
 
 def _checked(
@@ -154,7 +173,7 @@ def _checked(
 ) -> Any:
     try:
         number = kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # int(1e309) overflows
         number = None
     if (
         isinstance(value, bool)
@@ -172,6 +191,16 @@ def _unquoted(text: str) -> str:
     if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
         return stripped[1:-1]
     return stripped
+
+
+def ini_value(config: pytest.Config, name: str, wanted: str) -> Any:
+    """``config.getini(name)``; a value pytest cannot convert to the key's type (a TOML
+    number for a string, ``maybe`` for a bool, an unclosed quote) is a usage error naming
+    the key (pytest's own words differ between versions and config formats)."""
+    try:
+        return config.getini(name)
+    except (pytest.UsageError, TypeError, ValueError) as error:
+        raise pytest.UsageError(f"ini {name}: {_first_line(error)}; give {wanted}") from None
 
 
 def _first_line(error: BaseException) -> str:

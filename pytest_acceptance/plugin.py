@@ -145,6 +145,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=_DURATION,
         default=20.0,
     )
+    parser.addini(
+        "acceptance_lock_timeout",
+        "seconds to wait for another run verifying the same spec to finish (0: do not wait)",
+        type="float",
+        default=600.0,
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -157,13 +163,27 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return sign_off_command(config)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
-) -> None:
+) -> Generator[None, None, None]:
+    """The first hook a plugin gets: the rootdir is put right, the last verdict goes (so a
+    run that stops from here on leaves none that looks current), and a Ctrl-C while the
+    project's conftest.py files load ends with an "interrupted" verdict, not a traceback."""
     from pytest_acceptance.rootdir import correct_setup
 
     correct_setup(early_config, parser, args)
+    if not getattr(early_config.known_args_namespace, "acceptance", None):
+        return (yield)
+    from pytest_acceptance.verdict.recorder import RunStart
+
+    start = RunStart(early_config)
+    early_config.pluginmanager.register(start, "acceptance-start")
+    try:
+        return (yield)
+    except KeyboardInterrupt:
+        start.interrupted("while pytest loaded the conftest.py files")
+        raise SystemExit(pytest.ExitCode.INTERRUPTED) from None
 
 
 def _files(count: int) -> str:
@@ -207,8 +227,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     register_progress(config)
     from pytest_acceptance.run.bash import BashRunner
+    from pytest_acceptance.run.pytest_tools import PytestTools
 
     config.pluginmanager.register(RunGuard(config), "acceptance-guard")
+    config.pluginmanager.register(PytestTools(config), "acceptance-pytest-tools")
 
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process
@@ -223,8 +245,10 @@ def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [str(spec) for spec in specs]
         return
+    from pytest_acceptance.spec.discover import real_path
+
     base = config.invocation_params.dir
-    named = {(base / arg.split("::")[0]).resolve() for arg in config.args}
+    named = {real_path(base / arg.split("::")[0]) for arg in config.args}
     config.args += [str(spec) for spec in specs if spec not in named]
 
 
@@ -258,7 +282,7 @@ def _markdown_not_found(config: pytest.Config, error: pytest.UsageError) -> list
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.File | None:
     specs = parent.config.stash.get(SPEC_SET, ())
-    if specs and file_path.resolve() in specs:
+    if specs and Path(os.path.realpath(file_path)) in specs:
         from pytest_acceptance.collect import SpecFile
 
         return SpecFile.from_parent(parent, path=file_path, nodeid=_spec_nodeid(file_path, parent))
@@ -289,8 +313,10 @@ def pytest_runtest_makereport(
 @pytest.hookimpl(tryfirst=True)
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     data = getattr(report, "acceptance", None)
-    if data is None or report.when != "call":
-        return None
+    # pytest-rerunfailures sets an outcome pytest's types do not know.
+    rerun = str(report.outcome) == "rerun"
+    if data is None or report.when != "call" or rerun:
+        return None  # a run pytest-rerunfailures repeats is its to show
     status = data["status"]
     if status == "manual":  # counted in progress; the verdict lists them when due
         return "manual", "M", ("MANUAL", {"yellow": True})

@@ -10,6 +10,8 @@ import contextlib
 import errno
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -82,13 +84,22 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class RunLocked(Exception):
-    """Another run holds the lock; ``str()`` names it."""
+    """Another run held the lock for longer than this run would wait; ``str()`` names it."""
 
 
-def lock_run(path: Path, what: str) -> IO[str] | None:
+LOCK_POLL = 0.1  # seconds between tries while another run holds the lock
+
+
+def lock_run(
+    path: Path,
+    what: str,
+    wait: float = 0.0,
+    on_wait: Callable[[str], None] | None = None,
+) -> IO[str] | None:
     """Hold the lock file ``path`` for this run (released when the process ends, however
-    it ends). None when there is nowhere to lock (the run then fails on writing anyway);
-    RunLocked when another live run holds it."""
+    it ends). While another live run holds it, wait up to ``wait`` seconds, first telling
+    ``on_wait`` who holds it. None when there is nowhere to lock (the run then fails on
+    writing anyway); RunLocked when the other run still holds it after ``wait`` seconds."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
@@ -99,20 +110,54 @@ def lock_run(path: Path, what: str) -> IO[str] | None:
     except OSError:
         return None
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read(100).strip() or "another process"
-        handle.close()
-        raise RunLocked(
-            f"another pytest-acceptance run ({holder}) is verifying {what} right now; "
-            "wait for it to finish (its verdict goes to .acceptance/verdict.json), or stop "
-            "it, then run again"
-        ) from None
+        _wait_for_lock(handle, fcntl, what, wait, on_wait)
     except OSError:
         handle.close()
         return None
+    except BaseException:  # RunLocked, or Ctrl-C while waiting
+        handle.close()
+        raise
     with contextlib.suppress(OSError):  # unbuffered: closing must never fail on a full disk
         os.ftruncate(handle.fileno(), 0)
         os.write(handle.fileno(), f"pid {os.getpid()}".encode())
     return handle
+
+
+def _wait_for_lock(
+    handle: IO[str],
+    fcntl: Any,
+    what: str,
+    wait: float,
+    on_wait: Callable[[str], None] | None,
+) -> None:
+    """Take the lock, polling (so Ctrl-C stops the wait) until ``wait`` seconds are over."""
+    deadline = time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            holder = lock_holder(handle)
+        if time.monotonic() >= deadline:
+            waited = f"waited {round(wait, 1):g} s for it" if wait > 0 else "does not wait for it"
+            raise RunLocked(
+                f"another pytest-acceptance run ({holder}) is verifying {what}; this run "
+                f"{waited} (ini acceptance_lock_timeout): let it finish (its verdict goes to "
+                ".acceptance/verdict.json), or stop it, then run again"
+            ) from None
+        if not told and on_wait is not None:
+            on_wait(
+                f"another pytest-acceptance run ({holder}) is verifying {what}: waiting up to "
+                f"{round(wait, 1):g} s for it to finish (ini acceptance_lock_timeout)"
+            )
+            told = True
+        time.sleep(min(LOCK_POLL, max(deadline - time.monotonic(), 0.0)))
+
+
+def lock_holder(handle: IO[str]) -> str:
+    """``pid N`` as the holding run wrote it, or ``another process``."""
+    with contextlib.suppress(OSError, ValueError):
+        handle.seek(0)
+        return handle.read(100).strip() or "another process"
+    return "another process"

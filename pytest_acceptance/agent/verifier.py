@@ -112,9 +112,16 @@ class AgentSettings:
 
 def resolve_settings(config: pytest.Config) -> AgentSettings:
     """The agent configuration from options and ini; pytest.UsageError on a bad value."""
+    from pytest_acceptance.options import ini_value
+
     backend, unavailable = _resolve_backend(config)
-    model = config.getoption("acceptance_model") or str(config.getini("acceptance_model"))
-    cache = bool(config.getoption("acceptance_cache") or config.getini("acceptance_cache"))
+    model = config.getoption("acceptance_model") or str(
+        ini_value(config, "acceptance_model", "a model's name")
+    )
+    cache = bool(
+        config.getoption("acceptance_cache")
+        or ini_value(config, "acceptance_cache", "true or false")
+    )
     return AgentSettings(
         backend, unavailable, model.strip() or None, wave_size(config), cache, _log_path(config)
     )
@@ -134,32 +141,38 @@ def wave_size(config: pytest.Config) -> int:
 
 
 def _resolve_backend(config: pytest.Config) -> tuple[Backend | None, str]:
-    choice = config.getoption("acceptance_agent") or str(config.getini("acceptance_agent"))
+    from pytest_acceptance.options import ini_value
+
+    choices = ", ".join(AGENT_CHOICES)
+    choice = config.getoption("acceptance_agent") or str(
+        ini_value(config, "acceptance_agent", f"one of {choices}")
+    )
     choice = choice.strip()
     if choice not in ("", *AGENT_CHOICES):
         raise pytest.UsageError(
             f"ini acceptance_agent = {choice!r}: use one of {', '.join(AGENT_CHOICES)}"
         )
-    command = config.getoption("acceptance_agent_command") or str(
-        config.getini("acceptance_agent_command")
-    )
+    command, source = config.getoption("acceptance_agent_command"), "--acceptance-agent-command"
+    if not command:
+        command = str(ini_value(config, "acceptance_agent_command", "a command line"))
+        source = "ini acceptance_agent_command ="
     from pytest_acceptance.agent.backends import ClaudeBackend, CommandBackend
 
     if choice == "none":
         return None, "the agent is switched off (acceptance_agent = none)"
     if choice == "command" or (not choice and command.strip()):
-        return CommandBackend(_command_words(command)), ""
+        return CommandBackend(_command_words(command, source)), ""
     executable = shutil.which("claude")
     if executable is None:
         return None, "`claude` is not on PATH and no agent command is configured"
     return ClaudeBackend(executable), ""
 
 
-def _command_words(command: str) -> list[str]:
+def _command_words(command: str, source: str) -> list[str]:
     try:
         words = shlex.split(command)
     except ValueError as error:
-        raise pytest.UsageError(f"acceptance agent command {command!r}: {error}") from None
+        raise pytest.UsageError(f"{source} {command!r}: {error}") from None
     if not words:
         raise pytest.UsageError(
             "acceptance_agent = command needs the command: --acceptance-agent-command CMD "
@@ -222,7 +235,7 @@ class AgentVerifier:
         request = Dispatch(
             prompt=self._prompt(criterion, context, agent, evidence),
             cwd=rootdir,
-            timeout=criterion.timeout or context.default_timeout,
+            timeout=context.capped(criterion.timeout or context.default_timeout)[0],
             model=model,
             agent=agent,
         )

@@ -14,8 +14,8 @@ import json
 from typing import Any
 
 TAMPERED = "the gate's result channel was tampered with"
-STATUSES = {"pass", "fail", "error", "manual"}
-CRITERION_STATUSES = {"passed", "flaky", "failed", "error", "manual", "unticked"}
+STATUSES = {"pass", "fail", "error", "manual", "interrupted"}
+CRITERION_STATUSES = {"passed", "flaky", "failed", "error", "manual", "unticked", "not_run"}
 _NUMBER = (int, float)
 # key -> accepted types (None allowed where the package writes null)
 TOP_LEVEL: dict[str, tuple[type, ...]] = {

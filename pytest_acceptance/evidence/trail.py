@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,7 +174,9 @@ class EvidenceReporter:
         self.loaded = _load_specs(specs, self.rootdir)  # as the workers will see them
         self.locks: list[Any] = []
         if not config.option.collectonly:  # before any worker starts
-            self.locks = _lock_specs(self.rootdir, specs)
+            from pytest_acceptance.options import lock_timeout
+
+            self.locks = _lock_specs(self.rootdir, specs, lock_timeout(config))
             for spec in specs:
                 clear_fragments(self.rootdir, spec)
 
@@ -193,8 +197,8 @@ class EvidenceReporter:
         """Assemble the reports; returns the evidence problems, which the recorder folds
         into the verdict (evidence that cannot be assembled never lets it pass)."""
         self.verdict = verdict
-        if verdict.exit_code in _PYTEST_OWN:  # interrupted, internal or usage error, nothing
-            return []  # ran: such a run must not become the baseline of the next deltas
+        if _incomplete(verdict):  # internal or usage error, nothing collected or a spec that
+            return []  # failed to: such a run must not become the baseline of the next deltas
         writer = config.pluginmanager.get_plugin("acceptance-fragments")
         if writer is not None:  # this process ran criteria itself (no xdist workers)
             self.problems += writer.errors[:LIST_LIMIT]
@@ -279,7 +283,7 @@ class EvidenceReporter:
         if self.verdict is None:
             return
         terminalreporter.section("acceptance evidence")
-        if self.verdict.exit_code in _PYTEST_OWN:
+        if _incomplete(self.verdict):
             terminalreporter.write_line(
                 f"no report written: the run did not complete (exit code "
                 f"{self.verdict.exit_code}); the last report stays the baseline for deltas"
@@ -350,10 +354,19 @@ def _load_previous(path: Path, rootdir: Path) -> Previous:
         return Previous(display_path(path, rootdir), None, "it is nested too deeply to read")
 
 
-def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
+def _incomplete(verdict: Verdict) -> bool:
+    """pytest's own exit codes for a run that went wrong as a whole; an interrupted run
+    keeps the evidence of what finished (its report is partial, never a baseline)."""
+    from pytest_acceptance.verdict.decision import VerdictStatus
+
+    return verdict.exit_code in _PYTEST_OWN and verdict.status is not VerdictStatus.INTERRUPTED
+
+
+def _lock_specs(rootdir: Path, specs: list[Path], wait: float) -> list[Any]:
     """One lock per spec, held for the run: a second run of the same spec in the same
     project would clear and rewrite the fragments this one is writing (and compute its
-    deltas against a half-written report), so it is refused with a usage error."""
+    deltas against a half-written report), so it waits for the first, saying so, up to
+    ``wait`` seconds; then it is refused with a usage error."""
     from pytest_acceptance.evidence.fragments import spec_dir
     from pytest_acceptance.store import OUTPUT_DIR, RunLocked, lock_run, output_dir
     from pytest_acceptance.text import display_path
@@ -361,10 +374,14 @@ def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
     locks = []
     with contextlib.suppress(OSError):  # .acceptance with its .gitignore first
         output_dir(rootdir)
+    deadline = time.monotonic() + wait  # one bound for all the specs of the run
     try:
-        for spec in sorted(specs):
+        for spec in sorted(specs):  # in one order in every run: two runs never wait in a ring
             lock = rootdir / OUTPUT_DIR / "locks" / f"{spec_dir(rootdir, spec).name}.lock"
-            handle = lock_run(lock, display_path(spec, rootdir))
+            waiting = _Waiting()
+            left = max(deadline - time.monotonic(), 0.0)
+            handle = lock_run(lock, display_path(spec, rootdir), left, waiting.start)
+            waiting.end()
             if handle is not None:
                 locks.append(handle)
     except RunLocked as error:
@@ -372,6 +389,30 @@ def _lock_specs(rootdir: Path, specs: list[Path]) -> list[Any]:
             handle.close()
         raise pytest.UsageError(str(error)) from None
     return locks
+
+
+class _Waiting:
+    """Says on stderr that this run waits for another one, and when the wait is over (the
+    terminal reporter does not exist yet while plugins are configured)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+
+    def start(self, message: str) -> None:
+        self.since = time.monotonic()
+        _say(f"acceptance: {message}")
+
+    def end(self) -> None:
+        if self.since is not None:
+            _say(
+                f"acceptance: the other run finished; this one runs now (waited "
+                f"{time.monotonic() - self.since:.0f} s)"
+            )
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _could_not_write_report(spec_path: Path, error: OSError) -> str:

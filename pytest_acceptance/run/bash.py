@@ -93,6 +93,7 @@ class Attempt:
     timeout: float
     duration: float
     stdout_bytes: int = 0
+    cut_by: str = ""  # who cut the timeout short (pytest-timeout's budget), when someone did
 
     @property
     def timed_out(self) -> bool:
@@ -167,6 +168,8 @@ def _run_with_retries(
         if check.passed:
             break
         failures.append((number, check.actual))
+        if attempt.cut_by:  # the budget of the whole criterion is spent: no attempt is left
+            break
     duration = time.monotonic() - started
     extra = _extra(criterion, context, attempt)
     output = bounded_output(attempt.stdout, attempt.stderr)
@@ -185,6 +188,8 @@ def evaluate(condition: Condition, attempt: Attempt, rootdir: Path) -> Check:
     expected = condition.describe()
     if attempt.exit_code is None:
         actual = f"timed out after {attempt.timeout:g} s (process group killed)"
+        if attempt.cut_by:
+            actual = f"timed out: cut by {attempt.cut_by} (process group killed)"
         return Check(False, expected, _with_last_line(actual, attempt))
     if not attempt.stdout_complete and _reads_output(condition):
         actual = (
@@ -247,6 +252,8 @@ def _run_judged(
 def _evidence(criterion: Criterion, context: RunContext, attempt: Attempt, output: str) -> str:
     if attempt.timed_out:
         ending = f"timed out after {attempt.timeout:g} s (process group killed)"
+        if attempt.cut_by:
+            ending = f"timed out: cut by {attempt.cut_by} (process group killed)"
     else:
         ending = f"exit code {attempt.exit_code}"
     return (
@@ -289,18 +296,22 @@ def _error(criterion: Criterion, context: RunContext, message: str, expected: st
 
 
 def _attempt(criterion: Criterion, context: RunContext) -> Attempt:
-    return run_command(
+    timeout, cut_by = context.capped(_timeout(criterion, context))
+    environment = _session_environment(replace(context, budget=None))
+    attempt = run_command(
         criterion.command or "",
         run_folder(criterion, context),
-        {**_session_environment(context), "PYTEST_ACCEPTANCE_CRITERION": criterion.id},
-        _timeout(criterion, context),
+        {**environment, "PYTEST_ACCEPTANCE_CRITERION": criterion.id},
+        timeout,
     )
+    return replace(attempt, cut_by=cut_by) if cut_by and attempt.timed_out else attempt
 
 
 @functools.lru_cache(maxsize=8)
 def _session_environment(context: RunContext) -> dict[str, str]:
-    """``command_environment`` taken once per run (a context lives for one session):
-    copying and encoding os.environ for every command adds up over hundreds of them."""
+    """``command_environment`` taken once per run (a context lives for one session; a
+    criterion's budget is left out of the key): copying and encoding os.environ for every
+    command adds up over hundreds of them."""
     return command_environment(None)
 
 

@@ -1,8 +1,11 @@
 """The run's guard: what keeps a run from losing results or leaving processes behind.
 
-- **Signals**: SIGTERM and SIGHUP stop the run like Ctrl-C (pytest's KeyboardInterrupt:
-  exit code 2, an ``error`` verdict saying the run was interrupted), after killing what
-  the running criteria started.
+- **Signals**: Ctrl-C (SIGINT), SIGTERM and SIGHUP stop the run: what the running
+  criteria started is killed, the xdist workers are told to stop, and pytest's
+  KeyboardInterrupt ends the session (exit code 2, an ``interrupted`` verdict that keeps
+  what finished). A second stop signal ends the run at once, without a traceback: every
+  process of the run is killed and pytest's own clean-up is skipped. A worker, which a
+  terminal's Ctrl-C reaches as well as the controller's stop, acts on the first only.
 - **Processes** (containment.py): the controller makes the run's cgroup and hands it to the
   workers; it kills a worker's subtree when that worker goes down (even a worker killed
   by its own criterion), and everything left at the end.
@@ -23,9 +26,10 @@ from typing import Any
 
 import pytest
 
+from pytest_acceptance.options import VERDICT_DECIDED
 from pytest_acceptance.run import containment
 
-_STOPPING = (signal.SIGTERM, signal.SIGHUP)
+_STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 WAVE_PREFIX = "pytest-acceptance-wave-"
 _WORKER_KEY = "acceptance_cgroup"
 
@@ -42,6 +46,7 @@ class RunGuard:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.signal_name: str | None = None
+        self.stops = 0  # stop signals received
         self.finishing = False  # the criteria are done: a stop must not cut the verdict short
         self.workers: frozenset[int] = frozenset()  # our children that are xdist workers
         self.previous_handlers: dict[int, Any] = {}
@@ -64,18 +69,43 @@ class RunGuard:
                 self.previous_handlers[signum] = signal.signal(signum, self._stop)
 
     def _stop(self, signum: int, frame: FrameType | None) -> None:
-        """Kill what criteria started, then stop like Ctrl-C does."""
-        if self.signal_name is None:
-            self.signal_name = signal.Signals(signum).name
-            self.config.stash[STOPPED_BY] = self.signal_name
+        """Kill what criteria started, then stop like Ctrl-C does; at once the second time."""
+        self.stops += 1
+        name = signal.Signals(signum).name
+        if self.stops > 1:
+            if self.is_worker:  # the controller decides how the run ends
+                return
+            self._stop_at_once(name)
+        self.signal_name = name
+        self.config.stash[STOPPED_BY] = name
         if self.finishing:  # nothing runs any more; the verdict is being written
             return
         if self.is_worker:  # the controller stops us (or a user signalled us directly)
-            raise KeyboardInterrupt(f"stopped by {self.signal_name}")
+            raise KeyboardInterrupt(f"stopped by {name}")
         if self.run_cgroup is not None:  # the commands, not pytest's own processes
             containment.kill_cgroup(self.run_cgroup, containment.pytest_processes())
-        _stop_children(signum)  # xdist workers, which would go on to the next criterion
-        raise KeyboardInterrupt(f"stopped by {self.signal_name}")
+        # xdist workers, which would go on to the next criterion (SIGTERM for SIGINT, which
+        # a shell ignores in background jobs)
+        _stop_children(signal.SIGTERM if signum == signal.SIGINT else signum)
+        raise KeyboardInterrupt(f"stopped by {name}")
+
+    def _stop_at_once(self, name: str) -> None:
+        """A second stop: kill every process of the run (the workers too), say what is left
+        of the verdict, and exit with pytest's code for an interrupted run. No clean-up of
+        pytest's runs any more: that is what the second Ctrl-C asked for. (A cgroup left
+        behind is removed by the next run.)"""
+        if self.run_cgroup is not None:
+            containment.kill_cgroup(self.run_cgroup, frozenset({os.getpid()}))
+        containment.kill_adopted(frozenset())  # our children and everything below them
+        if self.config.stash.get(VERDICT_DECIDED, False):
+            left = "the verdict was already written"
+        else:
+            left = "no verdict was written (the last one was removed as the run started)"
+        line = f"\nacceptance: stopped at once by a second {name}: every process of the run "
+        line += f"was killed; {left}\n"
+        with contextlib.suppress(OSError):
+            os.write(2, line.encode())
+        os._exit(int(pytest.ExitCode.INTERRUPTED))
 
     def _restore_handlers(self) -> None:
         for signum, handler in self.previous_handlers.items():
@@ -141,9 +171,9 @@ class RunGuard:
 
 
 def _stop_children(signum: int) -> None:
-    """xdist workers only hear of the stop through us: pass the signal on (not SIGINT,
-    which a shell ignores in background jobs), which makes a worker kill its running
-    command's processes and stop."""
+    """xdist workers only hear of the stop through us (unless a terminal's Ctrl-C reached
+    them too): pass the signal on, which makes a worker kill its running command's
+    processes and stop."""
     for pid in _children():
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)

@@ -56,27 +56,38 @@ def _expand(
     skip: Sequence[str],
     skipped: list[Path],
 ) -> list[Path]:
+    shown = entry if entry.isprintable() else repr(entry)  # one line in the error, always
+    if "\0" in entry:
+        raise DiscoveryError(f"{shown}: a path cannot hold a NUL character")
     if _GLOB_CHARS & set(entry):
-        matches = [Path(m).resolve() for m in sorted(glob.glob(str(base / entry), recursive=True))]
+        matches = [real_path(m) for m in sorted(glob.glob(str(base / entry), recursive=True))]
         if not _GLOB_CHARS & set(Path(entry).name):  # "specs/**/spec.md": named files
             named = [m for m in matches if m.is_file()]
             if named:
                 return named
         specs = _recognised([p for m in matches for p in _walk(m, skip)], formats, skipped)
         if not specs:
-            raise DiscoveryError(f"{entry}: matches no spec a format recognises")
+            raise DiscoveryError(f"{shown}: matches no spec a format recognises")
         return specs
-    path = (base / entry).resolve()
+    path = real_path(base / entry)
     if path.is_file():
         return [path]
     if path.is_dir():
         specs = _recognised(list(_walk(path, skip)), formats, skipped)
         if not specs:
-            raise DiscoveryError(f"{entry}: no markdown file below it is a spec")
+            raise DiscoveryError(f"{shown}: no markdown file below it is a spec")
         return specs
     if path.exists():
-        raise DiscoveryError(f"{entry}: not a regular file or a directory")
-    raise DiscoveryError(f"{entry}: no such file or directory")
+        raise DiscoveryError(f"{shown}: not a regular file or a directory")
+    if path.is_symlink():
+        raise DiscoveryError(f"{shown}: a symbolic link that leads nowhere (or in a loop)")
+    raise DiscoveryError(f"{shown}: no such file or directory")
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """The path with every symbolic link resolved, as far as they lead: a link loop stays
+    a path (``Path.resolve`` raises RuntimeError on one before Python 3.13)."""
+    return Path(os.path.realpath(path))
 
 
 def _recognised(

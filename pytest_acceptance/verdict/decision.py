@@ -30,11 +30,12 @@ SCHEMA_VERSION = 1
 
 
 class ExitCode(enum.IntEnum):
-    """Verdict exit codes. pytest keeps its own 2 (interrupted, incl. collection errors),
-    3 (internal error), 4 (usage error) and 5 (nothing collected)."""
+    """Verdict exit codes. pytest keeps its own 2 (interrupted: Ctrl-C, a stop signal; and
+    collection errors), 3 (internal error), 4 (usage error) and 5 (nothing collected)."""
 
     PASS = 0
     FAIL = 1
+    INTERRUPTED = 2  # pytest's own
     MANUAL = 10
     ERROR = 11
 
@@ -44,6 +45,7 @@ class VerdictStatus(str, enum.Enum):
     FAIL = "fail"
     MANUAL = "manual"
     ERROR = "error"
+    INTERRUPTED = "interrupted"  # stopped before every criterion reported: never a pass
 
 
 @dataclass(frozen=True)
@@ -320,6 +322,14 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
             f"Not verified: {failed} of {_plural(len(verdict.outcomes), 'criterion')} "
             "failed. Fix what is listed above, then run the same pytest command again."
         )
+    if verdict.status is VerdictStatus.INTERRUPTED:
+        again = "call /verify again" if for_agent else "run the same pytest command again"
+        finished = len(verdict.outcomes) - len(verdict.of(Status.NOT_RUN))
+        return (
+            f"Verdict: INTERRUPTED. The run was stopped (this is not a pass); "
+            f"{_plural(finished, 'criterion')} finished and {_verb(finished, 'is', 'are')} "
+            f"listed above. To verify the spec, {again}."
+        )
     if verdict.status is VerdictStatus.ERROR:
         again = "call /verify again" if for_agent else "run the same pytest command again"
         return (
@@ -407,7 +417,7 @@ def _partial_next_step(passed: int, manual: int) -> str:
         found.append(f"{manual} {_verb(manual, 'needs', 'need')} a human")
     return (
         f"{' and '.join(found)}, but this run was partial: the spec is not verified. "
-        "Run every criterion (no -k, -m, --lf or node ids) to verify it."
+        "Run every criterion (no -k, -m, --lf, --sw or node ids) to verify it."
     )
 
 
@@ -428,6 +438,9 @@ class RunFacts:
     fingerprint: str
     fingerprint_after: str
     specs: tuple[dict[str, Any], ...]  # {"path", "criteria_total", "selected"}
+    # The run that wrote the verdict: a reader tells a stale verdict.json from its own run's.
+    pid: int = 0
+    args: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -447,6 +460,8 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
         "started_at_epoch": facts.started_at,
         "finished_at_epoch": facts.finished_at,
         "rootdir": str(facts.rootdir),
+        "run_pid": facts.pid,
+        "run_args": list(facts.args),
         "fingerprint": facts.fingerprint,
         "fingerprint_after": facts.fingerprint_after,
         "complete": verdict.complete

@@ -1,17 +1,25 @@
 """The record stage: on the controller, gather every criterion's result into the verdict.
 
 Registered only on the process that prints the summary (the xdist controller, or the only
-process). It knows which criteria were selected (from collection, or from what the xdist
-workers collected), takes each result from the test reports (results travel from workers
-as the report attribute ``acceptance``), and at session end decides, writes
-``.acceptance/verdict.json`` and sets the exit code. A selected criterion that never
-reported is ``not_run`` (unknown), never a pass; ``-x`` under xdist (which pytest calls an
-interruption) ends with the same exit code as without it.
+process). It knows which criteria were selected (what collection kept after every
+deselection, ``--lf`` and ``--sw`` included, or what the xdist workers collected), takes
+each result from the test reports (results travel from workers as the report attribute
+``acceptance``), and at session end decides, writes ``.acceptance/verdict.json`` and sets
+the exit code. A selected criterion that never reported is ``not_run`` (unknown), never a
+pass; ``-x`` under xdist (which pytest calls an interruption) ends with the same exit code
+as without it; a run stopped by Ctrl-C or a stop signal is ``interrupted`` and keeps what
+finished.
+
+``RunStart`` covers the time before: from the plugin's first hook it has removed the last
+verdict, and a run interrupted before its session began (pytest then never ends one)
+still leaves an ``interrupted`` verdict.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,6 +29,7 @@ import pytest
 
 from pytest_acceptance.collect import CriterionItem, load_spec
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
+from pytest_acceptance.options import VERDICT_DECIDED
 from pytest_acceptance.run.guard import STOPPED_BY, VANISHED
 from pytest_acceptance.store import (
     describe_os_error,
@@ -32,6 +41,7 @@ from pytest_acceptance.store import (
 from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.fingerprint import recorded_fingerprint
 from pytest_acceptance.verdict.decision import (
+    ExitCode,
     Outcome,
     RunFacts,
     Scope,
@@ -52,6 +62,8 @@ _PYTEST_OWN = {
     pytest.ExitCode.USAGE_ERROR,
     pytest.ExitCode.NO_TESTS_COLLECTED,
 }
+# How a run stopped before its session began reads the verdict's fingerprints.
+_NO_FINGERPRINT = "unavailable: the run was interrupted before it took one"
 
 
 class Recorder:
@@ -71,14 +83,12 @@ class Recorder:
         self.failures = 0  # failed reports, as -x/--maxfail count them
         self.started_at = time.time()
         self.fingerprint = recorded_fingerprint(self.rootdir)
-        if not config.option.collectonly:  # a verdict left by an earlier run must not
-            forget_verdict(self.rootdir)  # look current if this one ends without one
 
     # -- what was selected -------------------------------------------------------------
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        for item in items:
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """What runs, once every plugin has deselected (``-k``, ``-m``, ``--lf``, ``--sw``)."""
+        for item in session.items:
             if isinstance(item, CriterionItem):
                 self._select(item.nodeid, item.criterion)
 
@@ -170,30 +180,32 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.option.collectonly:
             return
-        stopped = self._stopped_early()
+        stopped = self._stopped_early(session)
         if stopped and exitstatus == pytest.ExitCode.INTERRUPTED:
-            exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x: a stop, as without -n
-        why = stopped or _stop_reason(session)
+            exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x, --sw: a stop at a failure
+        why = stopped or _stop_reason(session) or self._interruption(exitstatus)
         not_run = _not_run(why)
         self._settle_at_end()
         outcomes = [
             Outcome(self.criteria[nodeid], self.results.get(nodeid) or not_run)
-            for nodeid in self.selected
+            for nodeid in self._in_spec_order()
         ]
         problems = self._problems(exitstatus)
         scope = Scope(sum(len(spec.criteria) for spec in self.specs), why)
         matrix = build_matrix(self.specs, [(o.criterion, o.result) for o in outcomes])
-        verdict = _decide(outcomes, problems, exitstatus, scope, matrix)
+        interrupted = self._interrupted(exitstatus)
+        verdict = _decide(outcomes, problems, exitstatus, scope, matrix, interrupted)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
         found = self.config.hook.pytest_acceptance_verdict(
             config=self.config, verdict=verdict, facts=facts
         )
         if more := [problem for problems_of in found for problem in problems_of or ()]:
-            verdict = _decide(outcomes, problems + more, exitstatus, scope, matrix)
+            verdict = _decide(outcomes, problems + more, exitstatus, scope, matrix, interrupted)
         written = self._write(verdict, facts)
         if written is not None:  # nowhere to record it: the verdict cannot stand as it is
-            verdict = _decide(outcomes, [*problems, *more, written], exitstatus, scope, matrix)
+            problems = [*problems, *more, written]
+            verdict = _decide(outcomes, problems, exitstatus, scope, matrix, interrupted)
             if verdict.exit_code in (0, 10):
                 verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
@@ -201,24 +213,46 @@ class Recorder:
 
     def _write(self, verdict: Verdict, facts: RunFacts) -> str | None:
         """Write verdict.json; on failure, the problem to report (never an exception)."""
-        target = verdict_path(self.rootdir)
-        data = to_json(verdict, facts)
-        send_verdict(self.config.getoption("acceptance_verdict_fd", None), data)
-        try:
-            output_dir(self.rootdir)  # made with its .gitignore, or OSError saying why not
-            write_json_atomic(target, data)
-        except (OSError, RecursionError, ValueError) as error:
-            shown = display_path(target, self.rootdir)
-            self.write_error = f"could not write {shown}: {describe_os_error(error)}"
-            return self.write_error
-        return None
+        self.write_error = record(self.config, verdict, facts)
+        return self.write_error
 
-    def _stopped_early(self) -> str:
-        """Why -x/--maxfail ended the run ("" when it did not)."""
-        maxfail = self.config.getoption("maxfail", 0) or 0
-        if not maxfail or self.failures < maxfail or self.collection_errors:
+    def _interrupted(self, exitstatus: int) -> bool:
+        """Ctrl-C, a stop signal or ``pytest.exit``: not -x (handled above), not a spec that
+        failed to collect (pytest's exit code 2 too, but an error)."""
+        return exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
+
+    def _interruption(self, exitstatus: int) -> str:
+        if not self._interrupted(exitstatus):
             return ""
-        return f"the run stopped after {self.failures} failure(s): -x/--maxfail"
+        stopped = self.config.stash.get(STOPPED_BY, None)
+        return f"the run was interrupted by {stopped}" if stopped else "the run was interrupted"
+
+    def _in_spec_order(self) -> list[str]:
+        """The selected node ids in spec order, whatever order they ran in (--ff, --nf,
+        xdist), so the verdict reads the same."""
+        specs = {spec.path: number for number, spec in enumerate(self.specs)}
+        resolved: dict[Path, int] = {}
+
+        def place(nodeid: str) -> tuple[int, int]:
+            location = self.criteria[nodeid].location
+            if location.path not in resolved:
+                resolved[location.path] = specs.get(location.path.resolve(), len(specs))
+            return resolved[location.path], location.line
+
+        return sorted(self.selected, key=place)
+
+    def _stopped_early(self, session: pytest.Session) -> str:
+        """Why the run stopped at a failure ("" when it did not): -x/--maxfail, or a plugin
+        that stops there (--sw), which pytest ends as an interruption."""
+        if not self.failures or self.collection_errors:
+            return ""
+        maxfail = self.config.getoption("maxfail", 0) or 0
+        if maxfail and self.failures >= maxfail:
+            return f"the run stopped after {self.failures} failure(s): -x/--maxfail"
+        stop = session.shouldstop
+        if isinstance(stop, str) and stop and STOPPED_BY not in self.config.stash:
+            return f"the run stopped at a failure: {stop}"
+        return ""
 
     def _problems(self, exitstatus: int) -> list[str]:
         problems = [f"collection error: {error}" for error in self.collection_errors]
@@ -251,6 +285,8 @@ class Recorder:
             fingerprint=self.fingerprint,
             fingerprint_after=recorded_fingerprint(self.rootdir),
             specs=tuple(self._spec_facts()),
+            pid=os.getpid(),
+            args=tuple(self.config.invocation_params.args),
         )
 
     def _spec_facts(self) -> list[dict[str, Any]]:
@@ -306,11 +342,71 @@ def _decide(
     exitstatus: int,
     scope: Scope,
     matrix: tuple[Row, ...] = (),
+    interrupted: bool = False,
 ) -> Verdict:
     verdict = dataclasses.replace(decide(outcomes, problems, scope), requirements=matrix)
     if exitstatus in _PYTEST_OWN:  # the run itself went wrong: keep pytest's code
-        return verdict.with_status(VerdictStatus.ERROR, int(exitstatus))
+        status = VerdictStatus.INTERRUPTED if interrupted else VerdictStatus.ERROR
+        return verdict.with_status(status, int(exitstatus))
     return verdict
+
+
+def record(config: pytest.Config, verdict: Verdict, facts: RunFacts) -> str | None:
+    """Send the verdict to ``--acceptance-verdict-fd`` and write verdict.json; on failure,
+    the problem to report (never an exception)."""
+    config.stash[VERDICT_DECIDED] = True
+    target = verdict_path(facts.rootdir)
+    data = to_json(verdict, facts)
+    send_verdict(getattr(config.known_args_namespace, "acceptance_verdict_fd", None), data)
+    try:
+        output_dir(facts.rootdir)  # made with its .gitignore, or OSError saying why not
+        write_json_atomic(target, data)
+    except (OSError, RecursionError, ValueError) as error:
+        return f"could not write {display_path(target, facts.rootdir)}: {describe_os_error(error)}"
+    return None
+
+
+class RunStart:
+    """Registered on every process of an ``--acceptance`` run by the plugin's first hook."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.started_at = time.time()
+        self.keyboard_interrupt = False
+        forget_verdict(config.rootpath)  # from here on, a run that stops leaves no old verdict
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.keyboard_interrupt = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """pytest ends a session only once it began: a Ctrl-C in ``pytest_configure`` or
+        ``pytest_sessionstart`` (loading specs, waiting for another run, starting workers)
+        leaves the recorder without a verdict to decide."""
+        if self.keyboard_interrupt and not config.stash.get(VERDICT_DECIDED, False):
+            self.interrupted("while pytest was starting")
+
+    def interrupted(self, when: str) -> None:
+        """Record an ``interrupted`` verdict of a run in which no criterion ran, and say so."""
+        known = self.config.known_args_namespace
+        if hasattr(self.config, "workerinput") or getattr(known, "collectonly", False):
+            return  # the controller records the run; --collect-only records none
+        problem = f"the run was interrupted {when}: no criterion ran"
+        verdict = Verdict(VerdictStatus.INTERRUPTED, ExitCode.INTERRUPTED, (), (problem,))
+        facts = RunFacts(
+            rootdir=self.config.rootpath,
+            started_at=self.started_at,
+            finished_at=time.time(),
+            fingerprint=_NO_FINGERPRINT,
+            fingerprint_after=_NO_FINGERPRINT,
+            specs=(),
+            pid=os.getpid(),
+            args=tuple(self.config.invocation_params.args),
+        )
+        failed = record(self.config, verdict, facts)
+        written = f"verdict: INTERRUPTED (exit code 2), written to {verdict_path(facts.rootdir)}"
+        sys.stderr.write(f"acceptance: {problem}; {failed or written}\n")
+        sys.stderr.flush()
 
 
 def _unverified(report: pytest.TestReport) -> Result:

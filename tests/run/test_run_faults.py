@@ -20,67 +20,23 @@ from pathlib import Path
 
 import pytest
 from support.processes import is_gone, kill_all, wait_gone
+from support.runs import (
+    STRICT,
+    Lines,
+    assert_clean,
+    interrupt,
+    project,
+    recorded,
+    run,
+    start,
+    verdict,
+    wait_for,
+)
 from support.specs import bash, spec
 
 from pytest_acceptance.evidence.fragments import spec_dir
 from pytest_acceptance.run import containment
 from pytest_acceptance.run.guard import WAVE_PREFIX, remove_free_wave_directories
-
-BASE = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
-STRICT = "[pytest]\nfilterwarnings = error\n"
-
-
-def project(root: Path, text: str, ini: str = STRICT, name: str = "spec.md") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "pytest.ini").write_text(ini)
-    (root / name).write_text(text)
-    return root
-
-
-def run(
-    root: Path, *args: str, name: str = "spec.md", timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*BASE, "--acceptance", name, *args],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def start(root: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*BASE, "--acceptance", "spec.md", *args],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def verdict(root: Path) -> dict:
-    return json.loads((root / ".acceptance" / "verdict.json").read_text())
-
-
-def assert_clean(output: str) -> None:
-    assert "INTERNALERROR" not in output
-    assert "Traceback" not in output
-    assert "Warning" not in output
-
-
-def wait_for(path: Path, process: subprocess.Popen[str], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not (path.exists() and path.read_text().strip()):
-        assert process.poll() is None, process.communicate()[0]
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
-
-
-def recorded(path: Path) -> list[int]:
-    return [int(word) for word in path.read_text().split()] if path.exists() else []
-
 
 # --- strict warnings: pytest's summary, JUnit and the verdict agree -----------------------------
 
@@ -154,7 +110,7 @@ def test_a_stop_signal_kills_the_criteria_and_writes_an_interrupted_verdict(
     assert process.returncode == 2, output
     assert "INTERNALERROR" not in output
     data = verdict(root)
-    assert (data["status"], data["exit_code"]) == ("error", 2)
+    assert (data["status"], data["exit_code"]) == ("interrupted", 2)
     assert any("interrupted" in problem for problem in data["problems"])
     if signum != signal.SIGINT:
         assert any(f"by {signum.name}" in problem for problem in data["problems"])
@@ -202,27 +158,38 @@ def test_a_criterion_that_kills_its_worker_leaves_no_child(
 # --- two runs of the same spec at once -----------------------------------------------------------
 
 
-def test_a_second_run_of_the_same_spec_is_refused_and_the_first_is_untouched(
-    tmp_path: Path,
-) -> None:
-    root = project(
-        tmp_path,
-        spec(
-            bash("AC-1", "echo $$ > started; until [ -e release ]; do sleep 0.05; done"),
-            bash("AC-2", "true"),
-        ),
-    )
+HELD = spec(
+    bash("AC-1", "echo $$ > started; until [ -e release ]; do sleep 0.05; done"),
+    bash("AC-2", "true"),
+)
+
+
+def beside_a_held_run(
+    root: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], subprocess.Popen[str], str]:
+    """A second run while a first holds the spec (released once the second ended): the
+    second's result, the first run and its output."""
     first = start(root)
     try:
         wait_for(root / "started", first)
-        second = run(root)
+        second = run(root, *args)
         (root / "release").touch()
         output, _ = first.communicate(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):
             first.kill()
+    return second, first, output
+
+
+def test_a_second_run_that_does_not_wait_is_refused_and_the_first_is_untouched(
+    tmp_path: Path,
+) -> None:
+    """With ini acceptance_lock_timeout = 0 the second run does not wait: a usage error
+    naming the run that holds the spec."""
+    root = project(tmp_path, HELD)
+    second, first, output = beside_a_held_run(root, "-o", "acceptance_lock_timeout=0")
     assert second.returncode == 4
-    assert "another pytest-acceptance run (pid " in second.stderr
+    assert f"another pytest-acceptance run (pid {first.pid})" in second.stderr
     assert "spec.md" in second.stderr and "Traceback" not in second.stderr
     assert first.returncode == 0, output
     data = verdict(root)
@@ -230,6 +197,70 @@ def test_a_second_run_of_the_same_spec_is_refused_and_the_first_is_untouched(
     report = json.loads((spec_dir(root, root / "spec.md") / "report.json").read_text())
     assert [c["status"] for c in report["criteria"]] == ["passed", "passed"]
     assert run(root).returncode == 0  # the lock went with the first run
+
+
+def test_a_second_run_waits_for_the_first_saying_so_then_runs(tmp_path: Path) -> None:
+    """The second run says it waits, naming the first run's pid and the bound; it is still
+    waiting while the first runs (so the wait is real), and it runs once the first ends."""
+    root = project(tmp_path, HELD)
+    first = start(root)
+    second: subprocess.Popen[str] | None = None
+    try:
+        wait_for(root / "started", first)
+        second = start(root)
+        lines = Lines(second)
+        lines.wait_for(f"another pytest-acceptance run (pid {first.pid}) is verifying spec.md")
+        assert second.poll() is None and first.poll() is None
+        (root / "release").touch()
+        first_output, _ = first.communicate(timeout=60)
+        second.wait(60)
+    finally:
+        for process in (first, second):
+            with contextlib.suppress(ProcessLookupError, AttributeError):
+                process.kill()
+    output = lines.rest()
+    assert first.returncode == 0, first_output
+    assert second.returncode == 0, output
+    assert "waiting up to 600 s for it to finish (ini acceptance_lock_timeout)" in output
+    assert "acceptance: the other run finished; this one runs now" in output
+    assert_clean(output)
+    data = verdict(root)
+    assert data["run_pid"] == second.pid and data["status"] == "pass"
+
+
+def test_a_second_run_stops_waiting_at_the_bound_with_a_usage_error(tmp_path: Path) -> None:
+    second, first, _ = beside_a_held_run(
+        project(tmp_path, HELD), "-o", "acceptance_lock_timeout=0.5"
+    )
+    assert second.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"(pid {first.pid}) is verifying spec.md: waiting up to 0.5 s" in second.stderr
+    assert "this run waited 0.5 s for it (ini acceptance_lock_timeout)" in second.stderr
+    assert "Traceback" not in second.stderr
+
+
+def test_ctrl_c_while_waiting_for_another_run_is_an_interrupted_verdict(tmp_path: Path) -> None:
+    root = project(tmp_path, HELD)
+    first = start(root)
+    second: subprocess.Popen[str] | None = None
+    try:
+        wait_for(root / "started", first)
+        second = start(root, session=True)
+        lines = Lines(second)
+        lines.wait_for("waiting up to 600 s")
+        interrupt(second)
+        second.wait(60)
+        output = lines.rest()
+        assert verdict(root)["status"] == "interrupted"  # the second run's: the first runs on
+        (root / "release").touch()
+        first.communicate(timeout=60)
+    finally:
+        for process in (first, second):
+            with contextlib.suppress(ProcessLookupError, AttributeError):
+                process.kill()
+    assert second.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "Traceback" not in output
+    assert first.returncode == 0
+    assert verdict(root)["status"] == "pass"  # the first run's, written last
 
 
 # --- long names ----------------------------------------------------------------------

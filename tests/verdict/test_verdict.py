@@ -151,11 +151,15 @@ def test_verdict_directory_ignores_itself_in_git(pytester: pytest.Pytester) -> N
     assert ".acceptance" not in status.stdout.str()
 
 
-def test_collect_only_leaves_the_previous_verdict_alone(pytester: pytest.Pytester) -> None:
+def test_collect_only_removes_the_previous_verdict_and_writes_none(
+    pytester: pytest.Pytester,
+) -> None:
+    """A --collect-only run verifies nothing: the earlier run's pass must not read as the
+    last run's verdict."""
     run(pytester, spec(bash("AC-1", "true")))
-    before = (pytester.path / ".acceptance" / "verdict.json").read_text()
-    pytester.runpytest("--acceptance", "spec.md", "--co")
-    assert (pytester.path / ".acceptance" / "verdict.json").read_text() == before
+    assert (pytester.path / ".acceptance" / "verdict.json").exists()
+    assert pytester.runpytest("--acceptance", "spec.md", "--co").ret == 0
+    assert not (pytester.path / ".acceptance" / "verdict.json").exists()
 
 
 # --- under xdist: real workers, the verdict computed once on the controller ----------------
@@ -225,7 +229,7 @@ def test_the_verdict_line_names_the_file_written_and_the_one_a_run_forgets(
     pytester: pytest.Pytester,
 ) -> None:
     """One path (store.verdict_path) for the file written, the file the terminal names and
-    the stale verdict a new run removes first (a collect-only run keeps it)."""
+    the stale verdict a new run removes first (a collect-only run too)."""
     from pytest_acceptance.store import verdict_path
 
     target = verdict_path(pytester.path)
@@ -238,6 +242,7 @@ def test_the_verdict_line_names_the_file_written_and_the_one_a_run_forgets(
     assert (target.parent / ".gitignore").is_file()
     target.write_text("stale")
     pytester.runpytest("--acceptance", "spec.md", "--collect-only")
-    assert target.read_text() == "stale"
+    assert not target.exists()
+    target.write_text("stale")
     pytester.runpytest("--acceptance", "spec.md", "-k", "nothing-selected")
     assert not target.exists() or target.read_text() != "stale"
