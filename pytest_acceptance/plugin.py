@@ -41,10 +41,13 @@ FORMAT_NAMES = (
     "spec-kit",
     "kiro",
     "kiro-design",
+    "stories",
     "openspec",
     "bmad",
     "tasks",
+    "gherkin",
     "prose",
+    "gauge",
 )
 
 # A duration ini key takes a TOML number or a string with a unit: a union type, which

@@ -169,6 +169,9 @@ def _pytest(
     command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
     command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
     command += ["--acceptance-verdict-fd", str(writer), "-q", "--color=no"]
+    # The agent's own /verify may hold the spec's lock: wait for it with half of what is left.
+    waiting = max(0, int((deadline_at - time.monotonic()) / 2))
+    command += ["-o", f"acceptance_lock_timeout={waiting}"]
     # Only the sign-offs pinned at /implement count (a missing file: none); the spec copy
     # stands for the project's spec, whose path the sign-offs (and cwd: keys) name.
     command += ["--acceptance-signoffs", str(flow.config_folder / SIGNOFF_FILE)]

@@ -53,8 +53,19 @@ DEFINING_FIELDS = (
     "model",
     "priority",
     "cwd",
+    "task",  # what a ticked task claims
+    "scenario",  # a Gherkin scenario's steps
 )
-NOT_DEFINING_FIELDS = ("location", "verification_line", "category", "timeout", "retries")
+# Where it stands, how it runs or is shown: editing these leaves what a person checked.
+NOT_DEFINING_FIELDS = (
+    "location",
+    "verification_line",
+    "category",
+    "timeout",
+    "retries",
+    "how",
+    "tags",
+)
 _RECORD_KEYS = ("criterion", "spec", "sha256", "by", "at", "note")
 _HEADER = (
     "# Sign-offs of manual acceptance criteria (pytest-acceptance). Each record says that a\n"
