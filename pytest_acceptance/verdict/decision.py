@@ -187,6 +187,8 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
         ]
     if not result.issues:
         lines.append(f"  Location: {spec_location(criterion, rootdir)}")
+    if unstable := unstable_note(result):
+        lines.append(f"  Unstable: {unstable.removeprefix('unstable: ')}; the judges disagree")
     message = message_beyond_issues(result.message, result.issues)
     if result.status is Status.ERROR and message:
         lines.append(f"  Error: {_indent(message)}")
@@ -219,7 +221,17 @@ def _passed_line(outcome: Outcome) -> str:
     if outcome.result.status is Status.FLAKY:
         failures = outcome.result.attempts - 1
         line += f" (flaky: passed after {_plural(failures, 'failed attempt')})"
+    if unstable := unstable_note(outcome.result):
+        line += f" ({unstable})"
     return line
+
+
+def unstable_note(result: Result) -> str:
+    """``unstable: 2 of 3 judges passed`` when an agent criterion's judges disagreed."""
+    votes = result.extra.get("votes")
+    if not result.extra.get("unstable") or not isinstance(votes, dict):
+        return ""
+    return f"unstable: {votes.get('passed')} of {votes.get('judges')} judges passed"
 
 
 def _manual_section(manual: list[Outcome], rootdir: Path, several: bool) -> list[str]:
@@ -391,8 +403,47 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
             _criterion_json(o, _resolved(o.criterion.location.path)) for o in verdict.outcomes
         ],
         "problems": list(verdict.problems),
+        "agent": agent_totals(verdict.outcomes),
         **facts.extra,
     }
+
+
+def agent_totals(outcomes: Iterable[Outcome]) -> dict[str, Any] | None:
+    """What the run's agent criteria cost together (None: the run judged none)."""
+    spent = [o.result.extra["usage"] for o in outcomes if agent_usage(o.result)]
+    if not spent:
+        return None
+    unstable = sum(bool(o.result.extra.get("unstable")) for o in outcomes)
+    return {
+        "criteria": len(spent),
+        "calls": sum(int(a.get("calls", 0)) for a in spent),
+        "cached": sum(bool(a.get("cached")) for a in spent),
+        "cost_usd": round(sum(float(a.get("cost_usd", 0.0)) for a in spent), 6),
+        "input_tokens": sum(int(a.get("input_tokens", 0)) for a in spent),
+        "output_tokens": sum(int(a.get("output_tokens", 0)) for a in spent),
+        "turns": sum(int(a.get("turns", 0)) for a in spent),
+        "duration": round(sum(float(a.get("duration", 0.0)) for a in spent), 3),
+        "unstable": unstable,
+    }
+
+
+def agent_usage(result: Result) -> dict[str, Any] | None:
+    """What judging an agent criterion cost: calls, cached, cost_usd, tokens, turns, duration."""
+    usage = result.extra.get("usage")
+    return usage if isinstance(usage, dict) else None
+
+
+def agent_line(totals: dict[str, Any]) -> str:
+    """One line of a run's agent totals, for the terminal and the reports."""
+    line = (
+        f"{_plural(totals['calls'], 'agent call')} for {_plural(totals['criteria'], 'criterion')}"
+        f" ({totals['cached']} cached), ${totals['cost_usd']:.4f}, "
+        f"{totals['input_tokens']:,} input and {totals['output_tokens']:,} output tokens, "
+        f"{_plural(totals['turns'], 'turn')}, {totals['duration']:.1f} s"
+    )
+    if totals.get("unstable"):
+        line += f", {totals['unstable']} unstable"
+    return line
 
 
 def send_verdict(fd: int | None, data: dict[str, Any]) -> None:
@@ -429,4 +480,8 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         "message": result.message,
         "output": result.output,
         "issues": [issue.to_dict() for issue in result.issues],
+        # Agent criteria: what judging cost, and the judges' votes (None otherwise).
+        "usage": agent_usage(result),
+        "unstable": bool(result.extra.get("unstable")),
+        "votes": result.extra.get("votes"),
     }
