@@ -123,6 +123,7 @@ class CriterionItem(pytest.Item):
             self.result = Result(Status.MANUAL, attempts=0, message="needs a human")
             pytest.skip(f"manual criterion {self.criterion.id}: needs a human, never run")
         self.result = self._run()
+        self.user_properties += agent_properties(self.result)  # JUnit <properties>
         if not self.result.status.passed:
             raise CriterionFailed(self.result)
 
@@ -203,6 +204,19 @@ def describe_failure(criterion: Criterion, result: Result, rootdir: Path) -> str
     if result.output:
         lines += ["", "Output (last lines):", result.output.rstrip()]
     return "\n".join(lines)
+
+
+def agent_properties(result: Result) -> list[tuple[str, object]]:
+    """An agent criterion's cost and stability, as JUnit properties."""
+    usage = result.extra.get("usage")
+    if not isinstance(usage, dict):
+        return []
+    names = ("cost_usd", "input_tokens", "output_tokens", "turns", "calls", "cached")
+    properties: list[tuple[str, object]] = [(f"agent_{n}", usage.get(n, 0)) for n in names]
+    properties.append(("agent_duration", usage.get("duration", 0.0)))
+    if result.extra.get("unstable"):
+        properties.append(("unstable", "true"))
+    return properties
 
 
 def run_context(config: pytest.Config) -> RunContext:

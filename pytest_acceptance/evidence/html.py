@@ -17,16 +17,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.evidence.report import report_scope, resolution_words
+from pytest_acceptance.evidence.report import report_scope, resolution_words, usage_words
 from pytest_acceptance.model import Status
 from pytest_acceptance.verdict.decision import (
     Outcome,
     Verdict,
     VerdictStatus,
+    agent_line,
+    agent_totals,
     display_path,
     message_beyond_issues,
     scope_lines,
     spec_location,
+    unstable_note,
 )
 
 OUTPUT_LINES = 60  # of a criterion's output tail
@@ -135,6 +138,8 @@ def _banner(verdict: Verdict, finished: float) -> str:
         f"<p>exit code {int(verdict.exit_code)} · {text(counts or 'no criteria')}</p>",
     ]
     lines += [f'<p class="scope">{text(line)}</p>' for line in scope_lines(verdict) if line]
+    if totals := agent_totals(verdict.outcomes):
+        lines.append(f"<p>agents: {text(agent_line(totals))}</p>")
     if finished:
         when = datetime.fromtimestamp(finished, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         lines.append(f"<p>finished {text(when)}</p>")
@@ -210,13 +215,18 @@ def _table(outcomes: list[Outcome], entries: dict[str, Any], rootdir: Path) -> s
             f'<a href="#c-{text(criterion.id)}">{text(criterion.id)}</a>',
             text(criterion.title),
             text(criterion.priority.value),
-            _badge(outcome.result.status),
+            _badge(outcome.result.status) + _unstable(outcome.result),
             text(gap),
             text(resolution_words(entry.get("resolution") or "")),
             f"<code>{text(spec_location(criterion, rootdir))}</code>",
         ]
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>")
     return "".join(rows) + "</tbody></table>\n"
+
+
+def _unstable(result: Any) -> str:
+    """A badge that a criterion's judges disagreed: like flaky, never hidden."""
+    return ' <span class="badge flaky">unstable</span>' if unstable_note(result) else ""
 
 
 def _badge(status: Status) -> str:
@@ -234,10 +244,13 @@ def _details(outcome: Outcome, entry: dict[str, Any], rootdir: Path) -> str:
     ]
     if entry.get("previous_status"):
         facts.append(("Before", entry["previous_status"]))
+    facts.append(("Agent", usage_words(entry.get("usage"))))
+    facts.append(("Judges", unstable_note(result)))
     rows = "".join(f"<dt>{text(k)}</dt><dd>{text(v)}</dd>" for k, v in facts if v)
     parts = [
         f'<details id="c-{text(criterion.id)}"{is_open}><summary>{text(criterion.id)}: '
-        f"{text(criterion.title)} {_badge(result.status)}</summary><dl>{rows}</dl>"
+        f"{text(criterion.title)} {_badge(result.status)}{_unstable(result)}</summary>"
+        f"<dl>{rows}</dl>"
     ]
     if criterion.description:
         parts.append(f"<p>{text(criterion.description)}</p>")
