@@ -356,10 +356,10 @@ class AgentVerifier:
 
         self.stopping.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
-        pending = set(self.started.values())
-        while pending:  # a call that started just now is stopped on the next round
-            stop_helpers()
-            _done, pending = wait(pending, timeout=0.1)
+        # (A future cancelled above is done(), though wait() would never see it end.)
+        while pending := [f for f in self.started.values() if not f.done()]:
+            stop_helpers()  # a call that started just now is stopped on the next round
+            wait(pending, timeout=0.1)
         self.pool.shutdown(wait=True)
         self.pool = None
         self.started.clear()
