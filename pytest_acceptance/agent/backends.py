@@ -280,11 +280,12 @@ def claude_usage(result: Any) -> Usage:
     """Cost, tokens and turns from the CLI's ``--output-format json`` result."""
     if not isinstance(result, dict):
         return Usage()
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    raw = result.get("usage")
+    usage: dict[str, Any] = raw if isinstance(raw, dict) else {}
     tokens = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     return Usage(
         cost_usd=_amount(result.get("total_cost_usd")),
-        input_tokens=sum(_count(usage.get(name)) for name in tokens),
+        input_tokens=sum((_count(usage.get(name)) for name in tokens), 0),
         output_tokens=_count(usage.get("output_tokens")),
         turns=_count(result.get("num_turns")),
     )
