@@ -14,7 +14,6 @@ Usage: python bench/bench_agent_judge.py [--rounds N]
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO)]
+sys.path[:0] = [str(REPO / "tests"), str(REPO), str(REPO / "bench")]
 
+from _compare import ratio_line  # noqa: E402
 from support.claude_cli import installed_claude  # noqa: E402
 from support.claude_harness import MessagesStandIn, claude_env, reply, structured  # noqa: E402
 
@@ -77,14 +77,7 @@ def bare_run(root: Path, env: dict[str, str], binary: Path) -> float:
 
 
 def report(name: str, baseline: list[float], candidate: list[float], target: float) -> None:
-    ratio = min(candidate) / min(baseline)
-    median = statistics.median(candidate) / statistics.median(baseline)
-    verdict = "ok" if ratio <= target else "OVER TARGET"
-    print(
-        f"{name}: baseline {min(baseline):.3f}s, pytest-acceptance {min(candidate):.3f}s "
-        f"(best of {len(candidate)}), ratio {ratio:.3f} (target <= {target}) {verdict}; "
-        f"median ratio {median:.3f}"
-    )
+    print(ratio_line(name, baseline, candidate, target)[1])
 
 
 def main() -> None:

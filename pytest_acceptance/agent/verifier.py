@@ -22,7 +22,7 @@ import shlex
 import tempfile
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -73,29 +73,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "verdict JSON on stdout. ini: acceptance_agent_command",
     )
     parser.addini("acceptance_agent_command", "command backend (shell words)", default="")
-    group.addoption(
-        "--acceptance-claude",
+    pair = _option_and_ini(parser, group)
+    pair(
+        "acceptance_claude",
+        "the Claude Code CLI to judge with",
         metavar="PATH",
         help="the Claude Code CLI to judge with (default: the one bundled in an installed "
-        "claude-agent-sdk, else `claude` on PATH). ini: acceptance_claude",
+        "claude-agent-sdk, else `claude` on PATH)",
     )
-    parser.addini("acceptance_claude", "the Claude Code CLI to judge with", default="")
-    group.addoption(
-        "--acceptance-max-cost",
+    pair(
+        "acceptance_max_cost",
+        "budget of the run's agent calls, in USD",
         type=float,
         metavar="USD",
         help="stop calling agents once they cost USD in this run: the agent criteria left "
-        "end as errors (budget exhausted). ini: acceptance_max_cost",
+        "end as errors (budget exhausted)",
     )
-    parser.addini("acceptance_max_cost", "budget of the run's agent calls, in USD", default="")
-    group.addoption(
-        "--acceptance-votes",
+    pair(
+        "acceptance_votes",
+        "independent judges per agent check",
+        default="1",
         type=int,
         metavar="N",
         help="ask N independent judges per agent check; the majority decides, a split is "
-        "marked unstable (default 1). ini: acceptance_votes",
+        "marked unstable (default 1)",
     )
-    parser.addini("acceptance_votes", "independent judges per agent check", default="1")
     group.addoption("--acceptance-model", metavar="MODEL", help="default model of agent checks")
     parser.addini("acceptance_model", "default model of agent checks", default="")
     group.addoption(
@@ -121,6 +123,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "working tree are unchanged (.acceptance/cache). ini: acceptance_cache",
     )
     parser.addini("acceptance_cache", "reuse agent passes on an unchanged tree", type="bool")
+
+
+def _option_and_ini(parser: pytest.Parser, group: Any) -> Callable[..., None]:
+    """``--acceptance-x`` and ini ``acceptance_x`` at once; the option's help names the key."""
+
+    def add(name: str, ini_help: str, default: str = "", **option: Any) -> None:
+        option["help"] = f"{option['help']}. ini: {name}"
+        group.addoption("--" + name.replace("_", "-"), **option)
+        parser.addini(name, ini_help, default=default)
+
+    return add
 
 
 @pytest.hookimpl(wrapper=True)
@@ -193,26 +206,21 @@ def max_cost(config: pytest.Config) -> float | None:
 
 
 def votes(config: pytest.Config) -> int:
-    from pytest_acceptance.options import ini_number
-
-    wanted = "a whole number of judges, at least 1"
-    value = config.getoption("acceptance_votes", None)
-    source = "--acceptance-votes"
-    if value is None:
-        value, source = ini_number(config, "acceptance_votes", int, wanted), "ini acceptance_votes"
-    if value < 1:
-        raise pytest.UsageError(f"{source} = {value!r}: give {wanted}")
-    return int(value)
+    return _at_least_one(config, "acceptance_votes", "a whole number of judges, at least 1")
 
 
 def wave_size(config: pytest.Config) -> int:
+    return _at_least_one(config, "acceptance_wave", "a whole number of at least 1")
+
+
+def _at_least_one(config: pytest.Config, name: str, wanted: str) -> int:
+    """``--acceptance-x`` else ini ``acceptance_x``: a whole number of at least 1."""
     from pytest_acceptance.options import ini_number
 
-    wanted = "a whole number of at least 1"
-    value = config.getoption("acceptance_wave", None)
-    source = "--acceptance-wave"
+    value = config.getoption(name, None)
+    source = "--" + name.replace("_", "-")
     if value is None:  # a TOML number or a string, read as pytest's ini type allows
-        value, source = ini_number(config, "acceptance_wave", int, wanted), "ini acceptance_wave"
+        value, source = ini_number(config, name, int, wanted), f"ini {name}"
     if value < 1:
         raise pytest.UsageError(f"{source} = {value!r}: give {wanted}")
     return int(value)
