@@ -155,7 +155,7 @@ def find_claude(explicit: str | None) -> Path:
     tried.append(
         f"{bundled} (of the installed claude-agent-sdk) is missing or not executable"
         if bundled is not None
-        else "no claude-agent-sdk is installed (`pip install 'pytest-acceptance[claude]'`)"
+        else "no claude-agent-sdk is installed"
     )
     on_path = shutil.which("claude")
     if on_path is not None:
