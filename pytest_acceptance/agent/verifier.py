@@ -518,8 +518,8 @@ class AgentVerifier:
         judgement = Judgement()
         with wave_slot(request.cwd, self.settings.wave):
             for _attempt in range(DISPATCHES):
-                if self.stopping.is_set():
-                    judgement.budget = "the run stopped before this check"
+                if self.stopping.is_set():  # (no item waits for this answer any more)
+                    judgement.failures.append(DispatchError("the run stopped first"))
                     return judgement
                 try:
                     share = self.budget.reserve() if self.budget is not None else None
