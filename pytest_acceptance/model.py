@@ -121,6 +121,7 @@ class Criterion:
     checks: tuple[str, ...] = ()
     model: str | None = None
     priority: Priority = Priority.MUST
+    votes: int | None = None  # independent judges of an agent check (None: the ini's)
 
     @property
     def automated(self) -> bool:

@@ -427,7 +427,7 @@ class AgentVerifier:
             model=model,
             agent=agent,
             env=judge_environment(criterion, model, evidence),
-            isolated=isolated or self.settings.votes > 1,
+            isolated=isolated or _votes(criterion, self.settings) > 1,
             run_cgroup=_run_cgroup(self.config),
         )
         if not self.settings.cache:
@@ -452,7 +452,7 @@ class AgentVerifier:
             "model": request.model,
             "agent_digest": request.agent.digest if request.agent else None,
             "prompt_version": PROMPT_VERSION,
-            "votes": self.settings.votes,
+            "votes": _votes(criterion, self.settings),
             "evidence": hashlib.sha256(evidence.encode()).hexdigest() if evidence else None,
         }
         key = cache_key(criterion, configuration)
@@ -500,7 +500,7 @@ class AgentVerifier:
         self, backend: Backend, request: Dispatch, criterion: Criterion, extra: dict[str, Any]
     ) -> Result:
         """``votes`` independent judgements at once (each in its wave slot); one result."""
-        count = self.settings.votes
+        count = _votes(criterion, self.settings)
         if count == 1:
             judgements = [self._judgement(backend, request)]
         else:
@@ -565,6 +565,11 @@ class Judgement:
     @property
     def attempts(self) -> int:
         return self.calls
+
+
+def _votes(criterion: Criterion, settings: AgentSettings) -> int:
+    """The criterion's ``votes:``, else the run's ``acceptance_votes``."""
+    return criterion.votes or settings.votes
 
 
 def _budget(settings: AgentSettings, config: pytest.Config | None) -> Budget | None:

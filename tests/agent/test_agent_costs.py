@@ -306,6 +306,24 @@ def test_a_majority_of_failing_judges_fails_with_their_issues(
     assert "1 of 3 judges passed, 2 failed; unstable" in ac1["message"]
 
 
+def test_a_criterions_votes_key_wins_over_the_ini(
+    pytester: pytest.Pytester, judge: CostJudge
+) -> None:
+    project(pytester, judge, agent("AC-1", votes=3), agent("AC-2"), ini="acceptance_votes = 1\n")
+    assert run(pytester, "-n", "0").ret == 0
+    assert (len(judge.calls("AC-1")), len(judge.calls("AC-2"))) == (3, 1)
+    assert by_id(pytester)["AC-1"]["votes"]["passed"] == 3
+
+
+def test_a_votes_key_below_one_is_a_spec_error_naming_its_line(
+    pytester: pytest.Pytester, judge: CostJudge
+) -> None:
+    project(pytester, judge, agent("AC-1", votes=0))
+    result = run(pytester)
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(['*spec.md:*"votes" must be a whole number of judges >= 1*'])
+
+
 # --- processes -------------------------------------------------------------------------------
 
 
