@@ -123,6 +123,7 @@ class Dispatch:
     max_cost: float | None = None  # USD this call may spend (the budget's share)
     env: Mapping[str, str] = field(default_factory=dict)  # what a command judge is told
     isolated: bool = False  # other agent calls of this process may run at the same time
+    keep_helper: bool = False  # isolated: the calling thread keeps its helper process
     run_cgroup: Path | None = None  # the run's cgroup, for an isolated call's own
 
 
@@ -307,7 +308,13 @@ def run_agent(argv: list[str], stdin: bytes | None, request: Dispatch, label: st
     try:
         if request.isolated:
             return run_in_helper(
-                argv, stdin, request.cwd, request.timeout, request.env, request.run_cgroup
+                argv,
+                stdin,
+                request.cwd,
+                request.timeout,
+                request.env,
+                request.run_cgroup,
+                keep=request.keep_helper,
             )
         return run_contained(argv, stdin, request.cwd, request.timeout, request.env)
     except StartError as error:

@@ -18,15 +18,18 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from pytest_acceptance.run.containment import (
     capture_file,
@@ -46,6 +49,7 @@ HELPER_MARGIN_SECONDS = 2 * KILL_GRACE_SECONDS + 10.0
 _PR_SET_PDEATHSIG = 1
 _helpers: set[subprocess.Popen[bytes]] = set()  # running, so that a stopped run can end them
 _helpers_lock = threading.Lock()
+_kept = threading.local()  # a thread's helper, kept for its next call
 
 
 class StartError(Exception):
@@ -96,41 +100,123 @@ def run_in_helper(
     timeout: float,
     env: Mapping[str, str] | None = None,
     run_cgroup: Path | None = None,
+    keep: bool = False,
 ) -> Finished:
     """``run_contained`` in a helper process of its own: safe beside other agent calls of
-    this process. ``run_cgroup`` is the run's cgroup, where the helper makes its own."""
+    this process. ``run_cgroup`` is the run's cgroup, where the helper makes its own.
+    ``keep``: this thread keeps its helper for its next call (``close_helpers`` ends it),
+    which saves starting a Python process per call."""
     request = {
         "argv": argv,
         "stdin": (stdin or b"").decode("utf-8", errors="surrogateescape"),
         "cwd": str(cwd),
         "timeout": timeout,
         "env": dict(env or {}),
-        "run_cgroup": str(run_cgroup) if run_cgroup else None,
     }
-    with (
-        capture_file("helper-stdin") as given,
-        capture_file("helper-stdout") as out,
-        capture_file("helper-stderr") as err,
-    ):
-        fill(given, json.dumps(request).encode("utf-8", errors="surrogateescape"))
-        helper = subprocess.Popen(
-            [sys.executable, "-m", "pytest_acceptance.agent.isolated"],
-            stdin=given,
-            stdout=out,
-            stderr=err,
+    helper = getattr(_kept, "helper", None) if keep else None
+    if helper is None or helper.process.poll() is not None:
+        helper = _Helper(run_cgroup)
+    answer, failure = None, ""
+    try:
+        answer = helper.ask(request, timeout + HELPER_MARGIN_SECONDS)
+        failure = helper.failure() if answer is None else ""
+    finally:
+        reusable = keep and answer is not None and not answer.get("overran")
+        if not reusable:
+            helper.close()  # done, overran, failed or interrupted: it kills its agent
+        _kept.helper = helper if reusable else None
+    if answer is None:
+        raise StartError(f"its helper process failed: {failure}")
+    if answer.get("start_error") is not None:
+        raise StartError(str(answer["start_error"]))
+    if answer.get("overran"):
+        return Finished("", "the agent's helper process overran its deadline", None)
+    return Finished(str(answer["stdout"]), str(answer["stderr"]), answer["code"])
+
+
+class _Helper:
+    """One helper process: a JSON request line in, a JSON answer line out, until EOF."""
+
+    def __init__(self, run_cgroup: Path | None) -> None:
+        self.errors = capture_file("helper-stderr")
+        command = [sys.executable, "-m", "pytest_acceptance.agent.isolated"]
+        self.process = subprocess.Popen(
+            [*command, str(run_cgroup or "")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
             start_new_session=True,
         )
         with _helpers_lock:
-            _helpers.add(helper)
+            _helpers.add(self.process)
+
+    def ask(self, request: dict[str, object], seconds: float) -> dict[str, object] | None:
+        """The answer, ``{"overran": True}`` past ``seconds``, or None when it failed."""
+        assert self.process.stdin is not None and self.process.stdout is not None
         try:
-            code = wait_for_exit(helper, timeout + HELPER_MARGIN_SECONDS)
-        finally:
-            _stop(helper)  # nothing when it ended; on an interruption it kills its agent
-            with _helpers_lock:
-                _helpers.discard(helper)
-        if code is None:
-            return Finished("", "the agent's helper process overran its deadline", None)
-        return _answer(_read_all(out), _read_all(err), code)
+            self.process.stdin.write(json.dumps(request).encode(errors="surrogateescape"))
+            self.process.stdin.write(b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            return None
+        deadline = time.monotonic() + seconds
+        line = _read_line(self.process.stdout.fileno(), deadline)
+        if line is None and time.monotonic() < deadline:  # its output ended: it exits
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(KILL_GRACE_SECONDS * 2 + 5)
+            return None
+        if line is None:
+            return {"overran": True}
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            return None
+        return answer if isinstance(answer, dict) else None
+
+    def failure(self) -> str:
+        return f"exit {self.process.poll()}: {_read_all(self.errors)[-500:]}"
+
+    def close(self) -> None:
+        """End of input: it exits; one that does not (busy, stuck) is stopped."""
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        try:
+            self.process.wait(1.0)
+        except subprocess.TimeoutExpired:
+            _stop(self.process)
+        with _helpers_lock:
+            _helpers.discard(self.process)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.errors.close()
+
+
+def _read_line(fd: int, deadline: float) -> bytes | None:
+    """One line from a pipe by ``deadline``; None at its end or past the deadline."""
+    chunks: list[bytes] = []
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not poller.poll(min(math.ceil(left * 1000), 2**31 - 1)):
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            return b"".join(chunks)
+
+
+def close_helpers() -> None:
+    """End every helper kept for later calls (each exits at the end of its input)."""
+    with _helpers_lock:
+        running = list(_helpers)
+    for process in running:
+        with contextlib.suppress(OSError):
+            if process.stdin is not None:
+                process.stdin.close()
 
 
 def stop_helpers() -> None:
@@ -151,16 +237,6 @@ def _stop(helper: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         helper.kill()
         helper.wait()
-
-
-def _answer(stdout: str, stderr: str, code: int) -> Finished:
-    try:
-        data = json.loads(stdout)
-        if data.get("start_error") is not None:
-            raise StartError(str(data["start_error"]))
-        return Finished(str(data["stdout"]), str(data["stderr"]), data["code"])
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise StartError(f"its helper process failed (exit {code}): {stderr[-500:]}") from None
 
 
 def _read_all(stream: IO[bytes]) -> str:
@@ -185,29 +261,30 @@ def main() -> int:
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _raise_on_signal)
     _die_with_parent()
-    request = json.loads(sys.stdin.read())
-    run = Path(request["run_cgroup"]) if request["run_cgroup"] else None
+    run = Path(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1] else None
     label = f"agent-{os.getpid()}"
     use(run, label)
     try:
-        stdin = request["stdin"].encode("utf-8", errors="surrogateescape")
-        finished = run_contained(
-            request["argv"], stdin, Path(request["cwd"]), request["timeout"], request["env"]
-        )
-        answer: dict[str, object] = {
-            "stdout": finished.stdout,
-            "stderr": finished.stderr,
-            "code": finished.code,
-        }
-    except StartError as error:
-        answer = {"start_error": str(error)}
+        for line in sys.stdin.buffer:  # one request a line, until the caller closes
+            sys.stdout.write(json.dumps(_serve(json.loads(line))) + "\n")
+            sys.stdout.flush()
     finally:
         stop_using()
         if run is not None:
             with contextlib.suppress(OSError):
                 (run / label).rmdir()
-    sys.stdout.write(json.dumps(answer))
     return 0
+
+
+def _serve(request: dict[str, Any]) -> dict[str, Any]:
+    stdin = request["stdin"].encode("utf-8", errors="surrogateescape")
+    try:
+        finished = run_contained(
+            request["argv"], stdin, Path(request["cwd"]), request["timeout"], request["env"]
+        )
+    except StartError as error:
+        return {"start_error": str(error)}
+    return {"stdout": finished.stdout, "stderr": finished.stderr, "code": finished.code}
 
 
 if __name__ == "__main__":

@@ -360,7 +360,7 @@ class AgentVerifier:
         helpers of running ones are stopped, killing their agents."""
         if self.pool is None:
             return
-        from pytest_acceptance.agent.isolated import stop_helpers
+        from pytest_acceptance.agent.isolated import close_helpers, stop_helpers
 
         self.stopping.set()
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -368,6 +368,7 @@ class AgentVerifier:
         while pending := [f for f in self.started.values() if not f.done()]:
             stop_helpers()  # a call that started just now is stopped on the next round
             wait(pending, timeout=0.1)
+        close_helpers()  # the pool threads' helpers, kept between their checks
         self.pool.shutdown(wait=True)
         self.pool = None
         self.started.clear()
@@ -428,6 +429,7 @@ class AgentVerifier:
             agent=agent,
             env=judge_environment(criterion, model, evidence),
             isolated=isolated or _votes(criterion, self.settings) > 1,
+            keep_helper=isolated and _votes(criterion, self.settings) == 1,  # a pool thread
             run_cgroup=_run_cgroup(self.config),
         )
         if not self.settings.cache:

@@ -10,7 +10,12 @@ from pathlib import Path
 
 from support.processes import kill_all, wait_gone
 
-from pytest_acceptance.agent.isolated import StartError, run_in_helper, stop_helpers
+from pytest_acceptance.agent.isolated import (
+    StartError,
+    close_helpers,
+    run_in_helper,
+    stop_helpers,
+)
 
 ANSWER = '{"status": "pass", "summary": "ok", "issues": []}'
 
@@ -62,4 +67,18 @@ def test_stopping_the_helpers_kills_their_agents_and_leaves_nothing(tmp_path: Pa
     survivors = wait_gone(pids, 5)
     kill_all(survivors)
     assert not caller.is_alive() and survivors == []
-    assert done and "its helper process failed (exit 143)" in str(done[0])  # SIGTERM
+    assert done and "its helper process failed: exit 143" in str(done[0])  # SIGTERM
+
+
+def test_a_kept_helper_serves_its_threads_next_call_and_ends_with_close_helpers(
+    tmp_path: Path,
+) -> None:
+    def helper_pid(keep: bool) -> str:
+        return run_in_helper(["sh", "-c", "echo $PPID"], None, tmp_path, 30, keep=keep).stdout
+
+    kept = [helper_pid(keep=True), helper_pid(keep=True)]
+    fresh = [helper_pid(keep=False), helper_pid(keep=False)]
+    close_helpers()
+    assert kept[0] == kept[1]  # one helper process for both calls
+    assert fresh[0] != fresh[1]
+    assert wait_gone([int(kept[0])], 5) == []  # it exits once its input ends
