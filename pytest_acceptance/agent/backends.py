@@ -39,6 +39,7 @@ from pytest_acceptance.agent.prompt import (
     load_answer,
     parse_verdict,
 )
+from pytest_acceptance.model import one_line
 
 # What a verifier may use: reading and searching. Everything that writes, runs code or
 # reaches the network is removed from the session and denied on top of that.
@@ -293,8 +294,17 @@ def claude_usage(result: Any) -> Usage:
 
 
 def _amount(value: Any) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if ok and math.isfinite(value) and value >= 0 else 0.0
+    return float(value) if _number(value) else 0.0
+
+
+def _number(value: Any) -> bool:
+    """A JSON number of at least 0 that a float holds (not a bool, NaN or 10**400)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value)) and value >= 0
+    except OverflowError:
+        return False
 
 
 def _count(value: Any) -> int:
@@ -408,15 +418,13 @@ def reported_usage(answer: Any) -> Usage:
     for key, value in usage.items():
         kind = USAGE_KEYS.get(key)
         if kind is None:
-            raise MalformedVerdict(f'"usage" has the unknown key {key!r}: use {sorted(USAGE_KEYS)}')
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if (
-            not number
-            or not math.isfinite(value)
-            or value < 0
-            or (kind is int and value != int(value))
-        ):
-            raise MalformedVerdict(f'"usage"."{key}" is {value!r}: give a number of at least 0')
+            known = sorted(USAGE_KEYS)
+            raise MalformedVerdict(
+                f'"usage" has the unknown key {one_line(repr(key), 40)}: use {known}'
+            )
+        if not _number(value) or (kind is int and value != int(value)):
+            shown = one_line(repr(value), 40)
+            raise MalformedVerdict(f'"usage"."{key}" is {shown}: give a number of at least 0')
         values[key] = kind(value)
     return Usage(**values)
 

@@ -1,14 +1,25 @@
 """Where the Claude Code CLI comes from: an explicit path, else the CLI bundled in an
-installed claude-agent-sdk (found without importing the SDK), else `claude` on PATH."""
+installed claude-agent-sdk (found without importing the SDK), else `claude` on PATH; and
+reading what an agent reports about its cost, which is input like any answer."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from pytest_acceptance.agent.backends import ClaudeNotFound, bundled_claude, find_claude
+from pytest_acceptance.agent.backends import (
+    ClaudeNotFound,
+    bundled_claude,
+    claude_usage,
+    find_claude,
+    reported_usage,
+)
+from pytest_acceptance.agent.prompt import MalformedVerdict
 
 
 def executable(path: Path) -> Path:
@@ -76,3 +87,36 @@ def test_with_no_cli_anywhere_the_error_names_each_place_tried(
         "not executable; `claude` is not on PATH"
     )
     assert bundled_claude() == package / "_bundled" / "claude"
+
+
+# --- what an agent reports about its cost is input too ---------------------------------------
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=10**300)
+    | st.floats()
+    | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner),
+    max_leaves=10,
+)
+USAGE_KEYS = st.sampled_from(["cost_usd", "input_tokens", "output_tokens", "turns", "other"])
+
+
+@given(st.dictionaries(USAGE_KEYS, JSON) | JSON)
+def test_a_reported_usage_is_numbers_of_at_least_zero_or_an_off_contract_answer(
+    usage: Any,
+) -> None:
+    try:
+        found = reported_usage({"usage": usage})
+    except MalformedVerdict:
+        return
+    assert min(found.cost_usd, found.input_tokens, found.output_tokens, found.turns) >= 0
+    assert all(isinstance(n, int) for n in (found.input_tokens, found.output_tokens))
+
+
+@given(JSON)
+def test_the_clis_result_never_breaks_reading_its_usage(result: Any) -> None:
+    usage = claude_usage({"total_cost_usd": result, "usage": result, "num_turns": result})
+    assert min(usage.cost_usd, usage.input_tokens, usage.output_tokens, usage.turns) >= 0
