@@ -62,19 +62,28 @@ def compare(
         base_cpu.append(CPU_TIMES[-1])
         cand_times.append(timed(candidate, cwd, env=cand_env))
         cand_cpu.append(CPU_TIMES[-1])
-    # Noise on a shared machine only ever adds time: the best of N estimates the cost
-    # (as timeit recommends); medians are printed beside it for information.
+    ratio, line = ratio_line(name, base_times, cand_times, target)
+    print(
+        f"{line}; CPU time ratio {min(cand_cpu) / min(base_cpu):.3f} (median "
+        f"{statistics.median(cand_cpu) / statistics.median(base_cpu):.3f})"
+    )
+    return ratio
+
+
+def ratio_line(
+    name: str, base_times: Sequence[float], cand_times: Sequence[float], target: float
+) -> tuple[float, str]:
+    """(ratio, its line). Noise on a shared machine only ever adds time: the best of N
+    estimates the cost (as timeit recommends); medians are printed beside it."""
     base, cand = min(base_times), min(cand_times)
     ratio = cand / base
     median_ratio = statistics.median(cand_times) / statistics.median(base_times)
     verdict = "ok" if ratio <= target else "OVER TARGET"
-    print(
-        f"{name}: baseline {base:.3f}s, pytest-acceptance {cand:.3f}s (best of {rounds}), "
-        f"ratio {ratio:.3f} (target <= {target}) {verdict}; median ratio {median_ratio:.3f}; "
-        f"CPU time ratio {min(cand_cpu) / min(base_cpu):.3f} (median "
-        f"{statistics.median(cand_cpu) / statistics.median(base_cpu):.3f})"
+    return ratio, (
+        f"{name}: baseline {base:.3f}s, pytest-acceptance {cand:.3f}s (best of "
+        f"{len(cand_times)}), ratio {ratio:.3f} (target <= {target}) {verdict}; median ratio "
+        f"{median_ratio:.3f}"
     )
-    return ratio
 
 
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]

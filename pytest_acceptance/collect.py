@@ -156,6 +156,7 @@ class CriterionItem(pytest.Item):
 
         self.runs.append(self._run())
         self.result = runs_result(self.runs)
+        self.user_properties += agent_properties(self.result)  # JUnit <properties>
         if self.result.status is Status.UNTICKED:  # listed, neither a pass nor a failure
             pytest.skip(f"task {self.criterion.id} is not ticked: {self.result.message}")
         if not self.result.status.passed:
@@ -272,6 +273,19 @@ def describe_failure(criterion: Criterion, result: Result, rootdir: Path) -> str
     if result.output:
         lines += ["", "Output (last lines):", result.output.rstrip()]
     return "\n".join(lines)
+
+
+def agent_properties(result: Result) -> list[tuple[str, object]]:
+    """An agent criterion's cost and stability, as JUnit properties."""
+    usage = result.extra.get("usage")
+    if not isinstance(usage, dict):
+        return []
+    names = ("cost_usd", "input_tokens", "output_tokens", "turns", "calls", "cached")
+    properties: list[tuple[str, object]] = [(f"agent_{n}", usage.get(n, 0)) for n in names]
+    properties.append(("agent_duration", usage.get("duration", 0.0)))
+    if result.extra.get("unstable"):
+        properties.append(("unstable", "true"))
+    return properties
 
 
 def run_context(config: pytest.Config) -> RunContext:

@@ -168,6 +168,7 @@ class Criterion:
     task: Task | None = None  # a task list's task: what it claims
     scenario: Scenario | None = None  # a Gherkin scenario: what a BDD runner selects
     cwd: str | None = None  # where a bash command runs, relative to the spec's folder
+    votes: int | None = None  # independent judges of an agent check (None: the ini's)
 
     @property
     def automated(self) -> bool:

@@ -325,6 +325,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return "manual", "M", ("MANUAL", {"yellow": True})
     if status == "flaky":
         return "flaky", "R", ("FLAKY", {"yellow": True})
+    if status == "passed" and data.get("extra", {}).get("unstable"):  # judges disagreed
+        return "unstable", "U", ("UNSTABLE", {"yellow": True})
     if status == "error":
         return "error", "E", ("ERROR", {"red": True})
     if status == "unticked":  # a task not claimed done: listed, not run

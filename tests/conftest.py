@@ -21,8 +21,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    """The real pinned `claude` binary, installed by `tests/support/claude_cli.py install` (the
-    README's set-up). Never skips and never downloads it mid-run: fails with the next step."""
+    """The real pinned `claude` binary, bundled in the pinned claude-agent-sdk that the test
+    extra installs (the README's set-up). Never skips and never downloads it mid-run: fails
+    with the next step."""
     try:
         return installed_claude()
     except ClaudeInstallError as error:

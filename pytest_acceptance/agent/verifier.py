@@ -6,6 +6,12 @@ makes xdist run agent checks in waves when the user chose no ``-n``, and impleme
 condition of a bash criterion, judged from its evidence) through one backend:
 the Claude Code CLI or a configured command. Every way of not getting a valid verdict
 ends as an error that says why and what to do; never as a pass.
+
+Each agent criterion records what it cost (``Result.extra["usage"]``: calls, cost, tokens,
+turns, time); ``--acceptance-max-cost`` bounds the run's spending (budget.py);
+``acceptance_votes`` asks several judges and lets the majority decide, marking the
+criterion unstable when they disagree. A run that only selects agent criteria starts no
+xdist worker: this process runs their checks a wave at a time (workers.py).
 """
 
 from __future__ import annotations
@@ -13,17 +19,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shlex
-import shutil
 import tempfile
+import threading
 import time
-from collections.abc import Generator, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_acceptance.model import Criterion, Method, Result, RunContext, SpecError, Status
+from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.run.no_agent import no_agent_advice, no_agent_message
 from pytest_acceptance.verdict.decision import in_agent_session
 
@@ -35,12 +42,15 @@ if TYPE_CHECKING:
         Backend,
         Dispatch,
         DispatchError,
+        Usage,
     )
+    from pytest_acceptance.agent.budget import Budget
     from pytest_acceptance.agent.prompt import Verdict
 
 DEFAULT_WAVE = 5
 DISPATCHES = 2  # a crash, a timeout or an off-contract answer is re-dispatched once
 AGENT_CHOICES = ("claude", "command", "none")
+BUDGET_KEY = "acceptance_budget"  # workerinput: the ledger of the run's budget
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -59,6 +69,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "verdict JSON on stdout. ini: acceptance_agent_command",
     )
     parser.addini("acceptance_agent_command", "command backend (shell words)", default="")
+    pair = _option_and_ini(parser, group)
+    pair(
+        "acceptance_claude",
+        "the Claude Code CLI to judge with",
+        metavar="PATH",
+        help="the Claude Code CLI to judge with (default: the one bundled in an installed "
+        "claude-agent-sdk, else `claude` on PATH)",
+    )
+    pair(
+        "acceptance_max_cost",
+        "budget of the run's agent calls, in USD",
+        type=float,
+        metavar="USD",
+        help="stop calling agents once they cost USD in this run: the agent criteria left "
+        "end as errors (budget exhausted)",
+    )
+    pair(
+        "acceptance_votes",
+        "independent judges per agent check",
+        default="1",
+        type=int,
+        metavar="N",
+        help="ask N independent judges per agent check; the majority decides, a split is "
+        "marked unstable (default 1)",
+    )
     group.addoption("--acceptance-model", metavar="MODEL", help="default model of agent checks")
     parser.addini("acceptance_model", "default model of agent checks", default="")
     group.addoption(
@@ -86,6 +121,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("acceptance_cache", "reuse agent passes on an unchanged tree", type="bool")
 
 
+def _option_and_ini(parser: pytest.Parser, group: Any) -> Callable[..., None]:
+    """``--acceptance-x`` and ini ``acceptance_x`` at once; the option's help names the key."""
+
+    def add(name: str, ini_help: str, default: str = "", **option: Any) -> None:
+        option["help"] = f"{option['help']}. ini: {name}"
+        group.addoption("--" + name.replace("_", "-"), **option)
+        parser.addini(name, ini_help, default=default)
+
+    return add
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, Any, Any]:
     # Before xdist turns numprocesses into workers (a wrapper runs before every tryfirst).
@@ -97,7 +143,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("acceptance", None):
         return
     settings = resolve_settings(config)
-    config.pluginmanager.register(AgentVerifier(settings), "acceptance-agent")
+    config.pluginmanager.register(AgentVerifier(settings, config), "acceptance-agent")
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and config.known_args_namespace is not None:
+        # The controller reports the run's configuration warnings (an unknown ini key...)
+        # once; every worker reading the same ini must not report them again.
+        filters = list(config.known_args_namespace.pythonwarnings or ())
+        config.known_args_namespace.pythonwarnings = [
+            *filters,
+            "ignore::pytest.PytestConfigWarning",
+        ]
 
 
 @dataclass(frozen=True)
@@ -108,6 +163,8 @@ class AgentSettings:
     wave: int
     cache: bool
     log_path: Path | None
+    max_cost: float | None = None  # USD for the run's agent calls
+    votes: int = 1
 
 
 def resolve_settings(config: pytest.Config) -> AgentSettings:
@@ -123,18 +180,50 @@ def resolve_settings(config: pytest.Config) -> AgentSettings:
         or ini_value(config, "acceptance_cache", "true or false")
     )
     return AgentSettings(
-        backend, unavailable, model.strip() or None, wave_size(config), cache, _log_path(config)
+        backend,
+        unavailable,
+        model.strip() or None,
+        wave_size(config),
+        cache,
+        _log_path(config),
+        max_cost(config),
+        votes(config),
     )
 
 
+def max_cost(config: pytest.Config) -> float | None:
+    """The budget in USD (above 0), or None for no budget."""
+    value = config.getoption("acceptance_max_cost", None)
+    source = "--acceptance-max-cost"
+    if value is None:
+        if not str(config.getini("acceptance_max_cost")).strip():
+            return None
+        from pytest_acceptance.options import ini_number
+
+        wanted = "an amount in USD above 0"
+        value = ini_number(config, "acceptance_max_cost", float, wanted, positive=True)
+        source = "ini acceptance_max_cost"
+    if not value > 0 or value == float("inf"):
+        raise pytest.UsageError(f"{source} = {value!r}: give an amount in USD above 0")
+    return float(value)
+
+
+def votes(config: pytest.Config) -> int:
+    return _at_least_one(config, "acceptance_votes", "a whole number of judges, at least 1")
+
+
 def wave_size(config: pytest.Config) -> int:
+    return _at_least_one(config, "acceptance_wave", "a whole number of at least 1")
+
+
+def _at_least_one(config: pytest.Config, name: str, wanted: str) -> int:
+    """``--acceptance-x`` else ini ``acceptance_x``: a whole number of at least 1."""
     from pytest_acceptance.options import ini_number
 
-    wanted = "a whole number of at least 1"
-    value = config.getoption("acceptance_wave", None)
-    source = "--acceptance-wave"
+    value = config.getoption(name, None)
+    source = "--" + name.replace("_", "-")
     if value is None:  # a TOML number or a string, read as pytest's ini type allows
-        value, source = ini_number(config, "acceptance_wave", int, wanted), "ini acceptance_wave"
+        value, source = ini_number(config, name, int, wanted), f"ini {name}"
     if value < 1:
         raise pytest.UsageError(f"{source} = {value!r}: give {wanted}")
     return int(value)
@@ -156,16 +245,26 @@ def _resolve_backend(config: pytest.Config) -> tuple[Backend | None, str]:
     if not command:
         command = str(ini_value(config, "acceptance_agent_command", "a command line"))
         source = "ini acceptance_agent_command ="
-    from pytest_acceptance.agent.backends import ClaudeBackend, CommandBackend
+    from pytest_acceptance.agent.backends import (
+        ClaudeBackend,
+        ClaudeNotFound,
+        CommandBackend,
+        find_claude,
+    )
 
     if choice == "none":
         return None, "the agent is switched off (acceptance_agent = none)"
     if choice == "command" or (not choice and command.strip()):
         return CommandBackend(_command_words(command, source)), ""
-    executable = shutil.which("claude")
-    if executable is None:
-        return None, "`claude` is not on PATH and no agent command is configured"
-    return ClaudeBackend(executable), ""
+    explicit = config.getoption("acceptance_claude") or str(config.getini("acceptance_claude"))
+    try:
+        return ClaudeBackend(find_claude(explicit.strip() or None)), ""
+    except ClaudeNotFound as tried:
+        if explicit.strip():
+            given = config.getoption("acceptance_claude")
+            source = "--acceptance-claude" if given else "ini acceptance_claude"
+            raise pytest.UsageError(f"{source}: {tried}") from None
+        return None, f"no Claude Code CLI found ({tried}) and no agent command is configured"
 
 
 def _command_words(command: str, source: str) -> list[str]:
@@ -197,13 +296,101 @@ def _log_path(config: pytest.Config) -> Path | None:
 class AgentVerifier:
     """The hookimpls, bound to one resolved configuration."""
 
-    def __init__(self, settings: AgentSettings) -> None:
+    def __init__(self, settings: AgentSettings, config: pytest.Config | None = None) -> None:
         self.settings = settings
+        self.config = config  # None: called as a library, outside a pytest run
+        self.budget = _budget(settings, config)
+        self.pool: ThreadPoolExecutor | None = None  # checks started ahead of their items
+        self.started: dict[Criterion, Future[Result]] = {}
+        self.stopping = threading.Event()  # the run ended: start no agent call any more
+
+    # -- the run's budget, shared with the workers ---------------------------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.budget is not None:
+            node.workerinput[BUDGET_KEY] = str(self.budget.path)
+
+    def pytest_unconfigure(self) -> None:
+        if self.budget is not None and not hasattr(self.config, "workerinput"):
+            self.budget.remove()
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # the outermost: its line comes last
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        result = yield
+        from pytest_acceptance.verdict.decision import agent_line, agent_totals
+
+        recorder = (
+            self.config.pluginmanager.get_plugin("acceptance-recorder") if self.config else None
+        )
+        verdict = getattr(recorder, "verdict", None)
+        totals = agent_totals(verdict.outcomes) if verdict is not None else None
+        if totals is not None:
+            budget = f" (budget ${self.budget.limit:g})" if self.budget is not None else ""
+            terminalreporter.write_line(f"agents: {agent_line(totals)}{budget}")
+        return result
+
+    # -- waves in this process -----------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
+        self._start_ahead(session.items)
+        try:
+            return (yield)
+        finally:
+            self._stop_ahead()
+
+    def _start_ahead(self, items: list[pytest.Item]) -> None:
+        """When this process runs every item and no bash criterion is among them, start
+        the agent checks now, a wave at a time, in item order: each item then waits for
+        its own. (A bash command's containment owns every process that starts while it
+        runs, so agent checks never run beside one in the same process.)"""
+        from pytest_acceptance.collect import CriterionItem, run_context
+
+        if self.config is None or self.settings.backend is None:
+            return
+        if hasattr(self.config, "workerinput"):
+            return  # xdist decides which items a worker runs, one at a time
+        criteria = [item.criterion for item in items if isinstance(item, CriterionItem)]
+        if any(c.method is Method.BASH for c in criteria):
+            return
+        agents = [c for c in criteria if c.method is Method.SUBAGENT]
+        if len(agents) < 2:
+            return
+        context = run_context(self.config)
+        self.pool = ThreadPoolExecutor(self.settings.wave, thread_name_prefix="acceptance-agent")
+        for criterion in agents:
+            self.started[criterion] = self.pool.submit(
+                self.verify, criterion, context, None, isolated=True
+            )
+
+    def _stop_ahead(self) -> None:
+        """The run ended (or stopped: -x, Ctrl-C): checks not started never start, and the
+        helpers of running ones are stopped, killing their agents."""
+        if self.pool is None:
+            return
+        from pytest_acceptance.agent.isolated import close_helpers, stop_helpers
+
+        self.stopping.set()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        # (A future cancelled above is done(), though wait() would never see it end.)
+        while pending := [f for f in self.started.values() if not f.done()]:
+            stop_helpers()  # a call that started just now is stopped on the next round
+            wait(pending, timeout=0.1)
+        close_helpers()  # the pool threads' helpers, kept between their checks
+        self.pool.shutdown(wait=True)
+        self.pool = None
+        self.started.clear()
+
+    # -- the hooks -----------------------------------------------------------------------
 
     @pytest.hookimpl
     def pytest_acceptance_run(self, criterion: Criterion, context: RunContext) -> Result | None:
         if criterion.method is not Method.SUBAGENT:
             return None
+        ahead = self.started.pop(criterion, None)
+        if ahead is not None:
+            return ahead.result()
         return self.verify(criterion, context, None)
 
     @pytest.hookimpl
@@ -212,16 +399,28 @@ class AgentVerifier:
     ) -> Result | None:
         return self.verify(criterion, context, evidence)
 
-    def verify(self, criterion: Criterion, context: RunContext, evidence: str | None) -> Result:
+    def verify(
+        self,
+        criterion: Criterion,
+        context: RunContext,
+        evidence: str | None,
+        isolated: bool = False,
+    ) -> Result:
         """One criterion (evidence None) or one pass condition (evidence given), judged."""
         started = time.monotonic()
         try:
-            result = self._verify(criterion, context, evidence)
+            result = self._verify(criterion, context, evidence, isolated)
         except _Unverifiable as problem:
             result = Result(Status.ERROR, attempts=0, message=str(problem), extra=problem.extra)
-        return replace(result, duration=time.monotonic() - started)
+        duration = time.monotonic() - started
+        if "usage" in result.extra:
+            usage = {**result.extra["usage"], "duration": round(duration, 3)}
+            result = replace(result, extra={**result.extra, "usage": usage})
+        return replace(result, duration=duration)
 
-    def _verify(self, criterion: Criterion, context: RunContext, evidence: str | None) -> Result:
+    def _verify(
+        self, criterion: Criterion, context: RunContext, evidence: str | None, isolated: bool
+    ) -> Result:
         from pytest_acceptance.agent.backends import Dispatch
 
         backend = self.settings.backend
@@ -238,9 +437,13 @@ class AgentVerifier:
             timeout=context.capped(criterion.timeout or context.default_timeout)[0],
             model=model,
             agent=agent,
+            env=judge_environment(criterion, model, evidence),
+            isolated=isolated or _votes(criterion, self.settings) > 1,
+            keep_helper=isolated and _votes(criterion, self.settings) == 1,  # a pool thread
+            run_cgroup=_run_cgroup(self.config),
         )
         if not self.settings.cache:
-            return self._dispatch(backend, request, criterion, extra)
+            return self._judge(backend, request, criterion, extra)
         return self._cached(backend, request, criterion, extra, evidence)
 
     def _cached(
@@ -262,18 +465,21 @@ class AgentVerifier:
             "model": request.model,
             "agent_digest": request.agent.digest if request.agent else None,
             "prompt_version": PROMPT_VERSION,
+            "votes": _votes(criterion, self.settings),
             "evidence": hashlib.sha256(evidence.encode()).hexdigest() if evidence else None,
         }
         key = cache_key(criterion, configuration)
         try:
             before = tree_fingerprint(request.cwd)
         except FingerprintError:  # an unknown tree: no cached pass can describe it
-            return self._dispatch(backend, request, criterion, extra)
+            return self._judge(backend, request, criterion, extra)
         hit = cache.lookup(key, before)
         if hit is not None:
             message = f"{hit.message} (cached pass: criterion, agent and tree unchanged)"
-            return replace(hit, message=message, extra={**extra, "cached": True, "dispatches": 0})
-        result = self._dispatch(backend, request, criterion, extra)
+            usage = {**_spending(_no_usage(), 0), "cached": True}
+            extra = {**extra, "cached": True, "dispatches": 0, "usage": usage}
+            return replace(hit, message=message, extra=extra)
+        result = self._judge(backend, request, criterion, extra)
         if _same_tree(request.cwd, before):  # the verdict describes one tree
             cache.store(key, before, result)
         return result
@@ -303,21 +509,230 @@ class AgentVerifier:
                 ) from None
         return check_prompt(criterion, rootdir, role, log)
 
-    def _dispatch(
+    def _judge(
         self, backend: Backend, request: Dispatch, criterion: Criterion, extra: dict[str, Any]
     ) -> Result:
-        from pytest_acceptance.agent.backends import DispatchError
+        """``votes`` independent judgements at once (each in its wave slot); one result."""
+        count = _votes(criterion, self.settings)
+        if count == 1:
+            judgements = [self._judgement(backend, request)]
+        else:
+            with ThreadPoolExecutor(count, thread_name_prefix="acceptance-vote") as voters:
+                judgements = list(
+                    voters.map(lambda _: self._judgement(backend, request), range(count))
+                )
+        return _result(criterion, request, judgements, extra)
 
-        failures: list[DispatchError] = []
+    def _judgement(self, backend: Backend, request: Dispatch) -> Judgement:
+        """One judge: dispatched, and once more after an unusable answer."""
+        from pytest_acceptance.agent.backends import DispatchError
+        from pytest_acceptance.agent.budget import BudgetExhausted
+
+        judgement = Judgement()
         with wave_slot(request.cwd, self.settings.wave):
-            for attempt in range(1, DISPATCHES + 1):
+            for _attempt in range(DISPATCHES):
+                if self.stopping.is_set():  # (no item waits for this answer any more)
+                    judgement.failures.append(DispatchError("the run stopped first"))
+                    return judgement
                 try:
-                    verdict = backend.dispatch(request)
+                    share = self.budget.reserve() if self.budget is not None else None
+                except BudgetExhausted as exhausted:
+                    judgement.budget = f"budget exhausted: {exhausted}"
+                    return judgement
+                asked = request
+                if share is not None:
+                    env = {**request.env, "PYTEST_ACCEPTANCE_MAX_COST_USD": f"{share:.6f}"}
+                    asked = replace(request, max_cost=share, env=env)
+                judgement.calls += 1
+                try:
+                    answer = backend.dispatch(asked)
                 except DispatchError as failure:
-                    failures.append(failure)
+                    self._settle(share, failure.usage)
+                    judgement.usage += failure.usage
+                    judgement.failures.append(failure)
+                    if failure.budget:
+                        judgement.budget = f"budget exhausted: {failure}"
+                        return judgement
                     continue
-                return _verdict_result(verdict, attempt, failures, extra)
-        return _dispatch_error(criterion, request, failures, extra)
+                self._settle(share, answer.usage)
+                judgement.usage += answer.usage
+                judgement.verdict = answer.verdict
+                return judgement
+        return judgement
+
+    def _settle(self, share: float | None, usage: Usage) -> None:
+        if self.budget is not None and share is not None:
+            self.budget.settle(share, usage.cost_usd)
+
+
+@dataclass
+class Judgement:
+    """What one judge answered: a valid verdict, or why not; and what it cost."""
+
+    verdict: Verdict | None = None
+    failures: list[DispatchError] = field(default_factory=list)
+    usage: Usage = field(default_factory=lambda: _no_usage())
+    calls: int = 0
+    budget: str = ""  # why the budget stopped this judge
+
+    @property
+    def attempts(self) -> int:
+        return self.calls
+
+
+def _votes(criterion: Criterion, settings: AgentSettings) -> int:
+    """The criterion's ``votes:``, else the run's ``acceptance_votes``."""
+    return criterion.votes or settings.votes
+
+
+def _budget(settings: AgentSettings, config: pytest.Config | None) -> Budget | None:
+    if settings.max_cost is None:
+        return None
+    from pytest_acceptance.agent.budget import Budget
+
+    given = (getattr(config, "workerinput", None) or {}).get(BUDGET_KEY)
+    if given:
+        return Budget(Path(given), settings.max_cost, settings.wave)
+    return Budget.create(settings.max_cost, settings.wave)
+
+
+def _run_cgroup(config: pytest.Config | None) -> Path | None:
+    if config is None:
+        return None
+    guard = config.pluginmanager.get_plugin("acceptance-guard")
+    cgroup = getattr(guard, "run_cgroup", None)
+    return cgroup if isinstance(cgroup, Path) else None
+
+
+def judge_environment(
+    criterion: Criterion, model: str | None, evidence: str | None
+) -> dict[str, str]:
+    """What a judge is told about what it judges, beside the prompt (a command judge may
+    route by model, or log per criterion)."""
+    values = {
+        "PYTEST_ACCEPTANCE_CRITERION": criterion.id,
+        "PYTEST_ACCEPTANCE_TITLE": criterion.title,
+        "PYTEST_ACCEPTANCE_SPEC": str(criterion.location.path.resolve()),
+        "PYTEST_ACCEPTANCE_SPEC_LINE": str(criterion.location.line),
+        "PYTEST_ACCEPTANCE_PRIORITY": criterion.priority.value,
+        "PYTEST_ACCEPTANCE_MODEL": model or "",
+        "PYTEST_ACCEPTANCE_AGENT": criterion.agent or "",
+        "PYTEST_ACCEPTANCE_JUDGING": "condition" if evidence is not None else "criterion",
+    }
+    return {name: value.replace("\0", "") for name, value in values.items()}
+
+
+def _no_usage() -> Usage:
+    from pytest_acceptance.agent.backends import Usage
+
+    return Usage()
+
+
+def _spending(usage: Usage, calls: int) -> dict[str, Any]:
+    """``Result.extra["usage"]``: what judging one criterion cost (duration added later)."""
+    return {
+        "calls": calls,
+        "cached": False,
+        "cost_usd": round(usage.cost_usd, 6),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "turns": usage.turns,
+    }
+
+
+def _result(
+    criterion: Criterion, request: Dispatch, judgements: list[Judgement], extra: dict[str, Any]
+) -> Result:
+    usage = judgements[0].usage
+    for judgement in judgements[1:]:
+        usage += judgement.usage
+    calls = sum(j.calls for j in judgements)
+    extra = {**extra, "dispatches": calls, "usage": _spending(usage, calls)}
+    if len(judgements) > 1:
+        return _majority(criterion, request, judgements, extra)
+    [judgement] = judgements
+    if judgement.verdict is not None:
+        return _verdict_result(judgement.verdict, calls, judgement.failures, extra)
+    if judgement.budget:
+        return _budget_error(criterion, judgement.budget, calls, judgement.failures, extra)
+    return _dispatch_error(criterion, request, judgement.failures, extra)
+
+
+def _budget_error(
+    criterion: Criterion,
+    why: str,
+    calls: int,
+    failures: list[DispatchError],
+    extra: dict[str, Any],
+) -> Result:
+    message = (
+        f"{why}; {criterion.id} was not judged. Next: raise --acceptance-max-cost "
+        "(ini acceptance_max_cost), or select fewer criteria (-k, -m)."
+    )
+    extra = {**extra, "budget_exhausted": True}
+    if failures:
+        extra["dispatch_errors"] = [str(failure) for failure in failures]
+    output = failures[-1].output if failures else ""
+    return Result(Status.ERROR, attempts=calls, output=output, message=message, extra=extra)
+
+
+def _majority(
+    criterion: Criterion, request: Dispatch, judgements: list[Judgement], extra: dict[str, Any]
+) -> Result:
+    """The majority of ``len(judgements)`` judges decides; a pass needs more than half of
+    them to pass. Judges that disagree mark the criterion unstable, never hidden."""
+    count = len(judgements)
+    verdicts = [j.verdict for j in judgements if j.verdict is not None]
+    passed = sum(v.passed for v in verdicts)
+    failed = len(verdicts) - passed
+    unstable = passed > 0 and failed > 0
+    tally = f"{passed} of {count} judges passed"
+    if failed:
+        tally += f", {failed} failed"
+    if count - len(verdicts):
+        tally += f", {count - len(verdicts)} gave no valid verdict"
+    votes = {
+        "judges": count,
+        "passed": passed,
+        "failed": failed,
+        "no_verdict": count - len(verdicts),
+        "unstable": unstable,
+        "answers": [_answer_record(j) for j in judgements],
+    }
+    extra = {**extra, "votes": votes, "unstable": unstable}
+    attempts = sum(j.calls for j in judgements)
+    note = f" ({tally}{'; unstable: the judges disagree' if unstable else ''})"
+    if passed * 2 > count:
+        summary = next(v.summary for v in verdicts if v.passed)
+        return Result(Status.PASSED, attempts=attempts, message=summary + note, extra=extra)
+    if failed:
+        issues = _distinct(i for v in verdicts if not v.passed for i in v.issues)
+        summary = next(v.summary for v in verdicts if not v.passed)
+        return Result(
+            Status.FAILED, attempts=attempts, issues=issues, message=summary + note, extra=extra
+        )
+    failures = [f for j in judgements for f in j.failures]
+    budget = next((j.budget for j in judgements if j.budget), "")
+    if budget:
+        return _budget_error(criterion, budget, attempts, failures, extra)
+    error = _dispatch_error(criterion, request, failures, extra)
+    return replace(error, message=f"no majority: {tally}. {error.message}")
+
+
+def _answer_record(judgement: Judgement) -> dict[str, Any]:
+    verdict = judgement.verdict
+    if verdict is None:
+        why = judgement.budget or "; ".join(str(f) for f in judgement.failures)
+        return {"status": "error", "summary": why, "issues": []}
+    return {
+        "status": "pass" if verdict.passed else "fail",
+        "summary": verdict.summary,
+        "issues": [issue.to_dict() for issue in verdict.issues],
+    }
+
+
+def _distinct(issues: Iterator[Issue] | Any) -> tuple[Issue, ...]:
+    return tuple(dict.fromkeys(issues))
 
 
 class _Unverifiable(Exception):
@@ -429,7 +844,7 @@ def _acquire_slot(directory: Path, size: int) -> IO[str] | None:
 
 
 def _default_to_waves(config: pytest.Config) -> None:
-    """Without -n, run on ``wave`` xdist workers when the specs hold agent criteria."""
+    """Without -n, start only the xdist workers that can be busy (workers.py)."""
     option = config.option
     if not config.getoption("acceptance", None) or not config.pluginmanager.hasplugin("xdist"):
         return
@@ -439,38 +854,17 @@ def _default_to_waves(config: pytest.Config) -> None:
         return
     if getattr(option, "dist", "no") != "no" or getattr(option, "tx", None):
         return  # the user configured distribution their own way
-    from pytest_acceptance.options import spec_paths  # directories, globs, ini specs
+    from pytest_acceptance.agent.workers import default_workers
 
     try:
-        paths = spec_paths(config)
+        count = default_workers(config, wave_size(config))
     except pytest.UsageError:
         return  # pytest_configure reports it
-    agents, automated = _count_criteria(paths, config.rootpath)
-    if agents == 0:
+    if count is None:
         return
-    try:
-        size = wave_size(config)
-    except pytest.UsageError:
-        return  # pytest_configure reports it
-    option.numprocesses = min(size, automated)
-    option.dist = "load"
-
-
-def _count_criteria(paths: list[Path], rootdir: Path) -> tuple[int, int]:
-    """(subagent criteria, automated criteria) in the specs that parse."""
-    from pytest_acceptance.collect import load_spec  # cached: collection reuses the parse
-
-    agents = automated = 0
-    for path in paths:
-        if not path.is_file():
-            continue
-        try:
-            spec = load_spec(path, rootdir)
-        except (SpecError, OSError):
-            continue  # collection reports it
-        agents += sum(1 for c in spec.criteria if c.method is Method.SUBAGENT)
-        automated += sum(1 for c in spec.criteria if c.automated)
-    return agents, automated
+    option.numprocesses = count
+    if count:
+        option.dist = "load"
 
 
 def _same_tree(root: Path | str, before: str) -> bool:

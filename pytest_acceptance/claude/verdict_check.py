@@ -50,6 +50,10 @@ CRITERION: dict[str, tuple[type, ...]] = {
     "message": (str,),
     "output": (str,),
     "issues": (list,),
+    # Agent criteria: flat objects of numbers and flags (verdict/decision.py).
+    "usage": (dict, type(None)),
+    "unstable": (bool,),
+    "votes": (dict, type(None)),
     # Only with a person's sign-off of a manual criterion (verdict/signoff.py).
     "sign_off": (str,),
     "signed_off_by": (str,),
@@ -58,6 +62,8 @@ CRITERION: dict[str, tuple[type, ...]] = {
 }
 # Written by extensions through facts.extra (pytest_acceptance.evidence.trail writes "reports").
 TOP_LEVEL_OPTIONAL: dict[str, tuple[type, ...]] = {"reports": (list,)}
+# Optional keys that hold one flat object (the run's agent totals).
+FLAT_OBJECTS = frozenset({"agent"})
 # The requirement-to-evidence matrix (pytest_acceptance/verdict/matrix.py ``row_json``): a
 # list of flat objects, so the real verdict (an object holding lists of objects) cannot hide
 # in it either.
@@ -108,6 +114,8 @@ def shape_problem(verdict: object, pinned_ids: list[str]) -> str | None:
             if problem is not None:
                 return problem
             continue
+        if key in FLAT_OBJECTS and _flat_object(verdict[key]):
+            continue
         # A key of another version or extension holds flat values only: the real verdict (an
         # object) nested under a forged top level cannot hide there.
         if not _flat(verdict[key]) or not isinstance(
@@ -145,6 +153,9 @@ def _criterion_problem(criterion: object) -> str | None:
         return "a criterion without an id"
     if criterion.get("status") not in CRITERION_STATUSES:
         return f"unknown criterion status {criterion.get('status')!r}"
+    for key in ("usage", "votes"):
+        if not _flat_object(criterion.get(key)):
+            return f"a criterion's {key!r} holds more than flat values"
     for issue in criterion.get("issues") or []:
         if not isinstance(issue, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in issue.items()
@@ -163,6 +174,11 @@ def _requirements_problem(rows: object) -> str | None:
         if not all(_flat(value) for value in row.values()):
             return "a requirement holds more than flat values"
     return None
+
+
+def _flat_object(value: object) -> bool:
+    """None, or an object of JSON scalars."""
+    return value is None or (isinstance(value, dict) and _flat(list(value.values())))
 
 
 def _flat(value: object) -> bool:

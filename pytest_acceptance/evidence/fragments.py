@@ -197,6 +197,9 @@ def build_fragment(
             for issue in result.issues[:ISSUE_LIMIT]
         ],
         **_sign_off(result),
+        # Agent criteria: what judging cost, and whether the judges disagreed.
+        "usage": _usage(result),
+        "unstable": bool(result.extra.get("unstable")),
     }
 
 
@@ -206,6 +209,18 @@ def _sign_off(result: Result) -> dict[str, Any]:
     if not isinstance(facts, dict):
         return {}
     return {"sign_off": {k: _head(str(facts.get(k, "")), TEXT_LIMIT) for k in _SIGN_OFF_FIELDS}}
+
+
+_USAGE_FIELDS = ("calls", "cost_usd", "input_tokens", "output_tokens", "turns", "duration")
+
+
+def _usage(result: Result) -> dict[str, Any] | None:
+    usage = result.extra.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    kept: dict[str, Any] = {name: usage.get(name, 0) for name in _USAGE_FIELDS}
+    kept["cached"] = bool(usage.get("cached"))
+    return kept
 
 
 def write_fragment(path: Path, fragment: dict[str, Any]) -> None:
@@ -266,6 +281,20 @@ def validate_fragment(data: Any, path: Path) -> None:
         or not all(isinstance(value, str) for value in sign_off.values())
     ):
         raise FragmentError(path, f"sign_off must be an object of strings {_SIGN_OFF_FIELDS}")
+    _check_usage(data, path)
+
+
+def _check_usage(data: dict[str, Any], path: Path) -> None:
+    """The optional agent fields: ``usage`` null or numbers of at least 0, ``unstable`` a
+    boolean."""
+    if not isinstance(data.get("unstable", False), bool):
+        raise FragmentError(path, '"unstable" must be true or false')
+    usage = data.get("usage")
+    if usage is None:
+        return
+    numbers = [usage.get(name) for name in _USAGE_FIELDS] if isinstance(usage, dict) else [None]
+    if any(isinstance(n, bool) or not isinstance(n, (int, float)) or n < 0 for n in numbers):
+        raise FragmentError(path, f'"usage" must hold numbers of at least 0: {_USAGE_FIELDS}')
 
 
 def _check_field(data: dict[str, Any], name: str, expected: Any, path: Path) -> None:

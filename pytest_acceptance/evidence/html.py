@@ -17,16 +17,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.evidence.report import gap_words, report_scope, resolution_words
+from pytest_acceptance.evidence.report import (
+    gap_words,
+    report_scope,
+    resolution_words,
+    usage_words,
+)
 from pytest_acceptance.model import Status
 from pytest_acceptance.text import display_path, spec_location
 from pytest_acceptance.verdict.decision import (
     Outcome,
     Verdict,
     VerdictStatus,
+    agent_line,
+    agent_totals,
     message_beyond_issues,
     scope_lines,
     sign_off_words,
+    unstable_note,
 )
 
 OUTPUT_LINES = 60  # of a criterion's output tail
@@ -138,6 +146,8 @@ def _banner(verdict: Verdict, finished: float) -> str:
         f"<p>exit code {int(verdict.exit_code)} · {text(counts or 'no criteria')}</p>",
     ]
     lines += [f'<p class="scope">{text(line)}</p>' for line in scope_lines(verdict) if line]
+    if totals := agent_totals(verdict.outcomes):
+        lines.append(f"<p>agents: {text(agent_line(totals))}</p>")
     if finished:
         when = datetime.fromtimestamp(finished, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         lines.append(f"<p>finished {text(when)}</p>")
@@ -218,7 +228,7 @@ def _table(outcomes: list[Outcome], entries: dict[str, Any], rootdir: Path) -> s
             f'<a href="#c-{text(criterion.id)}">{text(criterion.id)}</a>',
             text(criterion.title),
             text(criterion.priority.value),
-            _badge(outcome.result.status),
+            _badge(outcome.result.status) + _unstable(outcome.result),
             text(gap),
             text(resolution_words(entry.get("resolution") or "")),
             f"<code>{text(spec_location(criterion, rootdir))}</code>",
@@ -263,6 +273,11 @@ def _word(status: str) -> str:
     return f'<span class="badge {css}">{text(status.replace("_", " "))}</span>'
 
 
+def _unstable(result: Any) -> str:
+    """A badge that a criterion's judges disagreed: like flaky, never hidden."""
+    return ' <span class="badge flaky">unstable</span>' if unstable_note(result) else ""
+
+
 def _badge(status: Status) -> str:
     return f'<span class="badge {status.value}">{text(status.value.replace("_", " "))}</span>'
 
@@ -281,10 +296,14 @@ def _details(outcome: Outcome, entry: dict[str, Any], rootdir: Path) -> str:
     if signed := sign_off_words(result):
         note = result.extra["sign_off"].get("note")
         facts.append(("Sign-off", f"{signed}: {note}" if note else signed))
+
+    facts.append(("Agent", usage_words(entry.get("usage"))))
+    facts.append(("Judges", unstable_note(result)))
     rows = "".join(f"<dt>{text(k)}</dt><dd>{text(v)}</dd>" for k, v in facts if v)
     parts = [
         f'<details id="c-{text(criterion.id)}"{is_open}><summary>{text(criterion.id)}: '
-        f"{text(criterion.title)} {_badge(result.status)}</summary><dl>{rows}</dl>"
+        f"{text(criterion.title)} {_badge(result.status)}{_unstable(result)}</summary>"
+        f"<dl>{rows}</dl>"
     ]
     if criterion.description:
         parts.append(f"<p>{text(criterion.description)}</p>")

@@ -379,11 +379,43 @@ def _header(report: dict[str, Any]) -> list[str]:
         lines.append(f"- Commands ran in: {'; '.join(places)}")
     if report["fingerprint"]:
         lines.append(f"- Tree: `{report['fingerprint']}`")
+    if spent := agent_spending(report["criteria"]):
+        lines.append(f"- Agents: {spent}")
     return [*lines, ""]
 
 
 def _some(ids: list[str], shown: int = 10) -> str:
     return ", ".join(ids[:shown]) + (f", … (+{len(ids) - shown})" if len(ids) > shown else "")
+
+
+def agent_spending(entries: list[dict[str, Any]]) -> str:
+    """What the agent criteria of these entries cost together ("" when none was judged)."""
+    usages = [e["usage"] for e in entries if e.get("usage")]
+    if not usages:
+        return ""
+    cost = sum(u["cost_usd"] for u in usages)
+    unstable = sum(bool(e.get("unstable")) for e in entries)
+    text = (
+        f"{sum(u['calls'] for u in usages)} calls for {len(usages)} criteria "
+        f"({sum(u['cached'] for u in usages)} cached), ${cost:.4f}, "
+        f"{sum(u['input_tokens'] for u in usages):,} input and "
+        f"{sum(u['output_tokens'] for u in usages):,} output tokens, "
+        f"{sum(u['turns'] for u in usages)} turns, {sum(u['duration'] for u in usages):.1f} s"
+    )
+    return text + (f", {unstable} unstable" if unstable else "")
+
+
+def usage_words(usage: dict[str, Any] | None) -> str:
+    """One agent criterion's cost: ``$0.0123, 900 input and 80 output tokens, 2 turns, …``."""
+    if not usage:
+        return ""
+    if usage.get("cached"):
+        return "cached pass: no agent call"
+    return (
+        f"${usage['cost_usd']:.4f}, {usage['input_tokens']:,} input and "
+        f"{usage['output_tokens']:,} output tokens, {usage['turns']} turns, "
+        f"{usage['calls']} calls, {usage['duration']:.1f} s"
+    )
 
 
 def report_scope(report: dict[str, Any]) -> str:
@@ -477,7 +509,7 @@ def _table(entries: list[dict[str, Any]]) -> list[str]:
             str(entry["index"] + 1),
             entry["id"],
             entry["priority"],
-            entry["status"],
+            entry["status"] + (" (unstable)" if entry.get("unstable") else ""),
             entry["gap"] or "",
             resolution_words(entry["resolution"] or ""),
             _cell(entry["title"]),
@@ -520,6 +552,8 @@ def _details(report: dict[str, Any]) -> list[str]:
             )
         if message := message_beyond_issues(entry["message"], entry["issues"]):
             lines.append(f"- Message: {_cell(message)}")
+        if spent := usage_words(entry.get("usage")):
+            lines.append(f"- Agent: {spent}")
         lines.append("")
     return lines
 

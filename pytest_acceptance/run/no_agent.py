@@ -8,9 +8,9 @@ from pytest_acceptance.model import Criterion, one_line
 from pytest_acceptance.run.conditions import VOCABULARY_HINT, closest_phrase
 
 HOW_TO_CONFIGURE = (
-    "Put Claude Code on PATH (`claude`), or configure a command that reads the prompt on "
-    "stdin and prints the verdict JSON: `--acceptance-agent-command CMD` or "
-    "`acceptance_agent_command = CMD` in the pytest ini section."
+    "Install the judge with `pip install 'pytest-acceptance[claude]'` (or name a Claude Code "
+    "CLI: `--acceptance-claude PATH`), or configure a command that reads the prompt on "
+    "stdin and prints the verdict JSON: `--acceptance-agent-command CMD`."
 )
 
 

@@ -283,7 +283,7 @@ def shown(value: Any) -> str:
 _COMMON_KEYS = ("method", "timeout", "retries", "priority")
 _METHOD_KEYS = {
     Method.BASH: (*_COMMON_KEYS, "command", "pass_condition", "cwd"),
-    Method.SUBAGENT: (*_COMMON_KEYS, "agent", "checks", "model"),
+    Method.SUBAGENT: (*_COMMON_KEYS, "agent", "checks", "model", "votes"),
     Method.MANUAL: (*_COMMON_KEYS, "checks"),
 }
 _METHODS = "bash, subagent or manual"
@@ -297,6 +297,7 @@ _DURATION = re.compile(
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 MAX_TIMEOUT = 7 * 24 * 3600.0  # a week: beyond it a number is a typo, and time APIs overflow
 MAX_RETRIES = 100
+MAX_VOTES = 15  # judges of one agent check, all at once
 MAX_FIELD_CHARS = 10_000  # pass_condition, agent, model, one check
 # A command is one argv entry of `bash -c`: Linux refuses one over 128 KiB (MAX_ARG_STRLEN).
 _TEXT_LIMITS = {"command": 100_000}
@@ -339,6 +340,7 @@ def criterion_fields(data: Any) -> dict[str, Any]:
         "model": _optional_text(data, "model"),
         "priority": Priority.MUST if data.get("priority") is None else _priority(data["priority"]),
         "cwd": _cwd(data),
+        "votes": None if data.get("votes") is None else _votes(data["votes"]),
     }
 
 
@@ -454,6 +456,17 @@ def _retries(value: Any) -> int:
         raise FieldError(
             "retries",
             f'"retries" must be a whole number >= 0 (at most {MAX_RETRIES}), '
+            f"found {found or _kind(value)}",
+        )
+    return value
+
+
+def _votes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_VOTES:
+        found = shown(value) if isinstance(value, int) and not isinstance(value, bool) else ""
+        raise FieldError(
+            "votes",
+            f'"votes" must be a whole number of judges >= 1 (at most {MAX_VOTES}), '
             f"found {found or _kind(value)}",
         )
     return value

@@ -223,6 +223,8 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
         ]
     if not result.issues:
         lines.append(f"  Location: {spec}")
+    if unstable := unstable_note(result):
+        lines.append(f"  Unstable: {unstable.removeprefix('unstable: ')}; the judges disagree")
     message = message_beyond_issues(result.message, result.issues)
     if result.status is Status.ERROR and message:
         lines.append(f"  Error: {_indent(message)}")
@@ -270,6 +272,8 @@ def _passed_line(outcome: Outcome) -> str:
         line += f" (flaky: passed after {_plural(failures, 'failed attempt')})"
     if signed := sign_off_words(outcome.result):
         line += f" ({signed})"
+    if unstable := unstable_note(outcome.result):
+        line += f" ({unstable})"
     return line
 
 
@@ -284,6 +288,14 @@ def sign_off_words(result: Result) -> str:
     if facts.get("state") == "void":
         return f"the sign-off by {by} on {day} is void: the criterion changed since"
     return f"signed off by {by} on {day}"
+
+
+def unstable_note(result: Result) -> str:
+    """``unstable: 2 of 3 judges passed`` when an agent criterion's judges disagreed."""
+    votes = result.extra.get("votes")
+    if not result.extra.get("unstable") or not isinstance(votes, dict):
+        return ""
+    return f"unstable: {votes.get('passed')} of {votes.get('judges')} judges passed"
 
 
 def _manual_section(manual: list[Outcome], rootdir: Path, several: bool) -> list[str]:
@@ -474,6 +486,7 @@ def to_json(verdict: Verdict, facts: RunFacts) -> dict[str, Any]:
         ],
         "problems": list(verdict.problems),
         **_requirements_json(verdict),
+        "agent": agent_totals(verdict.outcomes),
         **facts.extra,
     }
 
@@ -487,6 +500,44 @@ def _requirements_json(verdict: Verdict) -> dict[str, Any]:
     rows = [row_json(row, _resolved) for row in verdict.requirements]
     unchecked = [f"{row['spec']}::{row['id']}" for row in rows if not row["runnable"]]
     return {"requirements": rows, "requirements_without_runnable_check": unchecked}
+
+
+def agent_totals(outcomes: Iterable[Outcome]) -> dict[str, Any] | None:
+    """What the run's agent criteria cost together (None: the run judged none)."""
+    spent = [o.result.extra["usage"] for o in outcomes if agent_usage(o.result)]
+    if not spent:
+        return None
+    unstable = sum(bool(o.result.extra.get("unstable")) for o in outcomes)
+    return {
+        "criteria": len(spent),
+        "calls": sum(int(a.get("calls", 0)) for a in spent),
+        "cached": sum(bool(a.get("cached")) for a in spent),
+        "cost_usd": round(sum(float(a.get("cost_usd", 0.0)) for a in spent), 6),
+        "input_tokens": sum(int(a.get("input_tokens", 0)) for a in spent),
+        "output_tokens": sum(int(a.get("output_tokens", 0)) for a in spent),
+        "turns": sum(int(a.get("turns", 0)) for a in spent),
+        "duration": round(sum(float(a.get("duration", 0.0)) for a in spent), 3),
+        "unstable": unstable,
+    }
+
+
+def agent_usage(result: Result) -> dict[str, Any] | None:
+    """What judging an agent criterion cost: calls, cached, cost_usd, tokens, turns, duration."""
+    usage = result.extra.get("usage")
+    return usage if isinstance(usage, dict) else None
+
+
+def agent_line(totals: dict[str, Any]) -> str:
+    """One line of a run's agent totals, for the terminal and the reports."""
+    line = (
+        f"{_plural(totals['calls'], 'agent call')} for {_plural(totals['criteria'], 'criterion')}"
+        f" ({totals['cached']} cached), ${totals['cost_usd']:.4f}, "
+        f"{totals['input_tokens']:,} input and {totals['output_tokens']:,} output tokens, "
+        f"{_plural(totals['turns'], 'turn')}, {totals['duration']:.1f} s"
+    )
+    if totals.get("unstable"):
+        line += f", {totals['unstable']} unstable"
+    return line
 
 
 def send_verdict(fd: int | None, data: dict[str, Any]) -> None:
@@ -523,8 +574,21 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         "message": result.message,
         "output": result.output,
         "issues": [issue.to_dict() for issue in result.issues],
+        # Agent criteria: what judging cost, and the judges' votes (None otherwise).
+        "usage": agent_usage(result),
+        "unstable": bool(result.extra.get("unstable")),
+        "votes": _votes_json(result),
         **_sign_off_json(result),
     }
+
+
+def _votes_json(result: Result) -> dict[str, Any] | None:
+    """The judges' tally, flat (each judge's answer is in the evidence: the Claude Code gate
+    reads this verdict strictly, and flat values are all it accepts)."""
+    votes = result.extra.get("votes")
+    if not isinstance(votes, dict):
+        return None
+    return {key: value for key, value in votes.items() if key != "answers"}
 
 
 def _sign_off_json(result: Result) -> dict[str, str]:

@@ -63,6 +63,15 @@ def test_pass_from_the_command_is_a_pass_with_its_summary(judge: Judge, tmp_path
         "cached": False,
         "dispatches": 1,
         "summary": "AC-7 holds",
+        "usage": {
+            "calls": 1,
+            "cached": False,
+            "cost_usd": 0.0,  # the judge reported none
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "turns": 0,
+            "duration": result.extra["usage"]["duration"],
+        },
     }
     assert judge.calls("AC-7")[0][3] == str(tmp_path)  # the agent runs in the root
 

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.claude_cli import shadow_sdk
 from support.judges import Judge, max_overlap
 from support.specs import bash, criterion, spec
 
@@ -81,11 +82,16 @@ def test_without_an_agent_the_verdict_is_an_error_never_a_pass(
 ) -> None:
     empty = pytester.mkdir("no-tools-here")
     monkeypatch.setenv("PATH", str(empty))  # no `claude` anywhere
+    # ...and no bundled CLI: as after `pip install pytest-acceptance` without the extra
+    monkeypatch.setenv("PYTHONPATH", str(shadow_sdk(pytester.mkdir("shadow"))))
     path = project(pytester, None, agent("AC-1", "Readme"))
     result = pytester.runpytest_subprocess("--acceptance", path, "-n", "0")
     assert result.ret == 11
     result.stdout.fnmatch_lines(["*no agent configured to judge AC-1*"])
-    assert "`claude` is not on PATH" in result.stdout.str()
+    out = result.stdout.str()
+    assert "the installed claude-agent-sdk) is missing or not executable" in out
+    assert "`claude` is not on PATH" in out
+    assert "pip install 'pytest-acceptance[claude]'" in out
     assert verdict(pytester)["status"] == "error"
 
 
@@ -163,15 +169,15 @@ def test_cache_is_off_by_default(pytester: pytest.Pytester, judge: Judge) -> Non
     assert not (pytester.path / ".acceptance" / "cache").exists()
 
 
-def test_without_n_agent_checks_run_in_parallel_on_wave_workers(
+def test_without_n_agent_checks_run_a_wave_at_a_time_in_one_process_without_workers(
     pytester: pytest.Pytester, judge: Judge
 ) -> None:
     judge.plan({"*": ["sleep:2"]})
-    path = project(pytester, judge, *(agent(f"AC-{n}") for n in range(1, 6)))
-    result = pytester.runpytest_subprocess("--acceptance", path)
-    assert result.ret == 0
-    result.stdout.fnmatch_lines(["created: 5/5 workers"])
-    assert max_overlap(judge.intervals()) == 5
+    path = project(pytester, judge, *(agent(f"AC-{n}") for n in range(1, 8)))
+    result = pytester.runpytest_subprocess("--acceptance", path, "--acceptance-wave", "5")
+    assert result.ret == 0, result.stdout.str()
+    assert "created:" not in result.stdout.str()  # no xdist worker started
+    assert max_overlap(judge.intervals()) == 5  # a wave: more at once never, fewer never
 
 
 def test_wave_size_bounds_concurrent_agents_even_with_more_workers(

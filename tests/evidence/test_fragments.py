@@ -72,6 +72,8 @@ def test_a_fragment_round_trips_with_every_schema_field(tmp_path: Path) -> None:
         "message": "m",
         "output": "",
         "issues": [{"location": "src/app.py:3", "expected": "AppError", "actual": "Error()"}],
+        "usage": None,  # not an agent criterion
+        "unstable": False,
     }
 
 

@@ -18,6 +18,7 @@ from support.claude_cli import (
     ClaudeInstallError,
     ensure_claude,
     installed_version,
+    shadow_sdk,
 )
 from support.claude_harness import (
     EXHAUSTED_TEXT,
@@ -165,13 +166,13 @@ def test_claude_env_isolates_home_and_puts_the_real_claude_first_on_path(
     assert first_on_path.resolve() == claude_bin.resolve()
 
 
-def test_ensure_claude_fails_clearly_when_npm_is_missing(
+def test_ensure_claude_fails_clearly_when_pip_cannot_install_the_sdk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PYTEST_ACCEPTANCE_CLAUDE_DIR", str(tmp_path / "cli"))
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    with pytest.raises(ClaudeInstallError, match="npm is not on PATH"):
-        ensure_claude()
+    monkeypatch.syspath_prepend(str(shadow_sdk(tmp_path / "shadow")))  # no bundled CLI
+    missing_wheel = str(tmp_path / "claude_agent_sdk-0.0.0-py3-none-any.whl")
+    with pytest.raises(ClaudeInstallError, match=r"pip install --quiet --no-deps .* failed"):
+        ensure_claude(missing_wheel)
 
 
 # --- the real CLI against the stand-in -----------------------------------------------------

@@ -174,11 +174,11 @@ def test_no_file_reads_or_cites_a_path_outside_the_repository() -> None:
 def test_the_tests_never_download_the_claude_cli_mid_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without `tests/support/claude_cli.py install` (the README's set-up) the CLI fixtures fail
-    with that next step; nothing is fetched during a test run."""
-    from support.claude_cli import INSTALL_DIR_VARIABLE, ClaudeInstallError, installed_claude
+    """Without the pinned SDK (`pip install -e '.[test]'`, the README's set-up) the CLI
+    fixtures fail with that next step; nothing is fetched during a test run."""
+    from support.claude_cli import ClaudeInstallError, bundled_binary, installed_claude, shadow_sdk
 
-    monkeypatch.setenv(INSTALL_DIR_VARIABLE, str(tmp_path / "cli"))
-    with pytest.raises(ClaudeInstallError, match=r"tests/support/claude_cli\.py install"):
+    monkeypatch.syspath_prepend(str(shadow_sdk(tmp_path / "shadow")))  # no bundled CLI
+    with pytest.raises(ClaudeInstallError, match=r"pip install -e '\.\[test\]'"):
         installed_claude()
-    assert not (tmp_path / "cli").exists()
+    assert bundled_binary() is None

@@ -228,15 +228,15 @@ def test_a_ticked_tasks_verify_command_runs_verbatim_and_its_failure_fails_the_t
 def test_a_kiro_spec_folder_is_judged_by_the_agent_on_xdist_workers(
     pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Without -n a folder of agent specs runs on wave-size workers, which find and read
-    the specs as the controller does: ids, prompts, verdict."""
+    """On xdist workers (-n 2; without -n agent-only specs run in one process), the
+    workers find and read a folder of specs as the controller does: ids, prompts, verdict."""
     judge = Judge(tmp_path_factory.mktemp("judge"))
     judge.plan({"2.2": ["fail"]})
     pytester.makeini(f"[pytest]\nacceptance_agent_command = {judge.command}\nacceptance_wave = 2\n")
     shutil.copytree(EXAMPLES / "kiro", pytester.path / ".kiro" / "specs" / "reset")
-    result = pytester.runpytest_subprocess("--acceptance", ".kiro/specs")
+    result = pytester.runpytest_subprocess("--acceptance", ".kiro/specs", "-n", "2")
     assert result.ret == 1, result.stdout.str()
-    result.stdout.fnmatch_lines(["*2 workers*"])  # a folder of agent specs runs in waves
+    result.stdout.fnmatch_lines(["*2 workers*"])
     result.stdout.fnmatch_lines(["### Failed (1)", "- 2.2: WHEN a link has been used once*"])
     verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
     assert sorted(c["id"] for c in verdict["criteria"]) == sorted(

@@ -1,58 +1,45 @@
-"""Install and locate the pinned Claude Code CLI that the real-CLI tests drive.
+"""Locate (and install with pip) the pinned Claude Code CLI that the real-CLI tests drive.
 
-`python tests/support/claude_cli.py install` installs it when missing and prints the binary path
-(.ci/run calls this); `python tests/support/claude_cli.py version` prints the pin.
-The CLI is a hard requirement of the test suite: when it cannot be installed this fails
-with the reason and the next step, it never lets the tests skip.
+The CLI comes from PyPI, inside the pinned `claude-agent-sdk` wheel
+(`claude_agent_sdk/_bundled/claude`): the test extra installs it (`pip install -e
+'.[test]'`), no Node.js involved. `python tests/support/claude_cli.py install` installs it
+into the running interpreter's environment when missing (pip, without the SDK's own
+dependencies: the tests run the CLI, never the SDK) and prints the binary's path;
+`python tests/support/claude_cli.py version` prints the pin.
+The CLI is a hard requirement of the test suite: when it is missing or of another version
+the tests fail with the reason and the next step, they never skip.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
-import platform
+import importlib
+import importlib.util
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-# The one pin: transcript format and hook payloads change between releases.
+# The pins: transcript format and hook payloads change between releases. The SDK release
+# bundles exactly this CLI (its _bundled/claude.version says so).
 CLAUDE_CODE_VERSION = "2.1.328"
-PACKAGE = "@anthropic-ai/claude-code"
-INSTALL_DIR_VARIABLE = "PYTEST_ACCEPTANCE_CLAUDE_DIR"
-NPM_TIMEOUT_SECONDS = 900
+SDK_VERSION = "0.2.185"
+SDK_REQUIREMENT = f"claude-agent-sdk=={SDK_VERSION}"
+PIP_TIMEOUT_SECONDS = 900
+NEXT_STEP = "run `.venv/bin/pip install -e '.[test]'` (CONTRIBUTING; about 165 MB from PyPI)"
 
 
 class ClaudeInstallError(RuntimeError):
     """The pinned CLI is not there and could not be installed; the message says why."""
 
 
-def install_dir() -> Path:
-    configured = os.environ.get(INSTALL_DIR_VARIABLE)
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".cache" / "pytest-acceptance" / f"claude-code-{CLAUDE_CODE_VERSION}"
-
-
-def platform_package() -> str:
-    """The npm package holding the native binary for this machine (npm 11 skips postinstall,
-    so the `claude` of node_modules/.bin is only a placeholder)."""
-    system = {"Linux": "linux", "Darwin": "darwin"}.get(platform.system())
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
-        platform.machine().lower()
-    )
-    if system is None or arch is None:
-        raise ClaudeInstallError(
-            f"no Claude Code binary package for {platform.system()} {platform.machine()}: "
-            "the real-CLI tests need Linux or macOS on x86_64 or arm64"
-        )
-    return f"{PACKAGE}-{system}-{arch}"
-
-
-def binary_path(root: Path | None = None) -> Path:
-    root = install_dir() if root is None else root
-    return root / "node_modules" / Path(*platform_package().split("/")) / "claude"
+def bundled_binary() -> Path | None:
+    """The CLI inside the installed claude-agent-sdk, found without importing the SDK."""
+    importlib.invalidate_caches()  # pip may have installed it since this process started
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    for location in (spec.submodule_search_locations or ()) if spec else ():
+        binary = Path(location, "_bundled", "claude")
+        if binary.is_file():
+            return binary
+    return None
 
 
 def installed_version(binary: Path) -> str | None:
@@ -67,94 +54,69 @@ def installed_version(binary: Path) -> str | None:
     return words[0] if done.returncode == 0 and words else None
 
 
-@contextmanager
-def _install_lock(root: Path) -> Iterator[None]:
-    # xdist workers may all call ensure_claude() at once: one installs, the others wait.
-    root.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = root.parent / f".{root.name}.lock"
-    with lock_path.open("w") as lock_file:
-        fcntl.flock(lock_file, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock_file, fcntl.LOCK_UN)
-
-
-def _npm_install(root: Path) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    command = [
-        "npm",
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--save-exact",
-        f"{PACKAGE}@{CLAUDE_CODE_VERSION}",
-    ]
-    try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=NPM_TIMEOUT_SECONDS,
-            check=False,
+def installed_claude() -> Path:
+    """The pinned `claude` binary of the installed SDK; never downloads (the tests must not
+    fetch 165 MB silently in the middle of a run)."""
+    binary = bundled_binary()
+    if binary is None:
+        raise ClaudeInstallError(
+            f"{SDK_REQUIREMENT} (which bundles Claude Code {CLAUDE_CODE_VERSION}) is not "
+            f"installed in {sys.prefix}: {NEXT_STEP}"
         )
-    except FileNotFoundError as error:
-        raise ClaudeInstallError(
-            "npm is not on PATH: install Node.js with npm, then run "
-            "`python tests/support/claude_cli.py install`"
-        ) from error
-    except subprocess.TimeoutExpired as error:
-        raise ClaudeInstallError(
-            f"`{' '.join(command)}` in {root} took more than {NPM_TIMEOUT_SECONDS} s"
-        ) from error
-    if done.returncode != 0:
-        raise ClaudeInstallError(
-            f"`{' '.join(command)}` in {root} failed (exit {done.returncode}):\n"
-            f"{done.stderr[-3000:]}"
-        )
+    return _check_version(binary)
 
 
 def _check_version(binary: Path) -> Path:
     version = installed_version(binary)
     if version != CLAUDE_CODE_VERSION:
         raise ClaudeInstallError(
-            f"{binary} reports version {version!r}, the tests pin {CLAUDE_CODE_VERSION}: "
-            f"remove {binary.parents[3]} (or point {INSTALL_DIR_VARIABLE} elsewhere) and run "
-            "`python tests/support/claude_cli.py install`"
+            f"{binary} reports version {version!r}, the tests pin {CLAUDE_CODE_VERSION} "
+            f"({SDK_REQUIREMENT}): {NEXT_STEP}"
         )
     return binary
 
 
-def installed_claude() -> Path:
-    """The pinned `claude` binary when `install` put it there; never downloads (the tests
-    must not fetch 357 MB of npm packages silently in the middle of a run)."""
-    binary = binary_path()
-    if installed_version(binary) != CLAUDE_CODE_VERSION:
-        raise ClaudeInstallError(
-            f"Claude Code {CLAUDE_CODE_VERSION} is not installed in {install_dir()}: run "
-            "`.venv/bin/python tests/support/claude_cli.py install` first (CONTRIBUTING; it needs "
-            "Node.js with npm and downloads about 360 MB)"
-        )
-    return binary
-
-
-def ensure_claude() -> Path:
-    """The real pinned `claude` binary, installed with npm first when it is missing."""
-    root = install_dir()
-    binary = binary_path(root)
-    if installed_version(binary) == CLAUDE_CODE_VERSION:
+def ensure_claude(requirement: str = SDK_REQUIREMENT) -> Path:
+    """The pinned `claude` binary, pip-installing the pinned SDK first when it is missing
+    (``requirement``: what pip installs, the pin unless a test says otherwise)."""
+    binary = bundled_binary()
+    if binary is not None and installed_version(binary) == CLAUDE_CODE_VERSION:
         return binary
-    with _install_lock(root):
-        if installed_version(binary) != CLAUDE_CODE_VERSION:
-            _npm_install(root)
-        if not binary.is_file():
-            raise ClaudeInstallError(
-                f"npm installed {PACKAGE}@{CLAUDE_CODE_VERSION} in {root} but {binary} is "
-                f"missing: npm skipped the optional package {platform_package()}; check "
-                "`npm config get omit` and the npm log"
-            )
-        return _check_version(binary)
+    _pip_install(requirement)
+    binary = bundled_binary()
+    if binary is None:
+        raise ClaudeInstallError(
+            f"pip installed {SDK_REQUIREMENT} but claude_agent_sdk/_bundled/claude is "
+            "missing: no wheel of it bundles the CLI for this platform (there are wheels "
+            "for manylinux x86_64 and aarch64, macOS and Windows; none for musl)"
+        )
+    return _check_version(binary)
+
+
+def _pip_install(requirement: str) -> None:
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", requirement]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=PIP_TIMEOUT_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired as error:
+        raise ClaudeInstallError(
+            f"`{' '.join(command)}` took more than {PIP_TIMEOUT_SECONDS} s"
+        ) from error
+    if done.returncode != 0:
+        raise ClaudeInstallError(
+            f"`{' '.join(command)}` failed (exit {done.returncode}):\n{done.stderr[-3000:]}"
+        )
+
+
+def shadow_sdk(directory: Path) -> Path:
+    """A `claude_agent_sdk` package without a bundled CLI in ``directory``: put it first on
+    PYTHONPATH and the plugin's search for the bundled CLI finds nothing (as after
+    `pip install pytest-acceptance` without the extra). Returns ``directory``."""
+    package = directory / "claude_agent_sdk"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text('"""A stand-in: no bundled CLI here."""\n')
+    return directory
 
 
 def main(argv: list[str]) -> int:
