@@ -577,18 +577,21 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         # Agent criteria: what judging cost, and the judges' votes (None otherwise).
         "usage": agent_usage(result),
         "unstable": bool(result.extra.get("unstable")),
-        "votes": _votes_json(result),
+        "votes": result.extra.get("votes"),
         **_sign_off_json(result),
     }
 
 
-def _votes_json(result: Result) -> dict[str, Any] | None:
-    """The judges' tally, flat (each judge's answer is in the evidence: the Claude Code gate
-    reads this verdict strictly, and flat values are all it accepts)."""
-    votes = result.extra.get("votes")
-    if not isinstance(votes, dict):
-        return None
-    return {key: value for key, value in votes.items() if key != "answers"}
+def for_the_gate(data: dict[str, Any]) -> dict[str, Any]:
+    """The verdict as the Claude Code gate reads it over its pipe: each judge's answer left
+    out of a criterion's votes (the gate reads flat values only; verdict.json keeps them)."""
+    criteria = []
+    for criterion in data.get("criteria", []):
+        votes = criterion.get("votes")
+        if isinstance(votes, dict):
+            votes = {key: value for key, value in votes.items() if key != "answers"}
+        criteria.append({**criterion, "votes": votes})
+    return {**data, "criteria": criteria}
 
 
 def _sign_off_json(result: Result) -> dict[str, str]:

@@ -48,6 +48,7 @@ from pytest_acceptance.verdict.decision import (
     Verdict,
     VerdictStatus,
     decide,
+    for_the_gate,
     render,
     send_verdict,
     to_json,
@@ -357,7 +358,8 @@ def record(config: pytest.Config, verdict: Verdict, facts: RunFacts) -> str | No
     config.stash[VERDICT_DECIDED] = True
     target = verdict_path(facts.rootdir)
     data = to_json(verdict, facts)
-    send_verdict(getattr(config.known_args_namespace, "acceptance_verdict_fd", None), data)
+    gate_fd = getattr(config.known_args_namespace, "acceptance_verdict_fd", None)
+    send_verdict(gate_fd, for_the_gate(data))
     try:
         output_dir(facts.rootdir)  # made with its .gitignore, or OSError saying why not
         write_json_atomic(target, data)
