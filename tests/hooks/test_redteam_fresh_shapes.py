@@ -31,10 +31,11 @@ from hook_transcripts import (
     REPO_ROOT,
     SESSION_ID,
     TranscriptBuilder,
+    ask_gate,
     expansion_payload,
     git,
     make_repo,
-    pretool_payload,
+    pinned_flow,
     run_hook,
     stop_payload,
 )
@@ -53,12 +54,7 @@ def spec_with(*commands: str) -> str:
 
 
 def pin(repo: Path, env: dict[str, str] | None = None, spec: str = SPEC) -> TranscriptBuilder:
-    """The user's /implement, pinned by the real prompt hook."""
-    builder = TranscriptBuilder(repo)
-    prompt_id = str(uuid.uuid4())
-    builder.command(f"{PLUGIN}:implement", spec, prompt_id=prompt_id)
-    run_hook("UserPromptExpansion", expansion_payload(repo, spec, prompt_id), env=env)
-    return builder
+    return pinned_flow(repo, env, spec)
 
 
 def ask(
@@ -68,9 +64,7 @@ def ask(
     skill: str = "done",
     env: dict[str, str] | None = None,
 ) -> Any:
-    transcript = builder.write(tmp_path / "session.jsonl")
-    payload = pretool_payload(transcript, repo, f"{PLUGIN}:{skill}")
-    return run_hook("PreToolUse", payload, env=env)
+    return ask_gate(builder, repo, tmp_path, skill, env)
 
 
 def store_a_pass(
@@ -159,28 +153,31 @@ def pytest_repo(tmp_path: Path) -> Path:
     return repo
 
 
-@route_open("pytest.toml is not among the configuration files criterion integrity pins")
-def test_1a_new_pytest_toml_at_the_root_collects_only(tmp_path: Path) -> None:
-    """Class 1, shape: a new `pytest.toml` at the root (pytest 9 reads it before pytest.ini
-    and pyproject.toml) with `addopts = ["--collect-only"]`: the criterion's pytest exits 0
-    without running the pinned test. Honestly run (no such file), it fails."""
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param(
+            "pytest.toml",
+            marks=route_open("pytest.toml is not among the files criterion integrity pins"),
+        ),
+        pytest.param(
+            "tests/.pytest.toml",
+            marks=route_open(".pytest.toml in the test folder is not pinned either"),
+        ),
+    ],
+)
+def test_1a_a_new_pytest_toml_makes_the_pinned_test_collect_only(
+    tmp_path: Path, config: str
+) -> None:
+    """Class 1, shape: a new `pytest.toml` at the root, or `.pytest.toml` in the test
+    folder (pytest 9 reads both, before pytest.ini and pyproject.toml, looking upwards from
+    the folder of the paths it is given), with `addopts = ["--collect-only"]`: the
+    criterion's pytest exits 0 without running the pinned test, whose file is untouched.
+    Honestly run (no such file), it fails."""
     repo = pytest_repo(tmp_path)
     builder = pin(repo)
     refused_before_the_attack(builder, repo, tmp_path)
-    (repo / "pytest.toml").write_text('[pytest]\naddopts = ["--collect-only"]\n')
-    done = ask(builder, repo, tmp_path)
-    assert_refused(done)
-
-
-@route_open(".pytest.toml in a test folder is not pinned either")
-def test_1b_new_dot_pytest_toml_in_the_test_folder(tmp_path: Path) -> None:
-    """Class 1, shape: a new `tests/.pytest.toml` (pytest looks for its configuration from
-    the folder of the paths it is given upwards, so it wins over any file at the root) with
-    `addopts = ["--collect-only"]`."""
-    repo = pytest_repo(tmp_path)
-    builder = pin(repo)
-    refused_before_the_attack(builder, repo, tmp_path)
-    (repo / "tests" / ".pytest.toml").write_text('[pytest]\naddopts = ["--collect-only"]\n')
+    (repo / config).write_text('[pytest]\naddopts = ["--collect-only"]\n')
     done = ask(builder, repo, tmp_path)
     assert_refused(done)
 
@@ -276,40 +273,40 @@ def test_2a_a_symlink_to_a_folder_above_the_project_is_never_walked(tmp_path: Pa
     assert_refused(done)
 
 
-@route_open("folders named .acceptance at any depth are left out of every fingerprint")
-def test_2b_a_folder_named_acceptance_deep_in_the_tree_is_never_counted(tmp_path: Path) -> None:
-    """Class 2, shape: the helper lives in `vendor/.acceptance/` (any folder of that name,
-    at any depth, is left out of both fingerprints). A pass is stored, the helper broken."""
-    repo = make_repo(tmp_path / "repo", helper_spec("vendor/.acceptance"))
-    folder = repo / "vendor" / ".acceptance"
+@pytest.mark.parametrize(
+    "skipped",
+    [
+        pytest.param(
+            ".acceptance",
+            marks=route_open("folders named .acceptance at any depth are in no fingerprint"),
+        ),
+        pytest.param(
+            ".git",
+            marks=route_open("folders named .git at any depth are left out of the reuse key"),
+        ),
+    ],
+)
+def test_2b_a_folder_with_a_skipped_name_deep_in_the_tree_is_never_counted(
+    tmp_path: Path, skipped: str
+) -> None:
+    """Class 2, shape: the helper lives in `vendor/.acceptance/`, or in `vendor/.git/` (not a
+    repository: a folder of that name). The fingerprint of every file skips such folders at
+    any depth. A pass is stored, then the helper is broken."""
+    relative = f"vendor/{skipped}"
+    repo = make_repo(tmp_path / "repo", helper_spec(relative))
+    folder = repo / relative
     folder.mkdir(parents=True)
     (folder / "helper.py").write_text("OK = True\n")
     builder = pin(repo)
     store_a_pass(builder, repo, tmp_path)
     (folder / "helper.py").write_text("OK = False\n")
-    assert honestly(repo, helper_command("vendor/.acceptance")) != 0
-    done = ask(builder, repo, tmp_path)
-    assert_refused(done)
-
-
-@route_open("folders named .git at any depth are left out of the reuse fingerprint")
-def test_2c_a_folder_named_git_deep_in_the_tree_is_never_counted(tmp_path: Path) -> None:
-    """Class 2, shape: the same with `vendor/.git/` (not a repository: just a folder of
-    that name, which the fingerprint of every file skips at any depth)."""
-    repo = make_repo(tmp_path / "repo", helper_spec("vendor/.git"))
-    folder = repo / "vendor" / ".git"
-    folder.mkdir(parents=True)
-    (folder / "helper.py").write_text("OK = True\n")
-    builder = pin(repo)
-    store_a_pass(builder, repo, tmp_path)
-    (folder / "helper.py").write_text("OK = False\n")
-    assert honestly(repo, helper_command("vendor/.git")) != 0
+    assert honestly(repo, helper_command(relative)) != 0
     done = ask(builder, repo, tmp_path)
     assert_refused(done)
 
 
 @route_open("git state (.git) is part of no fingerprint, yet criteria read it")
-def test_2d_git_state_the_criterion_reads_changes_after_the_stored_pass(tmp_path: Path) -> None:
+def test_2c_git_state_the_criterion_reads_changes_after_the_stored_pass(tmp_path: Path) -> None:
     """Class 2, shape: AC-1 checks that the work is committed (`git diff --quiet HEAD`). The
     agent commits, gets the pass stored, then `git reset --soft HEAD~1`: the files are the
     same (and .git is never counted), the criterion now fails, the stored pass is reused."""
@@ -324,7 +321,7 @@ def test_2d_git_state_the_criterion_reads_changes_after_the_stored_pass(tmp_path
     assert_refused(done)
 
 
-def test_2e_a_hard_link_to_a_file_outside_is_rehashed(tmp_path: Path) -> None:
+def test_2d_a_hard_link_to_a_file_outside_is_rehashed(tmp_path: Path) -> None:
     """Class 2, blocked shape: the helper is a hard link to a file outside the project; a
     write through the outside name changes the inode's ctime, so the fingerprint reads it
     again."""
@@ -340,7 +337,7 @@ def test_2e_a_hard_link_to_a_file_outside_is_rehashed(tmp_path: Path) -> None:
     assert_refused(done)
 
 
-def test_2f_blocked_a_file_symlink_out_of_the_tree_is_hashed_by_content(tmp_path: Path) -> None:
+def test_2e_blocked_a_file_symlink_out_of_the_tree_is_hashed_by_content(tmp_path: Path) -> None:
     """Class 2, blocked shape: helper.py is a symbolic link to a file beside the project;
     the fingerprint hashes what it leads to, so breaking the target is seen."""
     repo = make_repo(tmp_path / "repo", helper_spec("."))
