@@ -670,3 +670,29 @@ def pretool_payload(
     if tool_use_id is not None:
         payload["tool_use_id"] = tool_use_id
     return payload
+
+
+def pinned_flow(
+    repo: Path, env: Mapping[str, str] | None = None, spec: str = "specs/feature.md"
+) -> TranscriptBuilder:
+    """The user's /implement of `spec`, in the transcript and pinned by the real prompt hook
+    (run with `env`, e.g. which interpreter the gate pins)."""
+    builder = TranscriptBuilder(repo)
+    prompt_id = str(uuid.uuid4())
+    builder.command(f"{PLUGIN}:implement", spec, prompt_id=prompt_id)
+    run_hook("UserPromptExpansion", expansion_payload(repo, spec, prompt_id), env=env)
+    return builder
+
+
+def ask_gate(
+    builder: TranscriptBuilder,
+    repo: Path,
+    tmp_path: Path,
+    skill: str,
+    env: Mapping[str, str] | None = None,
+) -> HookRun:
+    """The PreToolUse hook's answer to a Skill call of our `skill` ("done", "escalate") on
+    the transcript so far."""
+    transcript = builder.write(tmp_path / "session.jsonl")
+    payload = pretool_payload(transcript, repo, f"{PLUGIN}:{skill}")
+    return run_hook("PreToolUse", payload, env=env)

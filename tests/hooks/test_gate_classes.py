@@ -14,7 +14,6 @@ Real hook subprocesses, real git, real virtualenvs, real gate runs.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,13 +21,11 @@ from typing import Any
 import pytest
 from hook_transcripts import (
     CRITERION,
-    PLUGIN,
     TranscriptBuilder,
-    expansion_payload,
+    ask_gate,
     git,
     make_repo,
-    pretool_payload,
-    run_hook,
+    pinned_flow,
 )
 
 SPEC = "specs/feature.md"
@@ -85,11 +82,7 @@ HIDING_PLACES = {
 
 
 def pin(repo: Path, env: dict[str, str] | None = None) -> TranscriptBuilder:
-    builder = TranscriptBuilder(repo)
-    prompt_id = str(uuid.uuid4())
-    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
-    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, prompt_id), env=env)
-    return builder
+    return pinned_flow(repo, env, SPEC)
 
 
 def ask(
@@ -99,9 +92,7 @@ def ask(
     skill: str,
     env: dict[str, str] | None = None,
 ) -> Any:
-    transcript = builder.write(tmp_path / "session.jsonl")
-    payload = pretool_payload(transcript, repo, f"{PLUGIN}:{skill}")
-    return run_hook("PreToolUse", payload, env=env)
+    return ask_gate(builder, repo, tmp_path, skill, env)
 
 
 @pytest.mark.parametrize("hide", list(HIDING_PLACES), ids=lambda hide: hide.__name__)
