@@ -133,6 +133,8 @@ def closure() -> dict[str, list[str]]:
         roots.append(str(Path(sys.prefix) / "bin"))
     roots += _editable_roots()
     files = [os.path.realpath(sys.executable), str(Path(sys.prefix) / "pyvenv.cfg")]
+    # A user site that does not exist yet counts as a file: its appearance is a change.
+    files += [site.getusersitepackages()] if not os.path.isdir(site.getusersitepackages()) else []
     unused = [
         os.path.join(paths[key], name)
         for key in ("stdlib", "platstdlib")

@@ -30,18 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude.hook_io import HookInputError
+from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 from pytest_acceptance.tree.hostile import write_atomic
 
 # pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
-CONFIG_FILES = (
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-)
+CONFIG_FILES = PYTEST_CONFIG_FILES
 
 # People's sign-offs of manual criteria (pytest_acceptance/verdict/signoff.py, which keeps
 # the same name): pinned with the configuration, so the gate counts only those made before

@@ -36,6 +36,7 @@ import contextlib
 import ctypes
 import functools
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -116,6 +117,7 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
             f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
             "/implement so the gate pins the environment again."
         )
+    purge_bytecode_caches(flow.repo)
     before = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     key = reuse_key(flow, deadline_at)
     stored = flow.result_for(key) if reuse and key is not None else None
@@ -131,6 +133,20 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
     if key is not None and run_problem(result) is None and reuse_key(flow, deadline_at) == key:
         flow.store_result(result, key)
     return result
+
+
+def purge_bytecode_caches(repo: str) -> None:
+    """Every ``__pycache__`` folder in the project goes before the gate's run. A Python that
+    ignores PYTHONPYCACHEPREFIX (``-E``, ``-I``) would read them, and a ``.pyc`` is code run
+    without its source, written by whoever wrote it last. Python writes them again; nothing
+    else reads them. Links are not followed: nothing outside the project is touched."""
+    for folder, folders, _ in os.walk(repo):
+        for skipped in (".git", "node_modules"):
+            if skipped in folders:
+                folders.remove(skipped)
+        if "__pycache__" in folders:
+            folders.remove("__pycache__")
+            shutil.rmtree(os.path.join(folder, "__pycache__"), ignore_errors=True)
 
 
 def reuse_key(flow: Flow, deadline_at: float) -> str | None:

@@ -104,10 +104,11 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
         flow.data["closure_error"] = str(error)
         return
     write_json(flow.closure_file, pinned)
-    names = closure.module_names(pinned, places.roots)
-    flow.data["shadowed_names"] = sorted(names)
     deadline_at = time.monotonic() + CLOSURE_BUDGET
-    flow.data["shadows_at_pin"] = closure.shadows(flow.repo, names, deadline_at)
+    modules = closure.project_modules(flow.repo, deadline_at)
+    names = closure.module_names(pinned, places.roots) | set(modules.values())
+    flow.data["shadowed_names"] = sorted(names)
+    flow.data["project_modules"] = sorted(modules)
 
 
 def _closure_places(repo: str, wanted: dict[str, Any]) -> closure.Places:
@@ -116,7 +117,9 @@ def _closure_places(repo: str, wanted: dict[str, Any]) -> closure.Places:
 
     roots = closure.outside(strings("roots"), repo)
     roots += [root for root in strings("gate_roots") if root not in roots]
-    files = strings("files") + closure.config_above(repo)
+    # git's own configuration steers every git command a criterion runs (core.worktree, ...)
+    git_config = [os.path.join(repo, ".git", "config")]
+    files = strings("files") + closure.config_above(repo) + git_config
     return closure.Places(roots, files, strings("left_out"))
 
 
@@ -143,22 +146,19 @@ def runtime_changes(flow: Flow) -> list[str]:
 
 
 def new_shadows(flow: Flow) -> list[str]:
-    """Modules the project gained since /implement that are named like one of the
-    environment's (the test runner, its plugins and dependencies, the standard library):
-    on the run's import path they would be imported instead."""
+    """Modules the project gained since /implement that would be imported instead of one the
+    run imports (named like one of the environment's or the project's own), and new
+    sourceless bytecode."""
     names = flow.get("shadowed_names")
-    if not isinstance(names, list):
+    before = flow.get("project_modules")
+    if not isinstance(names, list) or not isinstance(before, list):
         return []
-    before = set(flow.get("shadows_at_pin") or [])
     try:
-        now = closure.shadows(flow.repo, set(names), time.monotonic() + CLOSURE_BUDGET)
+        now = closure.project_modules(flow.repo, time.monotonic() + CLOSURE_BUDGET)
     except closure.ClosureError as error:
-        raise GateError(f"cannot look for modules that shadow the environment ({error})") from None
-    return [
-        f"{os.path.join(flow.repo, relative)}: new, and named like an installed module"
-        for relative in now
-        if relative not in before
-    ]
+        raise GateError(f"cannot look for modules that shadow others ({error})") from None
+    found = closure.new_modules([str(b) for b in before], now, {str(n) for n in names})
+    return [os.path.join(flow.repo, entry) for entry in found]
 
 
 def never_pinned(flow: Flow) -> str | None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 import re
 
+from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
+
 from .python import literal, name_of
 
-PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+PYTEST_CONFIGS = PYTEST_CONFIG_FILES
 SHARED_CONFIGS = frozenset({"pyproject.toml", "tox.ini", "setup.cfg"})
 JS_CONFIG = re.compile(
     r"^(?:(?:jest|vitest|vite)\.config|vitest\.workspace|\.mocharc)(?:\.[\w-]+)*$"

@@ -36,7 +36,9 @@ MAX_FILES = 400_000
 _LEFT_OUT = frozenset({"__pycache__", ".git"})
 # Folders of a project that hold environments, not the project's own modules.
 _NOT_THE_PROJECT = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".acceptance"})
-PYTEST_CONFIGS = (
+# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones):
+# the one list the pin, the gate and criterion integrity use.
+PYTEST_CONFIG_FILES = (
     "pytest.toml",
     ".pytest.toml",
     "pytest.ini",
@@ -44,8 +46,9 @@ PYTEST_CONFIGS = (
     "pyproject.toml",
     "tox.ini",
     "setup.cfg",
-    "conftest.py",
 )
+# What pytest could read in the folders above a project.
+_READ_ABOVE = (*PYTEST_CONFIG_FILES, "conftest.py")
 
 
 class ClosureError(Exception):
@@ -173,7 +176,7 @@ def config_above(repo: str) -> list[str]:
     found = []
     folder = os.path.dirname(os.path.realpath(repo))
     while True:
-        found += [os.path.join(folder, name) for name in PYTEST_CONFIGS]
+        found += [os.path.join(folder, name) for name in _READ_ABOVE]
         parent = os.path.dirname(folder)
         if parent == folder:
             return found
@@ -213,16 +216,41 @@ def module_names(pinned: Pin, roots: list[str]) -> set[str]:
     return names
 
 
-def shadows(repo: str, names: set[str], deadline_at: float) -> list[str]:
-    """The project's modules and packages named like one of ``names`` (``pluggy.py``,
-    ``tests/yaml/__init__.py``), relative to ``repo``; virtualenvs and .git are not the
-    project's own."""
+def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
+    """relative path -> module name, for the modules the project's folders put first on an
+    import path: ``.py`` and sourceless ``.pyc`` files in folders that are no package
+    (pytest's rootdir-relative imports and ``python -c`` put such folders on ``sys.path``),
+    and packages whose parent is no package. Virtualenvs and .git are not the project's."""
+    relatives = [
+        os.path.relpath(path, repo)
+        for path in _walk(repo, frozenset(), deadline_at, 0, _LEFT_OUT | _NOT_THE_PROJECT)
+    ]
+    packages = {os.path.dirname(r) for r in relatives if os.path.basename(r) == "__init__.py"}
+    found = {}
+    for relative in relatives:
+        folder, name = os.path.split(relative)
+        stem, _, suffix = name.partition(".")
+        if suffix not in ("py", "pyc"):
+            continue
+        if stem == "__init__":
+            if folder and os.path.dirname(folder) not in packages:
+                found[relative] = os.path.basename(folder)
+        elif folder not in packages or suffix == "pyc":
+            found[relative] = stem
+    return found
+
+
+def new_modules(before: list[str], now: dict[str, str], names: set[str]) -> list[str]:
+    """``path: why`` for each module the project gained that shadows one of ``names`` (the
+    environment's modules and the project's own, as they were), and for each new sourceless
+    ``.pyc`` (bytecode Python imports without any source)."""
+    known = set(before)
     found = []
-    for path in _walk(repo, frozenset(), deadline_at, 0, _LEFT_OUT | _NOT_THE_PROJECT):
-        relative = os.path.relpath(path, repo)
-        parts = relative.split(os.sep)
-        stem, _, suffix = parts[-1].partition(".")
-        module = parts[-2] if stem == "__init__" and len(parts) > 1 else stem
-        if suffix in ("py", "pyc") and module in names:
-            found.append(relative)
-    return sorted(found)
+    for relative, name in sorted(now.items()):
+        if relative in known:
+            continue
+        if relative.endswith(".pyc"):
+            found.append(f"{relative}: new bytecode without its source")
+        elif name in names:
+            found.append(f"{relative}: new, and named like a module the run could import")
+    return found

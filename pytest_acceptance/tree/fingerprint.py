@@ -70,8 +70,10 @@ if TYPE_CHECKING:
 
 # Written by a verification run itself: never part of the state under verification.
 _VOLATILE = frozenset({b"__pycache__", b".pytest_cache", b".acceptance"})
-# Git's own state and a run's own output: what everything_fingerprint leaves out.
-_NEVER_COUNTED = frozenset({b".git", b".acceptance"})
+# What everything_fingerprint leaves out: git's object store (content-addressed: what it
+# holds that matters is reached through the refs and index, which count) and the run's own
+# output folder, at the root only (a folder of that name deeper down is the project's).
+_NEVER_COUNTED = frozenset({b".git/objects", b".acceptance"})
 # Outside git there are no ignore rules: skip what is never the project's own source.
 _SKIP_DIRS = _VOLATILE | {b".git", b"node_modules", b".venv", b"venv"}
 # Past these the fingerprint fails rather than cover part of the tree or run for ever (a
@@ -111,9 +113,11 @@ def everything_fingerprint(
     cache: HashCache | None = None,
 ) -> str:
     """``all:<sha256>`` of every file under ``root``, ignored or volatile ones too (git's
-    ignore rules, ``__pycache__``, ``.pytest_cache``, a virtualenv inside the project): what
-    a run could read there. Only ``.git`` (git's own state) and ``.acceptance`` (what a run
-    writes) are left out. The gate reuses a stored result only while this is unchanged."""
+    ignore rules, ``__pycache__``, ``.pytest_cache``, a virtualenv inside the project, git's
+    refs, index and config): what a run could read there. Only git's object store and the
+    root's ``.acceptance`` (what a run writes) are left out; a link looping back or a folder
+    it cannot read is a FingerprintError. The gate reuses a stored result only while this is
+    unchanged."""
     return _measured(root, timeout, cache, _everything)
 
 
@@ -142,7 +146,10 @@ def _measured(
 
 
 def _everything(real: bytes, walker: _Walker) -> str:
-    walker.plain(real, b"", _NEVER_COUNTED)
+    walker.plain(real, b"", frozenset(), _NEVER_COUNTED)
+    if walker.unseen:
+        shown = ", ".join(os.fsdecode(path) for path in walker.unseen[:3])
+        raise FingerprintError(f"cannot see everything a run could read ({shown})")
     return "all:" + walker.digest()
 
 
@@ -278,6 +285,9 @@ class _Walker:
         self.records: list[bytes] = []
         self.regular: list[tuple[bytes, bytes]] = []  # (relative, absolute) of regular files
         self.active: set[bytes] = set()  # real paths of the roots being walked (loops)
+        # What the walk could not see into (a link looping back, an unreadable folder): a
+        # fingerprint that must cover everything a run reads cannot stand on it.
+        self.unseen: list[bytes] = []
 
     def digest(self) -> str:
         self._count()
@@ -323,12 +333,24 @@ class _Walker:
         self._add(prefix, b"repository:" + hashlib.sha256(tracked).hexdigest().encode())
         self._walk(top, prefix, _VOLATILE, set(ignored_listing.split(b"\0")))
 
-    def plain(self, directory: bytes, prefix: bytes, skip: frozenset[bytes]) -> None:
-        """Every entry under ``directory`` except the directory names in ``skip``."""
-        self._walk(directory, prefix, skip, None)
+    def plain(
+        self,
+        directory: bytes,
+        prefix: bytes,
+        skip: frozenset[bytes],
+        pruned: frozenset[bytes] = frozenset(),
+    ) -> None:
+        """Every entry under ``directory`` except the directory names in ``skip`` (at any
+        depth) and the directories at the relative paths in ``pruned``."""
+        self._walk(directory, prefix, skip, None, pruned)
 
     def _walk(
-        self, root: bytes, prefix: bytes, skip: frozenset[bytes], ignored: set[bytes] | None
+        self,
+        root: bytes,
+        prefix: bytes,
+        skip: frozenset[bytes],
+        ignored: set[bytes] | None,
+        pruned: frozenset[bytes] = frozenset(),
     ) -> None:
         """Describe every entry under ``root``; ``ignored`` (a repository's git listing of
         ignored paths relative to ``root``, directories with a trailing slash) is pruned and
@@ -362,7 +384,7 @@ class _Walker:
                     if is_file:  # the common case, inline
                         regular.append((prefix + inner, entry.path))
                     elif _is_dir(entry):
-                        if name not in skip:
+                        if name not in skip and inner not in pruned:
                             pending.append((entry.path, inner + b"/"))
                     else:
                         self._entry(entry, prefix + inner)
@@ -376,6 +398,7 @@ class _Walker:
                 return list(listing)
         except OSError as error:
             self._add(relative_dir, b"dir-unreadable:" + errno_name(error))
+            self.unseen.append(relative_dir)
             return None
 
     # -- one entry --------------------------------------------------------------------
@@ -409,6 +432,7 @@ class _Walker:
         real = os.path.realpath(path)
         above = os.path.join(real, b"")
         if any(root == real or root.startswith(above) for root in self.active):
+            self.unseen.append(relative)
             return head + b"loop"  # the directory being walked, or one above it
         self.plain(real, relative + b"/", _VOLATILE | {b".git"})
         return head + b"dir"

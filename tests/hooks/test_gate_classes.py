@@ -65,9 +65,9 @@ def module_behind_a_symlink_out_of_the_tree(repo: Path, tmp_path: Path) -> Calla
     return lambda: (outside / "helper.py").write_text("OK = False\n")
 
 
-def module_in_pycache_folder(repo: Path, tmp_path: Path) -> Callable[[], None]:
-    """A variant written after the fix: another volatile folder, no new code needed."""
-    folder = repo / "src" / "__pycache__"
+def module_in_mypy_cache(repo: Path, tmp_path: Path) -> Callable[[], None]:
+    """A variant written after the fix: another cache folder, no new code needed."""
+    folder = repo / ".mypy_cache" / "lib"
     folder.mkdir(parents=True)
     (folder / "helper.py").write_text("OK = True\n")
     return lambda: (folder / "helper.py").write_text("OK = False\n")
@@ -77,7 +77,7 @@ HIDING_PLACES = {
     ignored_helper: ".",
     module_in_pytest_cache: ".pytest_cache/lib",
     module_behind_a_symlink_out_of_the_tree: "lib",
-    module_in_pycache_folder: "src/__pycache__",
+    module_in_mypy_cache: ".mypy_cache/lib",
 }
 
 
@@ -232,7 +232,7 @@ def test_a_new_project_module_that_shadows_an_installed_one_blocks_done(
     plant(repo)
     done = ask(builder, repo, tmp_path, "done", env)
     assert done.denied, done.stdout
-    assert "named like an installed module" in done.deny_reason, done.deny_reason
+    assert "named like a module the run could import" in done.deny_reason, done.deny_reason
 
 
 # --- bytecode: the gate's pytest reads only bytecode it compiled and witnessed unchanged ----

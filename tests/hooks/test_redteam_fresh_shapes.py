@@ -156,14 +156,8 @@ def pytest_repo(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     "config",
     [
-        pytest.param(
-            "pytest.toml",
-            marks=route_open("pytest.toml is not among the files criterion integrity pins"),
-        ),
-        pytest.param(
-            "tests/.pytest.toml",
-            marks=route_open(".pytest.toml in the test folder is not pinned either"),
-        ),
+        "pytest.toml",
+        "tests/.pytest.toml",
     ],
 )
 def test_1a_a_new_pytest_toml_makes_the_pinned_test_collect_only(
@@ -182,7 +176,6 @@ def test_1a_a_new_pytest_toml_makes_the_pinned_test_collect_only(
     assert_refused(done)
 
 
-@route_open("a definitions-only helper in the test folder may shadow the code under test")
 def test_1c_a_new_helper_module_in_the_test_folder_shadows_the_code_under_test(
     tmp_path: Path,
 ) -> None:
@@ -255,7 +248,6 @@ def helper_spec(folder: str) -> str:
     return "# Spec\n" + CRITERION.format("AC-1", "helper is OK", command)
 
 
-@route_open("a symlink to a folder above the project is called a loop and not walked")
 def test_2a_a_symlink_to_a_folder_above_the_project_is_never_walked(tmp_path: Path) -> None:
     """Class 2, shape: `lib` is a symbolic link to the folder that holds the project (the
     fingerprint calls it a loop and stops there), and the helper the criterion imports
@@ -276,14 +268,8 @@ def test_2a_a_symlink_to_a_folder_above_the_project_is_never_walked(tmp_path: Pa
 @pytest.mark.parametrize(
     "skipped",
     [
-        pytest.param(
-            ".acceptance",
-            marks=route_open("folders named .acceptance at any depth are in no fingerprint"),
-        ),
-        pytest.param(
-            ".git",
-            marks=route_open("folders named .git at any depth are left out of the reuse key"),
-        ),
+        ".acceptance",
+        ".git",
     ],
 )
 def test_2b_a_folder_with_a_skipped_name_deep_in_the_tree_is_never_counted(
@@ -305,7 +291,6 @@ def test_2b_a_folder_with_a_skipped_name_deep_in_the_tree_is_never_counted(
     assert_refused(done)
 
 
-@route_open("git state (.git) is part of no fingerprint, yet criteria read it")
 def test_2c_git_state_the_criterion_reads_changes_after_the_stored_pass(tmp_path: Path) -> None:
     """Class 2, shape: AC-1 checks that the work is committed (`git diff --quiet HEAD`). The
     agent commits, gets the pass stored, then `git reset --soft HEAD~1`: the files are the
@@ -370,7 +355,6 @@ def system_site_venv(tmp_path: Path) -> Path:
     return venv / "bin" / "python"
 
 
-@route_open("a user site folder absent at /implement is not part of the closure")
 def test_3a_a_user_site_created_after_implement(tmp_path: Path) -> None:
     """Class 3, shape: the gate's interpreter is a virtualenv with the system site packages,
     so its user site (~/.local/lib/pythonX.Y/site-packages) is on every criterion's path;
@@ -436,7 +420,6 @@ def test_3c_a_dotfile_in_home_the_code_reads(tmp_path: Path) -> None:
     assert_refused(done)
 
 
-@route_open(".git/config is pinned by nothing and steers a git criterion")
 def test_3d_git_config_points_the_work_tree_elsewhere(tmp_path: Path) -> None:
     """Class 3, shape: AC-1 checks the tracked sources with `git grep`. The agent sets
     `core.worktree` in .git/config (never pinned, never fingerprinted) to a copy where
@@ -469,7 +452,6 @@ def forge_pyc(source_text: str, target: Path, tmp_path: Path) -> None:
     )
 
 
-@route_open("python -E ignores PYTHONPYCACHEPREFIX and reads the project's __pycache__")
 def test_4a_a_criterion_under_python_e_reads_a_forged_pycache(tmp_path: Path) -> None:
     """Class 4, shape: AC-1 runs `python -E` (ignore PYTHON* variables), so the run's private
     PYTHONPYCACHEPREFIX does not apply and __pycache__/app.*.pyc (an unchecked-hash .pyc
@@ -485,7 +467,6 @@ def test_4a_a_criterion_under_python_e_reads_a_forged_pycache(tmp_path: Path) ->
     assert_refused(done)
 
 
-@route_open("a sourceless .pyc in a test folder is neither a module nor data to integrity")
 def test_4b_a_sourceless_pyc_in_the_test_folder_shadows_the_code_under_test(
     tmp_path: Path,
 ) -> None:
@@ -500,7 +481,6 @@ def test_4b_a_sourceless_pyc_in_the_test_folder_shadows_the_code_under_test(
     assert_refused(done)
 
 
-@route_open("python -E makes pytest read its rewritten bytecode from __pycache__")
 def test_4c_python_e_pytest_reads_a_forged_rewritten_test(tmp_path: Path) -> None:
     """Class 4, shape: AC-1 runs `python -E -m pytest tests/test_app.py`; pytest reads its
     own assertion-rewritten bytecode from tests/__pycache__ (checked only by the source's

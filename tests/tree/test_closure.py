@@ -125,16 +125,33 @@ def test_past_the_file_cap_it_refuses_rather_than_pin_part(
         closure.pin(closure.Places([str(site)], [], []), deadline())
 
 
-def test_a_project_module_named_like_an_installed_one_is_found(site: Path, tmp_path: Path) -> None:
+def test_a_project_module_named_like_an_installed_or_existing_one_is_found(
+    site: Path, tmp_path: Path
+) -> None:
     places = closure.Places([str(site)], [], [])
     names = closure.module_names(closure.pin(places, deadline()), [str(site)])
     assert "thirdparty" in names and "easy-install" not in names
     repo = tmp_path / "repo"
-    (repo / "tests" / "thirdparty").mkdir(parents=True)
+    (repo / "tests").mkdir(parents=True)
+    (repo / "app.py").write_text("")
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "thirdparty.py").write_text("")  # inside a package: imported as pkg.x
+    before = closure.project_modules(str(repo), deadline())
+    assert before == {"app.py": "app", "pkg/__init__.py": "pkg"}
+    (repo / "tests" / "thirdparty").mkdir()
     (repo / "tests" / "thirdparty" / "__init__.py").write_text("")
     (repo / "thirdparty.py").write_text("")
+    (repo / "tests" / "app.py").write_text("")  # shadows the project's own app.py
+    (repo / "tests" / "helper.pyc").write_bytes(b"")  # bytecode with no source
+    (repo / "tests" / "test_new.py").write_text("")  # a new test: free
     (repo / ".venv" / "lib").mkdir(parents=True)
-    (repo / ".venv" / "lib" / "thirdparty.py").write_text("")  # an environment, not the project
-    (repo / "own.py").write_text("")
-    found = closure.shadows(str(repo), names, deadline())
-    assert found == ["tests/thirdparty/__init__.py", "thirdparty.py"]
+    (repo / ".venv" / "lib" / "thirdparty.py").write_text("")  # an environment
+    now = closure.project_modules(str(repo), deadline())
+    found = closure.new_modules(list(before), now, names | set(before.values()))
+    assert found == [
+        "tests/app.py: new, and named like a module the run could import",
+        "tests/helper.pyc: new bytecode without its source",
+        "tests/thirdparty/__init__.py: new, and named like a module the run could import",
+        "thirdparty.py: new, and named like a module the run could import",
+    ]
