@@ -1,6 +1,6 @@
 """PreToolUse hook on the Skill tool: /done and /escalate only on the gate's own evidence.
 
-Seed 000: no /implement in progress -> deny /escalate; no /verify since the pinned
+As specs/implement-skill-system.md has it: no /implement in progress -> deny /escalate; no /verify since the pinned
 /implement -> deny. Evidence over claims: the gate (gate.py) then runs the spec pinned at
 /implement on the current tree itself -- /done is let through only when every pinned
 criterion passes there (and the spec and the criteria's tests are as pinned), /escalate

@@ -1,6 +1,6 @@
 """Stop hook: in an /implement flow, the session stops only on the gate's own evidence.
 
-Seed 000's decision matrix, over the flow pinned at /implement (pin.py) and our skills that
+The decision matrix of specs/implement-skill-system.md, over the flow pinned at /implement (pin.py) and our skills that
 really ran after it:
 
     /implement  /verify  /done  /escalate   decision
@@ -50,7 +50,7 @@ from pytest_acceptance.claude.transcript import (
     format_epoch,
 )
 
-# Seed 004's contradiction phrases, plus their common variants.
+# Phrases that contradict a claim of completion, and their common variants.
 CONTRADICTIONS = (
     "requires manual",
     "cannot be automated",

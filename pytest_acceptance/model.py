@@ -23,7 +23,7 @@ class Method(str, enum.Enum):
 
 
 class Priority(str, enum.Enum):
-    """MoSCoW priority of a criterion (seed 002)."""
+    """MoSCoW priority of a criterion: MUST, SHOULD, COULD, WONT."""
 
     MUST = "MUST"
     SHOULD = "SHOULD"

@@ -1,13 +1,13 @@
 """Assembly: evidence fragments on disk → report.json + report.md, deterministically.
 
-Seed 002's model → tool → model: runners leave fragments (fragments.py), this module — no
+Model → tool → model: runners leave fragments (fragments.py), this module — no
 judgement, only counting and sorting — turns them into one report per spec, in spec order,
 with the same bytes for the same fragments. A selected criterion without a fragment becomes
 an error entry (never a silent gap); a fragment that fails validation stops the assembly
 (``FragmentError``, naming the file).
 
-Gap classes (seed 002 §4.3, mapped onto our statuses; no test-coverage field exists here,
-so seed's "partial with/without tests" collapse into one "partial"):
+Gap classes (MoSCoW priority against status; no test-coverage field exists here, so
+"partial with/without tests" collapse into one "partial"):
 
 - a gap is a ``failed`` or ``error`` criterion (an error could not be verified: it counts
   as fully open); ``passed``/``flaky`` are met, ``manual`` waits for a human;

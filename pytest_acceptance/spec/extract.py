@@ -1,4 +1,4 @@
-"""Requirement extraction: a spec without AC blocks, written in seed 002's style.
+"""Requirement extraction: a spec without AC blocks, written as numbered prose sections.
 
 A numbered section — a heading that starts with ``N.M`` (``## 3.2 Verification``) or holds a
 ``§N.M`` reference (``## §3 Requirements``, ``### Fragments (§4.2-4.3)``) — contributes one

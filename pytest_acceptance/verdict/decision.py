@@ -1,7 +1,7 @@
 """The decide stage: per-criterion outcomes → one verdict, its exit code and its texts.
 
 Pure functions over frozen data; the recorder (record.py) feeds them on the controller.
-The verdict rules are seed 000's: any automated failure → the failures only (manual
+The verdict rules are those of specs/implement-skill-system.md: any automated failure → the failures only (manual
 criteria not mentioned); all automated pass and manual criteria exist → the manual ones
 and "escalate"; everything passes → verified, /done may follow. A criterion that could not
 be verified (error) or was never run (not_run: -x stopped the run first) can never let the
@@ -111,7 +111,7 @@ def decide(
     return Verdict(VerdictStatus.PASS, ExitCode.PASS, outcomes, problems, scope)
 
 
-# --- the human-readable verdict (seed 000's "## Verification Results") ---------------------
+# --- the human-readable verdict ("## Verification Results") ------------------------------------
 
 
 def render(
@@ -123,7 +123,7 @@ def render(
     warning: str | None = None,
 ) -> str:
     """The verdict block. ``quiet`` (``-q``): passes are counted, not listed. ``for_agent``
-    (default: inside a Claude Code session) picks the seed's instructions for the agent
+    (default: inside a Claude Code session) picks the instructions for the agent
     over advice for a person. ``warning``: about where commands ran (rootdir.py)."""
     if for_agent is None:
         for_agent = in_agent_session()
@@ -320,7 +320,7 @@ def _manual_entry(outcome: Outcome, rootdir: Path) -> list[str]:
 
 
 def next_step(verdict: Verdict, for_agent: bool) -> str:
-    """What the reader does next: seed 000's instructions for the agent, else advice for a
+    """What the reader does next: the instructions for the agent, else advice for a
     person (who has no /verify or /escalate to call)."""
     passed = len(verdict.of(Status.PASSED, Status.FLAKY))
     manual = len(verdict.of(Status.MANUAL))

@@ -310,7 +310,7 @@ class Recorder:
         if self.verdict is None:
             return
         if self.verdict.status is not VerdictStatus.MANUAL:
-            # Seed 000: manual criteria are surfaced only once every automated one passes.
+            # Manual criteria are surfaced only once every automated one passes.
             terminalreporter.stats.pop("manual", None)
         terminalreporter.section("acceptance verdict")
         from pytest_acceptance.verdict.rootdir_warning import rootdir_warning
