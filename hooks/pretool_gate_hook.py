@@ -1,11 +1,11 @@
 """PreToolUse hook on the Skill tool: /done and /escalate only on the gate's own evidence.
 
-As specs/implement-skill-system.md has it: no /implement in progress -> deny /escalate; no /verify since the pinned
-/implement -> deny. Evidence over claims: the gate (gate.py) then runs the spec pinned at
-/implement on the current tree itself -- /done is let through only when every pinned
-criterion passes there (and the spec and the criteria's tests are as pinned), /escalate
-when that run really ran the criteria (any status: being stuck is what /escalate is for).
-A denial names the failing criteria and the next step.
+As specs/implement-skill-system.md has it: no /implement in progress -> deny /escalate; no
+/verify since the pinned /implement -> deny. Evidence over claims: the gate (gate.py) then
+runs the spec pinned at /implement on the current tree itself -- /done is let through only
+when every pinned criterion passes there (and the spec and the criteria's tests are as
+pinned), /escalate when that run really ran the criteria (any status: being stuck is what
+/escalate is for). A denial names the failing criteria and the next step.
 
 The "Skill" matcher fires for every skill, so everything but our done/escalate passes
 untouched. A bare "done"/"escalate" may resolve to ours (the CLI resolves bare names when

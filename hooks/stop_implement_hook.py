@@ -1,7 +1,7 @@
 """Stop hook: in an /implement flow, the session stops only on the gate's own evidence.
 
-The decision matrix of specs/implement-skill-system.md, over the flow pinned at /implement (pin.py) and our skills that
-really ran after it:
+The decision matrix of specs/implement-skill-system.md, over the flow pinned at /implement
+(pin.py) and our skills that really ran after it:
 
     /implement  /verify  /done  /escalate   decision
     no          -        -      -           allow (not in a flow)

@@ -1,13 +1,12 @@
 """The decide stage: per-criterion outcomes → one verdict, its exit code and its texts.
 
-Pure functions over frozen data; the recorder (record.py) feeds them on the controller.
-The verdict rules are those of specs/implement-skill-system.md: any automated failure → the failures only (manual
-criteria not mentioned); all automated pass and manual criteria exist → the manual ones
-and "escalate"; everything passes → verified, /done may follow. A criterion that could not
-be verified (error) or was never run (not_run: -x stopped the run first) can never let the
-verdict pass; a run that selected only some criteria (``Scope``) says it was partial and is
-never called verified.
-"""
+Pure functions over frozen data; the recorder (recorder.py) feeds them on the controller. The
+verdict rules are those of specs/implement-skill-system.md: any automated failure → the
+failures only (manual criteria not mentioned); all automated pass and manual criteria exist
+→ the manual ones and "escalate"; everything passes → verified, /done may follow. A
+criterion that could not be verified (error) or was never run (not_run: -x stopped the run
+first) can never let the verdict pass; a run that selected only some criteria (``Scope``)
+says it was partial and is never called verified."""
 
 from __future__ import annotations
 
