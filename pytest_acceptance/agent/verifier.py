@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
+from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status, one_line
 from pytest_acceptance.run.no_agent import no_agent_advice, no_agent_message
 from pytest_acceptance.verdict.decision import in_agent_session
 
@@ -263,7 +263,7 @@ def _resolve_backend(config: pytest.Config) -> tuple[Backend | None, str]:
         if explicit.strip():
             given = config.getoption("acceptance_claude")
             source = "--acceptance-claude" if given else "ini acceptance_claude"
-            raise pytest.UsageError(f"{source}: {tried}") from None
+            raise pytest.UsageError(f"{source}: {one_line(str(tried), 300)}") from None
         return None, f"no Claude Code CLI found ({tried}) and no agent command is configured"
 
 

@@ -84,7 +84,10 @@ def _named_ids(config: pytest.Config) -> dict[Path, set[str] | None]:
     named: dict[Path, set[str] | None] = {}
     for arg in config.args:
         path, _, rest = str(arg).partition("::")
-        key = (base / path).resolve()
+        try:
+            key = (base / path).resolve()
+        except (OSError, RuntimeError):  # a loop of links: pytest reports the path itself
+            continue
         if not rest:
             named[key] = None
             continue

@@ -117,15 +117,18 @@ def _listing(places: Places, deadline_at: float) -> list[str]:
 
 
 def _outermost(roots: list[str]) -> list[str]:
-    """The roots no other root holds (a venv's lib folder holds its site-packages)."""
+    """The roots no other root's walk reaches (a venv's lib folder holds its site-packages;
+    a checkout's walk does not enter its hidden .venv, so a site folder there stays a root)."""
     unique = sorted(set(roots))
-    return [
-        root
-        for root in unique
-        if not any(
-            root != other and root.startswith(other.rstrip(os.sep) + os.sep) for other in unique
-        )
-    ]
+    return [root for root in unique if not any(_reaches(other, root) for other in unique)]
+
+
+def _reaches(outer: str, inner: str) -> bool:
+    prefix = outer.rstrip(os.sep) + os.sep
+    if inner == outer or not inner.startswith(prefix):
+        return False
+    between = inner[len(prefix) :].split(os.sep)
+    return not any(_unimportable(part) for part in between)
 
 
 def _walk(

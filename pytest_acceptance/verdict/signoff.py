@@ -65,6 +65,7 @@ NOT_DEFINING_FIELDS = (
     "retries",
     "how",
     "tags",
+    "votes",
 )
 _RECORD_KEYS = ("criterion", "spec", "sha256", "by", "at", "note")
 _HEADER = (

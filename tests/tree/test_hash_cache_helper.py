@@ -36,8 +36,15 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(root, "commit", "-qm", "modules")
     monkeypatch.setattr(hash_cache, "RACY_SECONDS", WINDOW)
     monkeypatch.setattr(HashCache, "HELPER_AT", 10)
+    # Other tests of this process may have left threads behind (in-process pytest runs with
+    # plugins that start them); counted here are the threads this module's tests start.
+    baseline = threading.active_count() - 1
+    monkeypatch.setattr(hash_cache.threading, "active_count", lambda: _count() - baseline)
     time.sleep(WINDOW * 3)
     return root
+
+
+_count = threading.active_count
 
 
 def on_each_helper(

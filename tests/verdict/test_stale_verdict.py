@@ -54,7 +54,7 @@ def test_a_conftest_that_fails_to_import_leaves_no_verdict(passed: Path) -> None
 @pytest.mark.parametrize(
     ("where", "text"),
     [
-        ("pytest.ini", "[pytest]\nacceptance_timeout = 5 minutes\n"),
+        ("pytest.ini", "[pytest]\nacceptance_timeout = five minutes\n"),
         ("pytest.ini", "[pytest]\nacceptance_lock_timeout = -1\n"),
         ("pyproject.toml", "[tool.pytest]\nacceptance_retries = 1e309\n"),
     ],
