@@ -27,6 +27,7 @@ import stat
 import time
 from typing import Dict, List
 
+from pytest_acceptance.tree.file_hash import stat_key
 from pytest_acceptance.tree.hostile import file_digest
 
 # path -> [stat key, digest or what the entry is]
@@ -102,7 +103,7 @@ def _describe(path: str, before: list[str] | None) -> list[str]:
             return ["", "link:unreadable"]
     if not stat.S_ISREG(info.st_mode):
         return ["", f"special:{stat.S_IFMT(info.st_mode)}"]
-    key = f"{info.st_dev},{info.st_ino},{info.st_size},{info.st_ctime_ns}"
+    key = stat_key(info).decode()
     if before is not None and before[0] == key:
         return before
     trusted = time.time_ns() - info.st_ctime_ns > RACY_SECONDS * 1e9

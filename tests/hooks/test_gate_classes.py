@@ -16,12 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hook_transcripts import (
     CRITERION,
-    TranscriptBuilder,
     ask_gate,
     git,
     make_repo,
@@ -81,33 +79,19 @@ HIDING_PLACES = {
 }
 
 
-def pin(repo: Path, env: dict[str, str] | None = None) -> TranscriptBuilder:
-    return pinned_flow(repo, env, SPEC)
-
-
-def ask(
-    builder: TranscriptBuilder,
-    repo: Path,
-    tmp_path: Path,
-    skill: str,
-    env: dict[str, str] | None = None,
-) -> Any:
-    return ask_gate(builder, repo, tmp_path, skill, env)
-
-
 @pytest.mark.parametrize("hide", list(HIDING_PLACES), ids=lambda hide: hide.__name__)
 def test_a_pass_stored_by_a_refused_escalate_is_not_reused_after_a_hidden_change(
     tmp_path: Path, hide: Callable[[Path, Path], Callable[[], None]]
 ) -> None:
     repo = make_repo(tmp_path / "repo", spec_reading(HIDING_PLACES[hide]))
     change = hide(repo, tmp_path)
-    builder = pin(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
-    refused = ask(builder, repo, tmp_path, "escalate")
+    refused = ask_gate(builder, repo, tmp_path, "escalate")
     assert refused.denied and "nothing to escalate" in refused.deny_reason, refused.stdout
     builder.escalate(outcome="denied")
     change()  # what git does not show: the stored pass must not stand in for a run
-    done = ask(builder, repo, tmp_path, "done")
+    done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, done.stdout
     assert "AC-1" in done.deny_reason and "fail" in done.deny_reason, done.deny_reason
 
@@ -117,11 +101,11 @@ def test_an_unchanged_tree_reuses_the_stored_result(tmp_path: Path, plugin_state
     again (one gate run in the flow)."""
     repo = make_repo(tmp_path / "repo", spec_reading("."))
     ignored_helper(repo, tmp_path)
-    builder = pin(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
-    assert ask(builder, repo, tmp_path, "escalate").denied
+    assert ask_gate(builder, repo, tmp_path, "escalate").denied
     builder.escalate(outcome="denied")
-    done = ask(builder, repo, tmp_path, "done")
+    done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.stdout
     flows = [json.loads(path.read_text()) for path in plugin_state.rglob("flow.json")]
     assert [flow["gate_runs"] for flow in flows] == [1]
@@ -134,13 +118,13 @@ def test_a_transient_error_is_never_stored_as_the_trees_result(tmp_path: Path) -
     repo = make_repo(tmp_path / "repo", spec_reading("."))
     ignored_helper(repo, tmp_path)
     (repo / ".acceptance").write_text("in the way\n")
-    builder = pin(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
-    first = ask(builder, repo, tmp_path, "done")
+    first = ask_gate(builder, repo, tmp_path, "done")
     assert first.denied, first.stdout
     builder.done(outcome="denied")
     (repo / ".acceptance").unlink()
-    second = ask(builder, repo, tmp_path, "done")
+    second = ask_gate(builder, repo, tmp_path, "done")
     assert not second.denied, second.deny_reason
 
 
@@ -189,10 +173,10 @@ def test_a_changed_module_of_the_projects_virtualenv_blocks_done(
     repo = make_repo(tmp_path / "repo", VENV_SPEC)
     venv_site = project_venv(repo)
     env = {"ACCEPTANCE_GATE_PYTHON": str(repo / ".venv" / "bin" / "python")}
-    builder = pin(repo, env)
+    builder = pinned_flow(repo, env)
     builder.verify(repo / SPEC)
     tamper(venv_site)
-    done = ask(builder, repo, tmp_path, "done", env)
+    done = ask_gate(builder, repo, tmp_path, "done", env)
     assert done.denied, done.stdout
     assert "environment the gate runs in changed" in done.deny_reason, done.deny_reason
     assert str(venv_site) in done.deny_reason
@@ -203,9 +187,9 @@ def test_an_untouched_project_virtualenv_lets_an_honest_done_through(tmp_path: P
     venv_site = project_venv(repo)
     (venv_site / "thirdparty.py").write_text("def ok():\n    return True\n")
     env = {"ACCEPTANCE_GATE_PYTHON": str(repo / ".venv" / "bin" / "python")}
-    builder = pin(repo, env)
+    builder = pinned_flow(repo, env)
     builder.verify(repo / SPEC)
-    done = ask(builder, repo, tmp_path, "done", env)
+    done = ask_gate(builder, repo, tmp_path, "done", env)
     assert not done.denied, done.deny_reason
 
 
@@ -227,10 +211,10 @@ def test_a_new_project_module_that_shadows_an_installed_one_blocks_done(
     repo = make_repo(tmp_path / "repo", VENV_SPEC)
     project_venv(repo)
     env = {"ACCEPTANCE_GATE_PYTHON": str(repo / ".venv" / "bin" / "python")}
-    builder = pin(repo, env)
+    builder = pinned_flow(repo, env)
     builder.verify(repo / SPEC)
     plant(repo)
-    done = ask(builder, repo, tmp_path, "done", env)
+    done = ask_gate(builder, repo, tmp_path, "done", env)
     assert done.denied, done.stdout
     assert "named like a module the run could import" in done.deny_reason, done.deny_reason
 
@@ -266,9 +250,9 @@ def test_bytecode_planted_in_the_gates_folder_during_its_run_is_never_trusted(
     (repo / "plant.py").write_text(PLANT)
     git(repo, "add", "plant.py")
     git(repo, "commit", "-qm", "plant")
-    builder = pin(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
-    done = ask(builder, repo, tmp_path, "done")
+    done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, done.stdout
     assert "bytecode folder changed during its run" in done.deny_reason, done.deny_reason
 
@@ -280,14 +264,14 @@ def test_bytecode_planted_between_runs_is_thrown_away_and_rebuilt(
     a changed folder and compiles it afresh; the honest /done goes through."""
     repo = make_repo(tmp_path / "repo", spec_reading("."))
     ignored_helper(repo, tmp_path)
-    builder = pin(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
-    assert ask(builder, repo, tmp_path, "escalate").denied  # a run: the folder is built
+    assert ask_gate(builder, repo, tmp_path, "escalate").denied  # a run: the folder is built
     builder.escalate(outcome="denied")
     (folder,) = plugin_state.rglob("bytecode")
     forged = next(folder.rglob("*.pyc"))
     forged.write_bytes(b"forged")
     (repo / "unrelated.txt").write_text("a new tree: no stored result stands in\n")
-    done = ask(builder, repo, tmp_path, "done")
+    done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
     assert forged.read_bytes() != b"forged"

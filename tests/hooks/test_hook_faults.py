@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,24 +20,15 @@ from hook_transcripts import (
     REPO_ROOT,
     SESSION_ID,
     SPEC_TEXT,
-    TranscriptBuilder,
-    expansion_payload,
     hook_command,
     make_fail,
     make_repo,
+    pinned_flow,
     run_hook,
     stop_payload,
 )
 
 SPEC = "specs/feature.md"
-
-
-def pinned(repo: Path) -> TranscriptBuilder:
-    builder = TranscriptBuilder(repo)
-    prompt_id = str(uuid.uuid4())
-    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
-    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, prompt_id))
-    return builder
 
 
 @pytest.fixture
@@ -75,7 +65,7 @@ def test_the_guard_on_a_full_plugin_data_folder_denies_a_spec_write_in_one_answe
     """The settings snapshot cannot be written (a warning) and the Write to the pinned spec
     is refused (a deny): one JSON object holding both, never two values the CLI ignores."""
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
-    builder = pinned(repo)
+    builder = pinned_flow(repo)
     transcript = builder.write(tmp_path / "session.jsonl")
     fill(full_plugin_data)
     payload = {
@@ -95,7 +85,7 @@ def test_a_transcript_line_nested_thousands_deep_blocks_the_stop_inside_a_flow(
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
-    builder = pinned(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
     builder.done()
     make_fail(repo)
@@ -174,7 +164,7 @@ def test_the_gate_run_dies_with_its_stop_hook_and_keeps_no_lock(
     """Claude Code kills a Stop hook at its timeout: the gate's run (pytest, its workers,
     the criterion's `sleep`) goes with it, so the next honest stop is not held up."""
     repo = make_repo(tmp_path / "repo", SLOW_SPEC)
-    builder = pinned(repo)
+    builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
     builder.done()
     transcript = builder.write(tmp_path / "session.jsonl")
