@@ -19,6 +19,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e)
 
 
+@pytest.fixture(autouse=True)
+def _no_shuffle_in_started_runs(request: pytest.FixtureRequest) -> None:
+    """pytest-randomly is installed for the tests that prove it changes nothing for criteria;
+    left on, it would reorder every run a test starts with pytester (pytester drops the outer
+    PYTEST_ADDOPTS when it starts), so an order the test reads would hold only by chance.
+    The runs that want it pass `-p randomly`, which comes later and wins."""
+    if "pytester" not in request.fixturenames:
+        return
+    request.getfixturevalue("pytester")
+    request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:randomly")
+
+
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The real pinned `claude` binary, bundled in the pinned claude-agent-sdk that the test
