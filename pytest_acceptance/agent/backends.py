@@ -34,8 +34,8 @@ from pytest_acceptance.agent.isolated import (
 )
 from pytest_acceptance.agent.prompt import (
     VERDICT_SCHEMA,
+    JudgeVerdict,
     MalformedVerdict,
-    Verdict,
     load_answer,
     parse_verdict,
 )
@@ -80,7 +80,7 @@ class Usage:
 class Answer:
     """One valid verdict, and what asking for it cost."""
 
-    verdict: Verdict
+    verdict: JudgeVerdict
     usage: Usage = Usage()
 
 

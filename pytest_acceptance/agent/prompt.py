@@ -81,7 +81,9 @@ class MalformedVerdict(ValueError):
 
 
 @dataclass(frozen=True)
-class Verdict:
+class JudgeVerdict:
+    """One judge's answer for one criterion, as the contract allows it."""
+
     passed: bool
     summary: str
     issues: tuple[Issue, ...]
@@ -138,7 +140,7 @@ def read_log_tail(path: Path) -> LogExcerpt:
     return LogExcerpt(path, text[-LOG_TAIL_LIMIT:], truncated)
 
 
-def parse_verdict(answer: Any) -> Verdict:
+def parse_verdict(answer: Any) -> JudgeVerdict:
     """Validate an answer object against the contract; raise MalformedVerdict if it breaks it."""
     if not isinstance(answer, dict):
         raise MalformedVerdict(f"the answer is {type(answer).__name__}, not a JSON object")
@@ -156,10 +158,10 @@ def parse_verdict(answer: Any) -> Verdict:
         raise MalformedVerdict('"fail" without any issue: a failure must say where and why')
     if status == "pass" and issues:
         raise MalformedVerdict(f'"pass" with {len(issues)} issue(s): the answer contradicts itself')
-    return Verdict(status == "pass", _bounded(summary.strip(), ANSWER_FIELD_LIMIT), issues)
+    return JudgeVerdict(status == "pass", _bounded(summary.strip(), ANSWER_FIELD_LIMIT), issues)
 
 
-def parse_verdict_text(text: str) -> Verdict:
+def parse_verdict_text(text: str) -> JudgeVerdict:
     """Validate an answer printed as text: the whole of it must be one JSON object."""
     stripped = text.strip()
     if not stripped:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
         Usage,
     )
     from pytest_acceptance.agent.budget import Budget
-    from pytest_acceptance.agent.prompt import Verdict
+    from pytest_acceptance.agent.prompt import JudgeVerdict
 
 DEFAULT_WAVE = 5
 DISPATCHES = 2  # a crash, a timeout or an off-contract answer is re-dispatched once
@@ -454,8 +454,8 @@ class AgentVerifier:
         extra: dict[str, Any],
         evidence: str | None,
     ) -> Result:
-        from pytest_acceptance.agent.cache import VerdictCache, cache_key
         from pytest_acceptance.agent.prompt import PROMPT_VERSION
+        from pytest_acceptance.agent.verdict_cache import VerdictCache, cache_key
         from pytest_acceptance.tree.file_hash import FingerprintError
         from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
@@ -569,7 +569,7 @@ class AgentVerifier:
 class Judgement:
     """What one judge answered: a valid verdict, or why not; and what it cost."""
 
-    verdict: Verdict | None = None
+    verdict: JudgeVerdict | None = None
     failures: list[DispatchError] = field(default_factory=list)
     usage: Usage = field(default_factory=lambda: _no_usage())
     calls: int = 0
@@ -772,7 +772,7 @@ def _describe(
 
 
 def _verdict_result(
-    verdict: Verdict, attempt: int, failures: list[DispatchError], extra: dict[str, Any]
+    verdict: JudgeVerdict, attempt: int, failures: list[DispatchError], extra: dict[str, Any]
 ) -> Result:
     extra = {**extra, "dispatches": attempt, "summary": verdict.summary}
     message = verdict.summary

@@ -1,4 +1,4 @@
-"""Fuzzing the judge-answer parser: any JSON, any near-JSON, any text ends as a ``Verdict``
+"""Fuzzing the judge-answer parser: any JSON, any near-JSON, any text ends as a ``JudgeVerdict``
 or a ``MalformedVerdict`` (re-dispatch, then an error) — never another exception, and a
 pass only for an answer that is exactly a pass."""
 
@@ -9,7 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.agent.prompt import MalformedVerdict, Verdict, parse_verdict_text
+from pytest_acceptance.agent.prompt import JudgeVerdict, MalformedVerdict, parse_verdict_text
 
 _JSON = st.recursive(
     st.none()
@@ -30,13 +30,13 @@ _JSON = st.recursive(
 )
 
 
-def outcome(text: str) -> Verdict | None:
+def outcome(text: str) -> JudgeVerdict | None:
     try:
         verdict = parse_verdict_text(text)
     except MalformedVerdict as error:
         assert len(str(error)) < 1_000
         return None
-    assert isinstance(verdict, Verdict)
+    assert isinstance(verdict, JudgeVerdict)
     assert verdict.passed == (verdict.issues == ())
     return verdict
 

@@ -6,7 +6,7 @@ import dataclasses
 import subprocess
 from pathlib import Path
 
-from pytest_acceptance.agent.cache import VerdictCache, cache_key
+from pytest_acceptance.agent.verdict_cache import VerdictCache, cache_key
 from pytest_acceptance.model import Criterion, Issue, Location, Method, Result, Status
 
 CONFIG = {"backend": "command", "argv": ["judge"], "model": None, "prompt_version": 1}
