@@ -19,7 +19,8 @@ from support.specs import bash, criterion, spec
 from pytest_acceptance.agent.budget import Budget, BudgetExhausted
 
 # A judge whose plan (plan.json beside it) gives, per criterion id, one answer per call
-# (the last repeats): {"status": "pass"|"fail", "usage": {...}, "sleep": s}. Its calls are
+# (the last repeats): {"status": "pass"|"fail", "usage": {...}, "sleep": s, "meet": n}; "meet"
+# waits until that many calls of the criterion started. Its calls are
 # numbered under a lock, so concurrent calls of one criterion take the plan's steps in turn.
 JUDGE = textwrap.dedent(
     """
@@ -35,6 +36,11 @@ JUDGE = textwrap.dedent(
         log.write(json.dumps({"id": ident, "n": number, "start": time.time(), "env": env}) + "\\n")
     steps = json.load(open(os.path.join(here, "plan.json"))).get(ident, [{}])
     step = steps[min(number, len(steps)) - 1]
+    deadline = time.time() + 60
+    while time.time() < deadline and step.get("meet", 0) > sum(
+        1 for line in open(os.path.join(here, "calls.log")) if json.loads(line)["id"] == ident
+    ):
+        time.sleep(0.05)
     time.sleep(step.get("sleep", 0))
     status = step.get("status", "pass")
     answer = {"status": status, "summary": f"{ident} call {number}", "issues": []}
@@ -280,7 +286,7 @@ def test_a_command_judge_is_told_what_it_judges_in_its_environment(
 def test_judges_that_disagree_make_the_majority_pass_unstable_and_visible(
     pytester: pytest.Pytester, judge: CostJudge
 ) -> None:
-    judge.plan({"AC-1": [{"sleep": 1}, {"status": "fail", "sleep": 1}, {"sleep": 1}]})
+    judge.plan({"AC-1": [{"meet": 3}, {"status": "fail", "meet": 3}, {"meet": 3}]})
     project(pytester, judge, agent("AC-1", "Errors"), agent("AC-2", "Readme"))
     result = run(pytester, "-n", "0", "--acceptance-votes", "3", "-v")
     assert result.ret == 0, result.stdout.str()
@@ -291,7 +297,7 @@ def test_judges_that_disagree_make_the_majority_pass_unstable_and_visible(
     assert ac1["votes"]["passed"] == 2 and ac1["votes"]["failed"] == 1
     assert [a["status"] for a in ac1["votes"]["answers"]].count("fail") == 1
     assert by_id(pytester)["AC-2"]["unstable"] is False
-    assert max_overlap(judge.intervals()) >= 3  # the judges of a check run at once
+    assert max_overlap(judge.intervals()) >= 3  # the judges of a check met: they ran at once
 
 
 def test_a_majority_of_failing_judges_fails_with_their_issues(

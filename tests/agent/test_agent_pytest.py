@@ -172,7 +172,7 @@ def test_cache_is_off_by_default(pytester: pytest.Pytester, judge: Judge) -> Non
 def test_without_n_agent_checks_run_a_wave_at_a_time_in_one_process_without_workers(
     pytester: pytest.Pytester, judge: Judge
 ) -> None:
-    judge.plan({"*": ["sleep:2"]})
+    judge.plan({"*": ["meet:5"]})
     path = project(pytester, judge, *(agent(f"AC-{n}") for n in range(1, 8)))
     result = pytester.runpytest_subprocess("--acceptance", path, "--acceptance-wave", "5")
     assert result.ret == 0, result.stdout.str()
@@ -183,7 +183,7 @@ def test_without_n_agent_checks_run_a_wave_at_a_time_in_one_process_without_work
 def test_wave_size_bounds_concurrent_agents_even_with_more_workers(
     pytester: pytest.Pytester, judge: Judge
 ) -> None:
-    judge.plan({"*": ["sleep:1"]})
+    judge.plan({"*": ["meet:2"]})
     path = project(pytester, judge, *(agent(f"AC-{n}") for n in range(1, 5)))
     result = pytester.runpytest_subprocess(
         "--acceptance", path, "-n", "4", "--acceptance-wave", "2"

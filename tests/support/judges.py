@@ -39,6 +39,8 @@ class Judge:
 
 
 def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most judges that ran at one moment. A plan step `meet:N` makes N judges wait for
+    each other, so N at once is proven by a barrier, not hoped for from timing."""
     events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
     running = peak = 0
     for _, step in events:
@@ -64,6 +66,16 @@ JUDGE_SOURCE = textwrap.dedent(
     step = steps[min(count, len(steps)) - 1]
     if step.startswith("sleep:"):
         time.sleep(float(step.split(":")[1]))
+        step = "pass"
+    if step.startswith("meet:"):  # wait (60 s at most) until N judges have started
+        with open(os.path.join(here, "arrivals.log"), "a") as arrivals:
+            arrivals.write(ident + "\\n")
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            with open(os.path.join(here, "arrivals.log")) as arrivals:
+                if sum(1 for _ in arrivals) >= int(step.split(":")[1]):
+                    break
+            time.sleep(0.05)
         step = "pass"
     if step == "hang":
         child = subprocess.Popen(["sleep", "300"])
