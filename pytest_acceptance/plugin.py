@@ -237,8 +237,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process
+        from pytest_acceptance.run.remote import set_up_remote_workers
         from pytest_acceptance.verdict.recorder import Recorder
 
+        set_up_remote_workers(config)
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
 
 

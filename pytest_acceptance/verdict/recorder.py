@@ -4,11 +4,12 @@ Registered only on the process that prints the summary (the xdist controller, or
 process). It knows which criteria were selected (what collection kept after every
 deselection, ``--lf`` and ``--sw`` included, or what the xdist workers collected), takes
 each result from the test reports (results travel from workers as the report attribute
-``acceptance``), and at session end decides, writes ``.acceptance/verdict.json`` and sets
-the exit code. A selected criterion that never reported is ``not_run`` (unknown), never a
-pass; ``-x`` under xdist (which pytest calls an interruption) ends with the same exit code
-as without it; a run stopped by Ctrl-C or a stop signal is ``interrupted`` and keeps what
-finished.
+``acceptance``), hands each to the evidence trail as it arrives (the hook
+``pytest_acceptance_result``), and at session end decides, writes
+``.acceptance/verdict.json`` and sets the exit code. A selected criterion that never
+reported is ``not_run`` (unknown), never a pass; ``-x`` under xdist (which pytest calls an
+interruption) ends with the same exit code as without it; a run stopped by Ctrl-C or a stop
+signal is ``interrupted`` and keeps what finished.
 
 ``RunStart`` covers the time before: from the plugin's first hook it has removed the last
 verdict, and a run interrupted before its session began (pytest then never ends one)
@@ -129,6 +130,10 @@ class Recorder:
         if data is not None:
             self.results[report.nodeid] = Result.from_dict(data)
             self._settle_on_arrival(report)
+            if (criterion := self.criteria.get(report.nodeid)) is not None:
+                self.config.hook.pytest_acceptance_result(
+                    config=self.config, criterion=criterion, result=self.results[report.nodeid]
+                )
         self.failures += report.failed
         if data is not None:
             return
