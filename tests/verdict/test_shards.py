@@ -247,3 +247,21 @@ def test_the_gate_reads_a_shard_verdict_as_the_package_writes_it(tmp_path: Path)
     assert shape_problem(data, ids) is None
     data["specs"][0]["sha256"] = {"nested": "object"}
     assert shape_problem(data, ids) == "a spec entry's 'sha256' has the wrong type"
+
+
+def test_a_shard_problem_forbids_the_merged_pass(tmp_path: Path) -> None:
+    """A shard whose run failed outside the criteria (a failing test beside the spec) has an
+    error verdict: the merged verdict keeps its problem, naming the shard, and is no pass
+    although every criterion passed."""
+    source = origin(tmp_path, *SIX[:2])
+    (source / "test_beside.py").write_text("def test_beside():\n    assert False\n")
+    git(source, "add", "-A")
+    git(source, "commit", "-qm", "a test beside the spec")
+    first = shard(source, "runner-1", "spec.md::AC-1", "test_beside.py")
+    second = shard(source, "runner-2", "spec.md::AC-2")
+    assert verdict_of(first[1])["status"] == "error"
+    done, checkout = merge(source, first[1], second[1])
+    assert done.returncode == 11, done.stdout + done.stderr
+    merged = verdict_of(checkout / ".acceptance")
+    assert merged["status"] == "error" and merged["counts"]["passed"] == 2
+    assert any(p.startswith("shard shards/1: ") for p in merged["problems"]), merged["problems"]
