@@ -15,6 +15,9 @@ it leaves out, and a run of a spec then goes wrong on the worker:
 The rest of the run needs nothing from the worker's disk: results, evidence included,
 come back in the test reports, and the controller writes everything (evidence/trail.py).
 
+A worker whose machine is gone ends the run with an error verdict, not an INTERNALERROR
+(``UnreachableWorkers``).
+
 ``make_reltoroot`` is xdist's module function, looked up when a worker is set up; the
 wrapper is installed on the controller for the run and removed at its end. An xdist
 without it (checked against 3.8.0) is left as it is.
@@ -22,8 +25,10 @@ without it (checked against 3.8.0) is left as it is.
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -46,6 +51,34 @@ def set_up_remote_workers(config: pytest.Config) -> None:
 
     workermanage.make_reltoroot = make_reltoroot
     config.add_cleanup(lambda: setattr(workermanage, "make_reltoroot", original))
+    config.pluginmanager.register(UnreachableWorkers(), "acceptance-remote-workers")
+
+
+class UnreachableWorkers:
+    """xdist replaces a worker that died by starting another on the same gateway; when the
+    machine is gone (a socket server killed, a host down) that start raises in the middle
+    of xdist's loop, which pytest shows as an INTERNALERROR. The run stops there instead:
+    the criterion the worker ran is already an error, and those that never ran are
+    ``not_run`` with this reason, so the verdict is an error, never a pass."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        from execnet import HostNotFound
+
+        try:
+            return (yield)
+        except (OSError, HostNotFound) as error:
+            session.shouldfail = (
+                f"an xdist worker's machine could not be reached again ({error}); "
+                "--max-worker-restart=0 stops xdist from trying"
+            )
+            # execnet leaves the socket of the refused connection open in the frames of
+            # the traceback: closed here, quietly, not as a ResourceWarning at exit.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ResourceWarning)
+                error.__traceback__ = None
+                gc.collect()
+        return True
 
 
 def worker_args(
