@@ -79,6 +79,7 @@ def begin_merge(config: pytest.Config) -> None:
     except MergeRefused as refused:
         raise pytest.UsageError(f"--acceptance-merge refused: {refused}") from None
     config.stash[SHARDS_TREE] = shards[0].fingerprint
+    config.option.acceptance_agent = "none"  # the shards judged: no agent starts ahead here
     config.pluginmanager.register(ShardReplay(results, shards), "acceptance-merge")
 
 

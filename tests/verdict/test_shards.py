@@ -14,9 +14,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from support.judges import Judge
 from support.repos import git
 from support.runs import BASE, assert_clean
-from support.specs import bash, spec
+from support.specs import bash, criterion, spec
 
 from pytest_acceptance.evidence.fragments import spec_dir
 
@@ -67,7 +68,10 @@ def shard(
 
 
 def merge(
-    source: Path, *artifacts: Path, extra: tuple[str, ...] = ()
+    source: Path,
+    *artifacts: Path,
+    extra: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The fan-in job: a fresh clone downloads the shards' artifacts and merges them."""
     checkout = clone(source, source.parent / "merge")
@@ -75,7 +79,7 @@ def merge(
     for number, artifact in enumerate(artifacts, 1):
         shutil.copytree(artifact, checkout / "shards" / str(number) / ".acceptance")
         given.append(f"shards/{number}")
-    return pytest_run(checkout, "--acceptance-merge", *given, *extra), checkout
+    return pytest_run(checkout, "--acceptance-merge", *given, *extra, env=env), checkout
 
 
 def verdict_of(directory: Path) -> dict[str, Any]:
@@ -265,3 +269,41 @@ def test_a_shard_problem_forbids_the_merged_pass(tmp_path: Path) -> None:
     merged = verdict_of(checkout / ".acceptance")
     assert merged["status"] == "error" and merged["counts"]["passed"] == 2
     assert any(p.startswith("shard shards/1: ") for p in merged["problems"]), merged["problems"]
+
+
+PAUSE_IN_THE_MERGE = """
+import os, time
+
+def pytest_runtestloop(session):
+    if os.environ.get("PAUSE_IN_THE_MERGE"):
+        time.sleep(3)
+"""
+
+
+def test_a_merge_of_agent_criteria_calls_no_agent(tmp_path: Path) -> None:
+    """Shards whose criteria an agent judged (a scripted judge command): the merge takes
+    their results and starts no agent of its own (an agent-only run would otherwise start
+    every check ahead)."""
+    (tmp_path / "judge-home").mkdir()
+    judge = Judge(tmp_path / "judge-home")
+    agents = [
+        criterion(f"AC-{n}", method="subagent", agent="reviewer", checks=["holds"])
+        for n in range(1, 5)
+    ]
+    source = origin(tmp_path, *agents)
+    # Without filterwarnings = error: an agent run leaves a ResourceWarning at exit.
+    ini = f"[pytest]\nacceptance_agent_command = {judge.command}\n"
+    (source / "pytest.ini").write_text(ini)
+    # In the merge, time for an agent started ahead to reach the judge before the run ends.
+    (source / "conftest.py").write_text(PAUSE_IN_THE_MERGE)
+    git(source, "add", "-A")
+    git(source, "commit", "-qm", "the judge")
+    first = shard(source, "runner-1", "spec.md::AC-1", "spec.md::AC-2", "-n", "0")
+    second = shard(source, "runner-2", "spec.md::AC-3", "spec.md::AC-4", "-n", "0")
+    assert [done.returncode for done, _ in (first, second)] == [0, 0]
+    assert len(judge.calls()) == 4
+    pause = {"PAUSE_IN_THE_MERGE": "1"}
+    done, checkout = merge(source, first[1], second[1], extra=("-n", "0"), env=pause)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(judge.calls()) == 4
+    assert verdict_of(checkout / ".acceptance")["counts"]["passed"] == 4
