@@ -37,6 +37,14 @@ def pytest_acceptance_judge(
 
 
 @pytest.hookspec
+def pytest_acceptance_result(config: pytest.Config, criterion: Criterion, result: Result) -> None:
+    """Called on the controller (or the only process) as each criterion's result arrives,
+    wherever it ran: an xdist worker sends it back in its test report. The evidence trail
+    writes the criterion's fragment here, so the controller is the only process that writes
+    evidence and a worker on another machine needs no disk in common with it."""
+
+
+@pytest.hookspec
 def pytest_acceptance_verdict(
     config: pytest.Config, verdict: Verdict, facts: RunFacts
 ) -> list[str] | None:

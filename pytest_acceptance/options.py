@@ -21,6 +21,9 @@ SPEC_SET = pytest.StashKey[set[Path]]()
 SKIPPED_FILES = pytest.StashKey[list[Path]]()
 # Set once this run's verdict is decided (and written where it could be).
 VERDICT_DECIDED = pytest.StashKey[bool]()
+# A merge of CI shards (--acceptance-merge): the fingerprint of the tree the shards ran on,
+# which the merged verdict records instead of the merging checkout's.
+SHARDS_TREE = pytest.StashKey[str]()
 
 
 def spec_paths(config: pytest.Config) -> list[Path]:

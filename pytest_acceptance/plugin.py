@@ -121,6 +121,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--acceptance-note", metavar="TEXT", help="what the sign-off checked")
     group.addoption(
+        "--acceptance-merge",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="make one verdict, report, JUnit and HTML from CI shards' outputs (each DIR a "
+        "shard's .acceptance, or the folder holding it); refused, with the reason, for shards "
+        "of different trees or spec versions, missing criteria or overlaps that disagree",
+    )
+    group.addoption(
         "--acceptance-signoffs",
         metavar="PATH",
         help="the sign-offs file to read and write (default: acceptance-signoffs.yaml in the "
@@ -158,7 +167,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """``--acceptance-sign-off ID``: record a person's sign-off, run nothing."""
+    """``--acceptance-sign-off ID``: record a person's sign-off, run nothing.
+    ``--acceptance-merge DIR…``: check the shards, then run their specs on their results."""
+    if config.getoption("acceptance_merge", None):
+        from pytest_acceptance.verdict.merge import begin_merge
+
+        begin_merge(config)
+        return None
     if not config.getoption("acceptance_sign_off", None):
         return None
     from pytest_acceptance.verdict.sign_off_command import sign_off_command
@@ -237,8 +252,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process
+        from pytest_acceptance.run.remote import set_up_remote_workers
         from pytest_acceptance.verdict.recorder import Recorder
 
+        set_up_remote_workers(config)
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
 
 

@@ -29,7 +29,7 @@ _PRIVATE_CONFIG_ATTRIBUTES = ("_rootpath", "_inipath", "_inicfg", "_inicache")
 
 def correct_setup(config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     known = config.known_args_namespace  # re-parsed now that --acceptance is known
-    if not getattr(known, "acceptance", None):
+    if not getattr(known, "acceptance", None) and not getattr(known, "acceptance_merge", None):
         return
     determine_setup = private_setup_api(config)
     try:

@@ -2,8 +2,8 @@
 and CI annotations. A pytest plugin module (listed in ``plugin.pytest_plugins``); its
 hookimpls are registered only when ``--acceptance`` is used.
 
-- ``FragmentWriter`` (every process that runs criteria: an xdist worker, or the only
-  process) writes one fragment per criterion result (fragments.py).
+- ``FragmentWriter`` (the controller, or the only process) writes one fragment per
+  criterion result as it arrives, wherever the criterion ran (fragments.py).
 - ``EvidenceReporter`` (the controller, or the only process) clears the specs' fragments
   before anything runs, assembles ``report.json`` / ``report.md`` per spec from the
   fragments on disk when the verdict is decided (report.py), prints gaps and deltas after
@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the stage modules load only with --acceptance
     from pytest_acceptance.verdict.decision import RunFacts, Verdict
 
 LIST_LIMIT = 10  # ids per line in the terminal
-WRITE_ERRORS = "acceptance_fragment_errors"  # workeroutput key
 _PYTEST_OWN = (2, 3, 4, 5)  # pytest's exit codes for a run that went wrong as a whole
 BASELINE = "baseline.json"  # the last complete report of a spec: what deltas compare with
 
@@ -51,11 +50,12 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_acceptance.options import spec_paths
 
+    if hasattr(config, "workerinput"):  # the controller writes the evidence
+        return
     specs = spec_paths(config)
     config.pluginmanager.register(FragmentWriter(config), "acceptance-fragments")
-    if not hasattr(config, "workerinput"):
-        reporter = EvidenceReporter(config, specs, _previous_paths(config))
-        config.pluginmanager.register(reporter, "acceptance-evidence")
+    reporter = EvidenceReporter(config, specs, _previous_paths(config))
+    config.pluginmanager.register(reporter, "acceptance-evidence")
 
 
 def _previous_paths(config: pytest.Config) -> list[Path]:
@@ -72,14 +72,17 @@ def _previous_paths(config: pytest.Config) -> list[Path]:
 
 
 class FragmentWriter:
-    """Writes the fragment of each criterion in the process that ran it.
+    """Writes the fragment of each criterion as its result arrives on the controller (or
+    the only process): the one writer of evidence, wherever the criterion ran. An xdist
+    worker, maybe on another machine, sends its results back in its test reports
+    (``pytest_acceptance_result``); nothing it writes to its own disk counts.
 
     Creating a file costs up to a millisecond of CPU on some file systems, as much as a
-    short bash criterion: each fragment is written while the next criterion's command runs
-    (containment.while_waiting), and whatever is still pending when the session finishes is
-    written then (before the verdict is assembled, and on an xdist worker before it reports
-    back). A fragment lost to a crash is found missing by the assembly, which then fails
-    the run loudly.
+    short bash criterion: without xdist, each fragment is written while the next
+    criterion's command runs (containment.while_waiting), and whatever is still pending when
+    the session finishes is written then, before the verdict is assembled. An xdist
+    controller runs no commands: it writes each fragment on arrival, while the workers
+    run. A fragment lost is found missing by the assembly, which then fails the run loudly.
     """
 
     def __init__(self, config: pytest.Config) -> None:
@@ -88,23 +91,15 @@ class FragmentWriter:
         self.errors: list[str] = []  # fragments that could not be written, and why
         self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
-        criterion = getattr(item, "criterion", None)
-        result = getattr(item, "result", None)
-        if call.when == "call" and criterion is not None and result is not None:
-            self.write(criterion, result)
-        return report
+    @pytest.hookimpl
+    def pytest_acceptance_result(
+        self, config: pytest.Config, criterion: Criterion, result: Result
+    ) -> None:
+        self.write(criterion, result)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self) -> Generator[None, None, None]:
         self.flush()
-        workeroutput = getattr(self.config, "workeroutput", None)
-        if workeroutput is not None:  # the controller learns why a fragment is missing
-            workeroutput[WRITE_ERRORS] = self.errors[:LIST_LIMIT]
         return (yield)
 
     def write(self, criterion: Criterion, result: Result) -> None:
@@ -125,7 +120,10 @@ class FragmentWriter:
     def submit(self, path: Path, fragment: dict[str, Any]) -> None:
         from pytest_acceptance.run.containment import while_waiting
 
-        while_waiting(lambda: self._write_now(path, fragment))
+        if self.config.pluginmanager.has_plugin("dsession"):  # xdist's controller
+            self._write_now(path, fragment)
+        else:
+            while_waiting(lambda: self._write_now(path, fragment))
 
     def flush(self) -> None:
         from pytest_acceptance.run.containment import run_pending
@@ -180,11 +178,6 @@ class EvidenceReporter:
             for spec in specs:
                 clear_fragments(self.rootdir, spec)
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        output = getattr(node, "workeroutput", None) or {}
-        self.problems += [str(problem) for problem in output.get(WRITE_ERRORS, ())]
-
     def pytest_unconfigure(self) -> None:
         for handle in self.locks:
             with contextlib.suppress(OSError):
@@ -200,7 +193,7 @@ class EvidenceReporter:
         if _incomplete(verdict):  # internal or usage error, nothing collected or a spec that
             return []  # failed to: such a run must not become the baseline of the next deltas
         writer = config.pluginmanager.get_plugin("acceptance-fragments")
-        if writer is not None:  # this process ran criteria itself (no xdist workers)
+        if writer is not None:
             self.problems += writer.errors[:LIST_LIMIT]
         by_spec = _outcomes_by_spec(verdict)
         for spec_path in self.specs:

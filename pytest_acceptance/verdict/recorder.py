@@ -4,11 +4,12 @@ Registered only on the process that prints the summary (the xdist controller, or
 process). It knows which criteria were selected (what collection kept after every
 deselection, ``--lf`` and ``--sw`` included, or what the xdist workers collected), takes
 each result from the test reports (results travel from workers as the report attribute
-``acceptance``), and at session end decides, writes ``.acceptance/verdict.json`` and sets
-the exit code. A selected criterion that never reported is ``not_run`` (unknown), never a
-pass; ``-x`` under xdist (which pytest calls an interruption) ends with the same exit code
-as without it; a run stopped by Ctrl-C or a stop signal is ``interrupted`` and keeps what
-finished.
+``acceptance``), hands each to the evidence trail as it arrives (the hook
+``pytest_acceptance_result``), and at session end decides, writes
+``.acceptance/verdict.json`` and sets the exit code. A selected criterion that never
+reported is ``not_run`` (unknown), never a pass; ``-x`` under xdist (which pytest calls an
+interruption) ends with the same exit code as without it; a run stopped by Ctrl-C or a stop
+signal is ``interrupted`` and keeps what finished.
 
 ``RunStart`` covers the time before: from the plugin's first hook it has removed the last
 verdict, and a run interrupted before its session began (pytest then never ends one)
@@ -18,6 +19,7 @@ still leaves an ``interrupted`` verdict.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import sys
 import time
@@ -29,7 +31,7 @@ import pytest
 
 from pytest_acceptance.collect import CriterionItem, load_spec
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
-from pytest_acceptance.options import VERDICT_DECIDED
+from pytest_acceptance.options import SHARDS_TREE, VERDICT_DECIDED
 from pytest_acceptance.run.guard import STOPPED_BY, VANISHED
 from pytest_acceptance.store import (
     describe_os_error,
@@ -83,7 +85,10 @@ class Recorder:
         self.write_error: str | None = None
         self.failures = 0  # failed reports, as -x/--maxfail count them
         self.started_at = time.time()
-        self.fingerprint = recorded_fingerprint(self.rootdir)
+        self.merged_tree = config.stash.get(SHARDS_TREE, None)
+        self.fingerprint = self.merged_tree or recorded_fingerprint(self.rootdir)
+        self.spec_digests = {spec.path: _digest(spec.path) for spec in self.specs}
+        self.shard = shard_of(config)  # "" unless a sharding plugin splits the run
 
     # -- what was selected -------------------------------------------------------------
 
@@ -129,6 +134,10 @@ class Recorder:
         if data is not None:
             self.results[report.nodeid] = Result.from_dict(data)
             self._settle_on_arrival(report)
+            if (criterion := self.criteria.get(report.nodeid)) is not None:
+                self.config.hook.pytest_acceptance_result(
+                    config=self.config, criterion=criterion, result=self.results[report.nodeid]
+                )
         self.failures += report.failed
         if data is not None:
             return
@@ -184,6 +193,8 @@ class Recorder:
         stopped = self._stopped_early(session)
         if stopped and exitstatus == pytest.ExitCode.INTERRUPTED:
             exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x, --sw: a stop at a failure
+        if self._empty_shard(exitstatus):
+            exitstatus = pytest.ExitCode.OK
         why = stopped or _stop_reason(session) or self._interruption(exitstatus)
         not_run = _not_run(why)
         self._settle_at_end()
@@ -196,6 +207,8 @@ class Recorder:
         matrix = build_matrix(self.specs, [(o.criterion, o.result) for o in outcomes])
         interrupted = self._interrupted(exitstatus)
         verdict = _decide(outcomes, problems, exitstatus, scope, matrix, interrupted)
+        if not outcomes and not problems and self._empty_shard(exitstatus):
+            verdict = verdict.with_status(VerdictStatus.PASS, ExitCode.PASS)
         facts = self._facts()
         # Later stages (the evidence trail) may find problems that forbid a pass.
         found = self.config.hook.pytest_acceptance_verdict(
@@ -216,6 +229,18 @@ class Recorder:
         """Write verdict.json; on failure, the problem to report (never an exception)."""
         self.write_error = record(self.config, verdict, facts)
         return self.write_error
+
+    def _empty_shard(self, exitstatus: int) -> bool:
+        """A CI shard to which the sharding plugin gave none of the spec's criteria: its
+        verdict is a pass of nothing (the merge checks every criterion ran in some shard),
+        not pytest's "no tests ran" (5) nor the error of a run that selected nothing."""
+        return (
+            bool(self.shard)
+            and not self.selected
+            and not self.collection_errors
+            and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+            and any(spec.criteria for spec in self.specs)
+        )
 
     def _interrupted(self, exitstatus: int) -> bool:
         """Ctrl-C, a stop signal or ``pytest.exit``: not -x (handled above), not a spec that
@@ -284,10 +309,11 @@ class Recorder:
             started_at=self.started_at,
             finished_at=time.time(),
             fingerprint=self.fingerprint,
-            fingerprint_after=recorded_fingerprint(self.rootdir),
+            fingerprint_after=self.merged_tree or recorded_fingerprint(self.rootdir),
             specs=tuple(self._spec_facts()),
             pid=os.getpid(),
             args=tuple(self.config.invocation_params.args),
+            extra={"shard": self.shard or None},
         )
 
     def _spec_facts(self) -> list[dict[str, Any]]:
@@ -300,6 +326,10 @@ class Recorder:
                 "path": str(spec.path),
                 "criteria_total": len(spec.criteria),
                 "selected": selected_per_spec.get(spec.path, 0),
+                # What a merge of CI shards checks (verdict/merge.py): where the spec lies
+                # in the project, and its version.
+                "relative": display_path(spec.path, self.rootdir),
+                "sha256": self.spec_digests.get(spec.path, ""),
             }
             for spec in self.specs
         ]
@@ -335,6 +365,27 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
             continue  # collection reports it, with file:line
         specs.append(Spec(path.resolve(), spec.criteria, spec.title, spec.requirements))
     return specs
+
+
+def _digest(path: Path) -> str:
+    """The sha256 of the spec's bytes as the run read them ("" when it cannot be read:
+    collection reports that)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def shard_of(config: pytest.Config) -> str:
+    """How a sharding plugin splits this run, in its own options (``pytest-split --splits 3
+    --group 2``, ``pytest-shard --num-shards 4 --shard-id 0``), or "" when none does."""
+    splits, group = config.getoption("splits", None), config.getoption("group", None)
+    if splits and group:
+        return f"pytest-split --splits {splits} --group {group}"
+    shards = config.getoption("num_shards", None)
+    if isinstance(shards, int) and shards > 1:
+        return f"pytest-shard --num-shards {shards} --shard-id {config.getoption('shard_id', 0)}"
+    return ""
 
 
 def _decide(

@@ -3,6 +3,7 @@ each with its own exit code and a machine-readable verdict.json."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,17 @@ def test_all_pass_is_verified_and_exits_0(pytester: pytest.Pytester) -> None:
     assert verdict["status"] == "pass" and verdict["exit_code"] == 0
     assert verdict["complete"] is True
     assert verdict["counts"]["passed"] == 2
+    spec_file = (pytester.path / "spec.md").resolve()
     assert verdict["specs"] == [
-        {"path": str((pytester.path / "spec.md").resolve()), "criteria_total": 2, "selected": 2}
+        {
+            "path": str(spec_file),
+            "criteria_total": 2,
+            "selected": 2,
+            "relative": "spec.md",
+            "sha256": hashlib.sha256(spec_file.read_bytes()).hexdigest(),
+        }
     ]
+    assert verdict["shard"] is None
 
 
 def test_failures_are_listed_alone_and_manual_criteria_never_mentioned(
