@@ -125,12 +125,15 @@ class CriterionItem(pytest.Item):
         self.result: Result | None = None
         self.runs: list[Result] = []  # each run in this session (pytest-rerunfailures reruns)
         self.collected_as = next(_made)
-        self.add_marker(criterion.method.value)
-        self.add_marker(criterion.priority.value.lower())  # -m must, -m "not wont"
+        self.add_marker(shared_mark(self.config, criterion.method.value))
+        # -m must, -m "not wont"
+        self.add_marker(shared_mark(self.config, criterion.priority.value.lower()))
         if criterion.category:
-            self.add_marker(category_marker(self.config, criterion.category))
+            self.add_marker(
+                shared_mark(self.config, category_marker(self.config, criterion.category))
+            )
         for tag in criterion.tags:  # Gherkin @tags: -m smoke
-            self.add_marker(category_marker(self.config, tag, "tagged"))
+            self.add_marker(shared_mark(self.config, category_marker(self.config, tag, "tagged")))
         # -k matches words of the title and the category (substrings, as pytest does).
         self.extra_keyword_matches.update(w for w in (criterion.title, criterion.category) if w)
         # junitxml writes these as <properties>: the CI gate sees id, title, method, priority.
@@ -212,9 +215,22 @@ def who_judges(criterion: Criterion) -> str:
     return "agent" if criterion.method is Method.SUBAGENT else criterion.method.value
 
 
+_MARKS = pytest.StashKey[dict[str, pytest.MarkDecorator]]()  # marker name -> its one mark
 _CATEGORY_MARKERS = pytest.StashKey[dict[str, str]]()  # category -> its marker
 _TAKEN_MARKERS = pytest.StashKey[frozenset[str]]()  # markers that are not ours to take
 _RUN_CONTEXT = pytest.StashKey["RunContext"]()
+
+
+def shared_mark(config: pytest.Config, name: str) -> pytest.MarkDecorator:
+    """One mark per marker name for every item of the run: a mark is immutable, and
+    thousands of items would otherwise each hold their own copies (and look the name up
+    among the registered markers each time)."""
+    marks = config.stash.get(_MARKS, None)
+    if marks is None:
+        marks = config.stash[_MARKS] = {}
+    if name not in marks:
+        marks[name] = getattr(pytest.mark, name)
+    return marks[name]
 
 
 def category_marker(config: pytest.Config, category: str, kind: str = "category") -> str:

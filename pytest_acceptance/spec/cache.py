@@ -23,7 +23,9 @@ from pytest_acceptance.spec.file import read_spec_bytes
 from pytest_acceptance.spec.formats import FormatChoice, active
 from pytest_acceptance.tree.hostile import write_atomic
 
-_PARSER_SOURCES = ("parse.py", "yamlload.py", "extract.py", "model.py", "formats/*.py")
+# Relative to the package: everything that shapes a parsed ``Spec``, the model included (a
+# stored entry of another model's classes would unpickle into the wrong fields).
+_PARSER_SOURCES = ("model.py", "spec/*.py", "spec/formats/*.py")
 _LIBRARIES = ("markdown_it", "yaml")
 
 
@@ -64,17 +66,21 @@ def _parse(path: Path, choice: FormatChoice, data: bytes | None = None) -> Spec:
 @functools.cache
 def _parser_identity() -> bytes:
     """Changes whenever the code or the libraries that shape a parsed ``Spec`` change."""
-    here = Path(__file__).parent
     digest = hashlib.sha256(sys.version.encode())
-    for pattern in _PARSER_SOURCES:
-        for source in sorted(here.glob(pattern)):
-            digest.update(source.read_bytes())
+    for source in parser_sources():
+        digest.update(source.read_bytes())
     for library in _LIBRARIES:  # where it is installed and when: no import needed
         spec = importlib.util.find_spec(library)
         origin = Path(spec.origin) if spec and spec.origin else None
         stamp = origin.stat().st_mtime_ns if origin else 0
         digest.update(f"|{library}|{origin}|{stamp}".encode())
     return digest.digest()
+
+
+def parser_sources() -> list[Path]:
+    """The source files a stored entry depends on."""
+    package = Path(__file__).parents[1]
+    return [source for pattern in _PARSER_SOURCES for source in sorted(package.glob(pattern))]
 
 
 def _load(entry: Path) -> Spec | None:

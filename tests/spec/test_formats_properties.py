@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_acceptance.model import Spec, SpecError
-from pytest_acceptance.spec.formats import builtin_formats
+from pytest_acceptance.spec.formats import builtin_formats, detect
 from pytest_acceptance.spec.load import parse_spec_text
 
 FRAGMENTS = [
@@ -126,6 +126,21 @@ def test_detectors_score_and_the_chosen_parser_answers_a_spec_or_a_spec_error(
         assert 0.0 <= score <= 1.0, spec_format.name
     if text.strip():
         check(text, parse(text))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines, st.integers(min_value=0, max_value=20))
+def test_detection_that_stops_at_a_full_score_picks_what_scoring_every_format_picks(
+    chosen: list[tuple[str, str]], cut: int
+) -> None:
+    """``detect`` stops once a format scores 1.0 (no built-in scores higher): the format it
+    picks is the first one of the highest score among all of them."""
+    text = text_of(chosen, cut)
+    formats = builtin_formats()
+    scores = [spec_format.detect(text) for spec_format in formats]
+    best = max(scores)
+    expected = (formats[scores.index(best)], best) if best > 0 else (None, 0.0)
+    assert detect(text, formats) == expected
 
 
 @pytest.mark.parametrize("name", FORMAT_NAMES)

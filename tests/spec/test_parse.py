@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Method, Priority, Spec
-from pytest_acceptance.spec.cache import parse_spec_cached
+from pytest_acceptance.spec.cache import parse_spec_cached, parser_sources
 from pytest_acceptance.spec.load import SpecError, parse_spec, parse_spec_text
 
 # Seed 000, the design of this repository's Claude Code plugin, kept as a spec in the repo.
@@ -653,3 +653,25 @@ def test_cache_keeps_the_path_of_each_spec(tmp_path: Path) -> None:
         path.write_text(VARIANTS, encoding="utf-8")
     assert parse_spec_cached(one, cache).criteria[0].location.path == one
     assert parse_spec_cached(two, cache).criteria[0].location.path == two
+
+
+def test_the_cache_key_covers_every_module_that_shapes_a_parsed_spec(tmp_path: Path) -> None:
+    """A stored entry is read back only by the code that wrote it: every module of the
+    package that parsing loads (the model's classes included) is part of the key. Reading
+    the file (tree/) shapes nothing."""
+    spec_path = tmp_path / "spec.md"
+    spec_path.write_text(VARIANTS, encoding="utf-8")
+    probe = (
+        "import sys; from pathlib import Path\n"
+        "from pytest_acceptance.spec.load import parse_spec\n"
+        "parse_spec(Path(sys.argv[1]))\n"
+        "for name, module in list(sys.modules.items()):\n"
+        "    if name.startswith('pytest_acceptance.'):\n"
+        "        print(module.__file__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(spec_path)], capture_output=True, text=True, check=True
+    )
+    loaded = {Path(line) for line in done.stdout.split()}
+    shaping = {path for path in loaded if "tree" not in path.parts and path.name != "__init__.py"}
+    assert shaping and shaping <= set(parser_sources())

@@ -130,7 +130,9 @@ def detect(text: str, formats: Sequence[SpecFormat]) -> tuple[SpecFormat | None,
     """The format that recognises ``text`` best and its score (None, 0 when none does)."""
     best: SpecFormat | None = None
     best_score = 0.0
-    for spec_format in formats:
+    for place, spec_format in enumerate(formats):
+        if best_score >= _BUILTIN_MAX and all(isinstance(f, _Builtin) for f in formats[place:]):
+            break  # none of the rest can score higher: their modules need not even load
         try:
             score = float(spec_format.detect(text))
         except Exception:  # a plugin's broken detector must not hide the other formats
@@ -138,6 +140,10 @@ def detect(text: str, formats: Sequence[SpecFormat]) -> tuple[SpecFormat | None,
         if score > best_score:
             best, best_score = spec_format, score
     return best, best_score
+
+
+# The highest score a built-in format gives (a later format wins only with a higher one).
+_BUILTIN_MAX = 1.0
 
 
 def parse_text(
