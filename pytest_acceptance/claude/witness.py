@@ -51,6 +51,7 @@ _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
 _SETTLED = ("skipped", "xfailed", "xpassed")
+_CARRIERS = ("PYTHONPATH", "PYTEST_ADDOPTS")  # what makes a criterion's pytest load it
 
 
 def pytest_command(command: str) -> bool:
@@ -64,7 +65,9 @@ def pytest_command(command: str) -> bool:
     if any(set(word) & _SHELL for word in words):
         return False
     while words and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
-        words.pop(0)
+        name, value = words.pop(0).split("=", 1)
+        if name in _CARRIERS and f"${name}" not in value and f"${{{name}" not in value:
+            return False  # it replaces what loads the reporter: the run could not be watched
     if not words:
         return False
     program = os.path.basename(words[0])
