@@ -205,8 +205,11 @@ def _strings(value: Any) -> list[str]:
 
 
 def pin(flow: Flow, python: str, clean_env: Any) -> None:
-    """Record, for each witnessed criterion, the node ids its pytest selects now."""
+    """Record, for each witnessed criterion, the node ids its pytest selects now. The
+    criteria are marked witnessed first: a pin that fails leaves them refused ("cannot be
+    read"), never unwatched."""
     criteria = witnessed_criteria(flow)
+    flow.data["witnessed"] = sorted(str(item["id"]) for item in criteria)
     pinned: dict[str, Any] = {}
     if criteria:
         with private_pycache() as folder:
@@ -221,7 +224,6 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         for item in criteria:
             pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])))
     write_json(flow.folder / "witness.json", pinned)
-    flow.data["witnessed"] = sorted(pinned)
 
 
 def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at: float) -> None:
