@@ -22,6 +22,9 @@ project's file), with:
   exit code 0;
 - no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc);
 - the tree fingerprint taken by the gate before and after the run, equal;
+- a criterion whose command is one pytest run witnessed by a reporter of the gate's own
+  (witness.py): it passes only when that pytest's session finished and the tests pinned
+  for it at /implement passed, whatever its exit code;
 - a deadline below the hook's timeout: a run that cannot finish is killed (its whole
   process group) and blocks with the reason.
 
