@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from hook_transcripts import (
-    CRITERION,
     TranscriptBuilder,
     ask_gate,
     git,
     make_repo,
     pinned_flow,
     plugin_data,
+    spec_with,
 )
 
 SPEC = "specs/feature.md"
@@ -38,13 +38,6 @@ TESTS = "python -m pytest -q tests"
 TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
 TEST_OTHER = "def test_other():\n    assert 1 + 1 == 2\n"
 NOT_WITNESSED = "not witnessed"
-
-
-def spec_with(*commands: str) -> str:
-    return "# Spec\n" + "".join(
-        CRITERION.format(f"AC-{number}", f"check {number}", command)
-        for number, command in enumerate(commands, 1)
-    )
 
 
 def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None = None) -> Path:
