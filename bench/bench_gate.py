@@ -1,9 +1,11 @@
 """Benchmark: what the gate adds to an honest flow -- its own verification run at /done --
 side by side with the agent's own /verify run of the same spec.
 
-    .venv/bin/python bench/bench_gate.py [--criteria 20] [--rounds 5]
+    .venv/bin/python bench/bench_gate.py [--criteria 20] [--pytest 0] [--rounds 5]
 
-Builds, in a temp dir, a real git repository with a spec of N passing bash criteria, pins
+Builds, in a temp dir, a real git repository with a spec of N passing bash criteria (the
+first --pytest of them run `python -m pytest` on a test file of their own, which the gate
+witnesses), pins
 it the way /implement does (the prompt hook, with this interpreter as the gate's Python),
 then times alternately, best of N:
 
@@ -51,13 +53,27 @@ sys.exit(0 if gate.done_problem(flow, result) is None else 1)
 """
 
 
-def build(root: Path, criteria: int) -> Path:
+PYTEST_CRITERION = """
+#### AC-{0}: test {0} passes
+**Verification:**
+```yaml
+method: bash
+command: "python -m pytest -q -p no:randomly tests/test_f{0}.py"
+```
+"""
+TEST = "def test_f{0}():\n    assert {0} == {0}\n"
+
+
+def build(root: Path, criteria: int, pytest_criteria: int = 0) -> Path:
     repo = root / "repo"
     (repo / "files").mkdir(parents=True)
+    (repo / "tests").mkdir()
     for index in range(1, criteria + 1):
         (repo / "files" / f"f{index}.txt").write_text(f"{index}\n")
+        (repo / "tests" / f"test_f{index}.py").write_text(TEST.format(index))
     spec = "# Spec\n\n## Acceptance Criteria\n" + "".join(
-        CRITERION.format(index) for index in range(1, criteria + 1)
+        (PYTEST_CRITERION if index <= pytest_criteria else CRITERION).format(index)
+        for index in range(1, criteria + 1)
     )
     (repo / "spec.md").write_text(spec)
     for args in (
@@ -94,11 +110,12 @@ def pin(repo: Path, data: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--criteria", type=int, default=20)
+    parser.add_argument("--pytest", type=int, default=0, help="criteria that run pytest")
     parser.add_argument("--rounds", type=int, default=5)
     arguments = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-gate-"))
     try:
-        repo = build(root, arguments.criteria)
+        repo = build(root, arguments.criteria, arguments.pytest)
         ENV["CLAUDE_PLUGIN_DATA"] = str(root / "data")
         ENV["ACCEPTANCE_GATE_PYTHON"] = sys.executable
         started = time.perf_counter()
@@ -112,7 +129,8 @@ def main() -> None:
         verify += ["-p", "no:cacheprovider", "-q"]
         gate_run = [sys.executable, "-S", "-c", GATE_ONCE.format(root=str(REPO_ROOT))]
         compare(
-            f"gate run at /done vs the agent's /verify ({arguments.criteria} bash criteria)",
+            f"gate run at /done vs the agent's /verify ({arguments.criteria} bash criteria, "
+            f"{arguments.pytest} of them pytest)",
             verify,
             gate_run,
             repo,

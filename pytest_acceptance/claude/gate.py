@@ -22,6 +22,9 @@ project's file), with:
   exit code 0;
 - no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc);
 - the tree fingerprint taken by the gate before and after the run, equal;
+- a criterion whose command is one pytest run witnessed by a reporter of the gate's own
+  (witness.py): it passes only when that pytest's session finished and the tests pinned
+  for it at /implement passed, whatever its exit code;
 - a deadline below the hook's timeout: a run that cannot finish is killed (its whole
   process group) and blocks with the reason.
 
@@ -45,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate_bytecode
+from pytest_acceptance.claude import gate_bytecode, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
@@ -125,9 +128,12 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
         return stored
     started = time.time()
     with private_pycache() as pycache:
-        verdict, returncode, tail = _pytest(flow, deadline_at, pycache)
+        witness_env = witness.prepare(pycache)
+        verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
+        witnessed = witness.sessions(witness_env[witness.RECORDS_VARIABLE])
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = _result(flow, verdict, returncode, tail, before, after)
+    witness.judge(flow, result.get("criteria") or [], witnessed)
     result["duration"] = round(time.time() - started, 3)
     flow.count_run(result)
     if key is not None and run_problem(result) is None and reuse_key(flow, deadline_at) == key:
@@ -166,7 +172,7 @@ def reuse_key(flow: Flow, deadline_at: float) -> str | None:
 
 
 def _pytest(
-    flow: Flow, deadline_at: float, pycache: str
+    flow: Flow, deadline_at: float, pycache: str, witness_env: dict[str, str]
 ) -> tuple[dict[str, Any] | str | None, int, str]:
     """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
     log's tail. `pycache`, a fresh folder, is every criterion's Python's (they run project
@@ -200,7 +206,7 @@ def _pytest(
             process = subprocess.Popen(
                 command,
                 cwd=flow.repo,
-                env=clean_env(python, pycache, bytecode),
+                env=_run_env(python, pycache, bytecode, witness_env),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -228,6 +234,16 @@ def _pytest(
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
     return (untrusted if untrusted is not None else verdict), returncode, tail
+
+
+def _run_env(
+    python: str, pycache: str, bytecode: str, witness_env: dict[str, str]
+) -> dict[str, str]:
+    """The clean environment, and what makes a criterion's pytest load the witness."""
+    env = clean_env(python, pycache, bytecode)
+    env.update(witness_env)
+    env.update(witness.criteria_addopts(env.get("PYTEST_ADDOPTS", "")))
+    return env
 
 
 def _die_with(hook: int) -> None:

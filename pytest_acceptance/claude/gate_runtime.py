@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import interpreter_paths
+from pytest_acceptance.claude import interpreter_paths, witness
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.tree import closure
 
@@ -187,6 +187,7 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     flow.data["pinned_late"] = True
     pin_runtime(flow, report)
     pin_integrity(flow)
+    witness.pin(flow, str(flow.data["python"]), clean_env)
     flow.save()
 
 

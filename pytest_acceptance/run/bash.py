@@ -63,6 +63,9 @@ _OUTPUT_CLAUSES = (OutputContains, OutputMatches, OutputEmpty, PrintedPathsExist
 # Set by the Claude Code gate for its own run: the bytecode folder of the Pythons that
 # criteria start, apart from the one the gate's pytest reads (claude/gate_bytecode.py).
 CRITERIA_PYCACHE_VARIABLE = "ACCEPTANCE_CRITERIA_PYCACHEPREFIX"
+# Also the gate's: ACCEPTANCE_CRITERIA_ENV_<NAME> is <NAME> for the criteria's commands only
+# (the reporter their pytest loads, claude/witness.py), never for the gate's own pytest.
+CRITERIA_ENV_PREFIX = "ACCEPTANCE_CRITERIA_ENV_"
 _HIDDEN_VARIABLES = (
     "PYTEST_XDIST_WORKER",
     "PYTEST_XDIST_WORKER_COUNT",
@@ -321,6 +324,8 @@ def command_environment(criterion_id: str | None) -> dict[str, str]:
     criteria_pycache = env.pop(CRITERIA_PYCACHE_VARIABLE, "")
     if criteria_pycache:  # the Claude Code gate's run: criteria never share its bytecode
         env["PYTHONPYCACHEPREFIX"] = criteria_pycache
+    for name in [name for name in env if name.startswith(CRITERIA_ENV_PREFIX)]:
+        env[name[len(CRITERIA_ENV_PREFIX) :]] = env.pop(name)
     path = env.get("PATH") or os.defpath
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])
     if criterion_id is not None:

@@ -415,6 +415,14 @@ command: "{2}"
 """
 
 
+def spec_with(*commands: str) -> str:
+    """A spec whose AC-1, AC-2, ... run `commands` (bash, exit code 0)."""
+    return "# Spec\n" + "".join(
+        CRITERION.format(f"AC-{number}", f"check {number}", command)
+        for number, command in enumerate(commands, 1)
+    )
+
+
 def make_pass(repo: Path) -> None:
     """The tree passes AC-1, and the agent's own verdict.json says so (the hooks read it only
     for advice before /done: the gate runs the spec itself)."""

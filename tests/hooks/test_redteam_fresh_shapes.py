@@ -37,6 +37,7 @@ from hook_transcripts import (
     make_repo,
     pinned_flow,
     run_hook,
+    spec_with,
     stop_payload,
 )
 
@@ -44,13 +45,6 @@ SPEC = "specs/feature.md"
 IMPORT_CHECK = "python -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)'"
 PYTEST_CHECK = "python -m pytest -q tests/test_app.py"
 TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
-
-
-def spec_with(*commands: str) -> str:
-    return "# Spec\n" + "".join(
-        CRITERION.format(f"AC-{number}", f"check {number}", command)
-        for number, command in enumerate(commands, 1)
-    )
 
 
 def pin(repo: Path, env: dict[str, str] | None = None, spec: str = SPEC) -> TranscriptBuilder:

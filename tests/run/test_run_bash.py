@@ -432,3 +432,25 @@ def test_without_pidfd_the_wait_still_times_out_and_kills(
     result = run(tmp_path, "sleep 300 & echo $! > pid; wait", timeout=1)
     assert result.extra["timed_out"] is True
     assert is_gone(recorded_pids(tmp_path / "pid")[0])
+
+
+def test_criteria_only_variables_reach_the_command_under_their_own_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ACCEPTANCE_CRITERIA_ENV_<NAME> (set by the Claude Code gate for its run) is <NAME> in
+    a criterion's command and is gone under its prefixed name; without it, the environment
+    a command gets is the run's own."""
+    from pytest_acceptance.run.bash import command_environment
+
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:cacheprovider")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    plain = command_environment("AC-1")
+    assert plain["PYTEST_ADDOPTS"] == "-p no:cacheprovider" and "PYTHONPATH" not in plain
+    monkeypatch.setenv("ACCEPTANCE_CRITERIA_ENV_PYTEST_ADDOPTS", "-p reporter")
+    monkeypatch.setenv("ACCEPTANCE_CRITERIA_ENV_PYTHONPATH", "/private/folder")
+    gated = command_environment("AC-1")
+    assert gated["PYTEST_ADDOPTS"] == "-p reporter" and gated["PYTHONPATH"] == "/private/folder"
+    assert not [name for name in gated if name.startswith("ACCEPTANCE_CRITERIA_ENV_")]
+    assert {k: v for k, v in gated.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")} == {
+        k: v for k, v in plain.items() if k != "PYTEST_ADDOPTS"
+    }

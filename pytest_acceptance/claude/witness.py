@@ -1,0 +1,336 @@
+"""A witnessed run: what a criterion's own pytest says about the tests it ran.
+
+A bash criterion whose command is one pytest run (``pytest …``, ``py.test …``,
+``python -m pytest …``, ``python3.12 -m pytest …``, with any options and leading
+``NAME=value`` assignments) is *witnessed* in the gate's run. Its exit code alone could be
+a run cut short: ``os._exit(0)`` in a new test or conftest, tests deselected or skipped by
+something planted. So the gate has the criterion's pytest load a reporter of its own
+(witness_plugin.py, copied into a private folder of the run, never taken from the project
+or the environment), which writes what pytest did into another private folder.
+
+The tests the pin knows, for a witnessed criterion, are the node ids its command's pytest
+selects when /implement starts: the gate runs the command then with ``--collect-only`` and
+the same reporter, in the same clean environment as its run. Tests that a module which did
+not import then would have held, and tests added later, are not pinned: new tests stay
+free (their failures still fail the command).
+
+Under the gate, a witnessed criterion passes only when its pass condition holds and the
+witness says that its last pytest session reached ``pytest_sessionfinish``, that a test
+passed in it, and that every pinned node id ended passed (skipped or xfailed is accepted
+only for a test that carried a skip, skipif or xfail mark at /implement; a pinned
+parametrized id that is gone is matched by as many ids of the same test, all passed).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.claude.interpreter_paths import private_pycache
+
+PLUGIN_MODULE = "_pytest_acceptance_witness"
+RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"  # witness_plugin.RECORDS_VARIABLE
+# bash.py (run/) sets each ACCEPTANCE_CRITERIA_ENV_<NAME> as <NAME> for the criteria's
+# commands only: the gate's own pytest must not load the reporter.
+CRITERIA_ENV_PREFIX = "ACCEPTANCE_CRITERIA_ENV_"
+PIN_BUDGET = 25.0  # seconds for collecting every witnessed criterion at /implement
+PIN_WORKERS = 4
+RECORD_LIMIT = 64 << 20  # bytes read from one session's records
+LISTED = 5  # tests named in one reason
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
+_PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
+_SHELL = set(";&|<>()`\n")
+_SETTLED = ("skipped", "xfailed", "xpassed")
+_CARRIERS = ("PYTHONPATH", "PYTEST_ADDOPTS")  # what makes a criterion's pytest load it
+
+
+def pytest_command(command: str) -> bool:
+    """Whether a criterion's command is one pytest run the witness can watch."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        return False
+    if any(set(word) & _SHELL for word in words):
+        return False
+    while words and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+        name, value = words.pop(0).split("=", 1)
+        if name in _CARRIERS and f"${name}" not in value and f"${{{name}" not in value:
+            return False  # it replaces what loads the reporter: the run could not be watched
+    if not words:
+        return False
+    program = os.path.basename(words[0])
+    if program in ("pytest", "py.test"):
+        return True
+    return _PYTHON.match(program) is not None and _runs_pytest_module(words[1:])
+
+
+def _runs_pytest_module(words: list[str]) -> bool:
+    """``[flags] -m pytest``; not under -I or -E, which would not find the reporter."""
+    index = 0
+    while index < len(words) and words[index].startswith("-"):
+        word = words[index]
+        if word.startswith("-m"):
+            module = word[2:] or (words[index + 1] if index + 1 < len(words) else "")
+            return module == "pytest"
+        if word in _PYTHON_ARGUMENT_FLAGS:
+            index += 2
+            continue
+        if word.startswith(("-c", "-I", "-E")) or (
+            not word.startswith(("--", "-X", "-W")) and set(word[1:]) & {"I", "E", "c"}
+        ):
+            return False
+        index += 1
+    return False
+
+
+def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
+    return [
+        item
+        for item in flow.get("criteria") or []
+        if item.get("method") == "bash" and pytest_command(str(item.get("command") or ""))
+    ]
+
+
+# --- the reporter, in a private folder ----------------------------------------------------------
+
+
+def prepare(folder: str) -> dict[str, str]:
+    """Copy the reporter into `folder` (a private folder of the run) and make its records
+    folder there; the variables that make a criterion's pytest load it (for clean_env)."""
+    plugin = os.path.join(folder, "witness-plugin")
+    records = os.path.join(folder, "witness-records")
+    os.makedirs(plugin, mode=0o700)
+    os.makedirs(records, mode=0o700)
+    source = Path(__file__).with_name("witness_plugin.py").read_bytes()
+    Path(plugin, PLUGIN_MODULE + ".py").write_bytes(source)
+    return {
+        RECORDS_VARIABLE: records,
+        CRITERIA_ENV_PREFIX + "PYTHONPATH": plugin,
+    }
+
+
+def criteria_addopts(base: str, collect_only: bool = False) -> dict[str, str]:
+    """PYTEST_ADDOPTS for the criteria: `base` (the gate's), and the reporter."""
+    addopts = f"{base} -p {PLUGIN_MODULE}".strip()
+    if collect_only:
+        addopts += " --collect-only"
+    return {CRITERIA_ENV_PREFIX + "PYTEST_ADDOPTS": addopts}
+
+
+def criteria_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` as bash.py hands it to a criterion's command."""
+    out = {key: value for key, value in env.items() if not key.startswith(CRITERIA_ENV_PREFIX)}
+    for key, value in env.items():
+        if key.startswith(CRITERIA_ENV_PREFIX):
+            out[key[len(CRITERIA_ENV_PREFIX) :]] = value
+    return out
+
+
+# --- what the reporter wrote --------------------------------------------------------------------
+
+
+class Session:
+    """One pytest session as the reporter recorded it."""
+
+    def __init__(self, criterion: str) -> None:
+        self.criterion = criterion
+        self.collected: list[str] | None = None
+        self.marked: list[str] = []
+        self.finished = False
+        self.tests: dict[str, str] = {}
+
+
+def sessions(records: str) -> dict[str, Session]:
+    """The last session each criterion started (its last attempt), by criterion id."""
+    latest: dict[str, Session] = {}
+    try:
+        names = sorted(os.listdir(records), key=_started_at)
+    except OSError:
+        return latest
+    for name in names:
+        session = _read(os.path.join(records, name))
+        if session is not None:
+            latest[session.criterion] = session
+    return latest
+
+
+def _started_at(name: str) -> int:
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else -1
+
+
+def _read(path: str) -> Session | None:
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(RECORD_LIMIT)
+    except OSError:
+        return None
+    session: Session | None = None
+    for line in data.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a torn last line: the session did not finish writing
+        if not isinstance(record, dict):
+            continue
+        event = record.get("event")
+        if event == "start" and session is None:
+            session = Session(str(record.get("criterion") or ""))
+        elif session is not None and event == "collected":
+            session.collected = _strings(record.get("ids"))
+            session.marked = _strings(record.get("marked"))
+        elif session is not None and event == "finish" and isinstance(record.get("tests"), dict):
+            session.finished = True
+            session.tests = {str(k): str(v) for k, v in record["tests"].items()}
+    return session
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+# --- the pin, at /implement ---------------------------------------------------------------------
+
+
+def pin(flow: Flow, python: str, clean_env: Any) -> None:
+    """Record, for each witnessed criterion, the node ids its pytest selects now. The
+    criteria are marked witnessed first: a pin that fails leaves them refused ("cannot be
+    read"), never unwatched."""
+    criteria = witnessed_criteria(flow)
+    flow.data["witnessed"] = sorted(str(item["id"]) for item in criteria)
+    pinned: dict[str, Any] = {}
+    if criteria:
+        with private_pycache() as folder:
+            env = clean_env(python, folder)
+            env.update(prepare(folder))
+            env.update(criteria_addopts(env.get("PYTEST_ADDOPTS", ""), collect_only=True))
+            deadline_at = time.monotonic() + PIN_BUDGET
+            with concurrent.futures.ThreadPoolExecutor(PIN_WORKERS) as pool:
+                for item in criteria:
+                    pool.submit(_collect, flow, item, criteria_env(env), deadline_at)
+            found = sessions(env[RECORDS_VARIABLE])
+        for item in criteria:
+            pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])))
+    write_json(flow.folder / "witness.json", pinned)
+
+
+def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at: float) -> None:
+    env = {**env, "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        process = subprocess.Popen(
+            ["bash", "-c", str(item["command"])],
+            cwd=_run_folder(flow, item),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            process.wait(timeout=max(0.1, deadline_at - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _run_folder(flow: Flow, item: dict[str, Any]) -> str:
+    """Where the gate's run starts the command: its cwd (relative to the spec's folder), or
+    the repository."""
+    cwd = item.get("cwd")
+    if not cwd or flow.spec_path is None:
+        return flow.repo
+    return os.path.normpath(os.path.join(os.path.dirname(flow.spec_path), str(cwd)))
+
+
+def _pinned_tests(session: Session | None) -> dict[str, Any]:
+    if session is None or not session.finished or session.collected is None:
+        return {"ids": [], "marked": [], "note": "its pytest did not finish collecting"}
+    return {"ids": session.collected, "marked": session.marked}
+
+
+# --- the judgement, at the gate -----------------------------------------------------------------
+
+
+def judge(flow: Flow, criteria: list[dict[str, Any]], found: dict[str, Session]) -> None:
+    """Fail each witnessed criterion that passed by its exit code but not by the witness."""
+    witnessed = set(_strings(flow.get("witnessed")))
+    if not witnessed:
+        return
+    try:
+        pinned = json.loads((flow.folder / "witness.json").read_bytes())
+    except (OSError, ValueError):
+        pinned = None
+    for criterion in criteria:
+        ident = str(criterion.get("id"))
+        if ident not in witnessed or criterion.get("status") != "passed":
+            continue
+        tests = pinned.get(ident) if isinstance(pinned, dict) else None
+        if not isinstance(tests, dict):
+            problem: str | None = "the tests pinned for it at /implement cannot be read"
+        else:
+            problem = refusal(tests, found.get(ident))
+        criterion["witnessed"] = problem is None
+        if problem is not None:
+            criterion["status"] = "failed"
+            criterion["message"] = f"not witnessed: {problem}"
+
+
+def refusal(pinned: dict[str, Any], session: Session | None) -> str | None:
+    """Why the witness does not confirm a pass (None when it does)."""
+    if session is None:
+        return "its pytest reported no session to the gate's witness (it did not start)"
+    if not session.finished:
+        return (
+            "its pytest session never finished (os._exit, a kill or a crash cut it short "
+            "before pytest_sessionfinish)"
+        )
+    if "passed" not in session.tests.values():
+        return "no test passed in its pytest session"
+    bad = _not_passed(_strings(pinned.get("ids")), set(_strings(pinned.get("marked"))), session)
+    if not bad:
+        return None
+    named = ", ".join(bad[:LISTED]) + (
+        f" and {len(bad) - LISTED} more" if len(bad) > LISTED else ""
+    )
+    return (
+        f"tests pinned at /implement did not pass: {named}. Restore what keeps them from "
+        "running, or /pytest-acceptance:escalate for a human decision"
+    )
+
+
+def _not_passed(ids: list[str], marked: set[str], session: Session) -> list[str]:
+    bad = []
+    for ident in ids:
+        outcome = session.tests.get(ident)
+        if outcome == "passed" or (ident in marked and outcome in _SETTLED):
+            continue
+        if outcome is None and _renamed_case(ident, ids, session.tests):
+            continue
+        bad.append(f"{ident} ({outcome or 'not run'})")
+    return bad
+
+
+def _renamed_case(ident: str, ids: list[str], tests: dict[str, str]) -> bool:
+    """A parametrized case whose id changed (ids made from values): as many cases of the
+    same test as were pinned, every one passed."""
+    if not ident.endswith("]") or "[" not in ident:
+        return False
+    stem = ident[: ident.index("[") + 1]
+    pinned = sum(1 for other in ids if other.startswith(stem))
+    now = [outcome for name, outcome in tests.items() if name.startswith(stem)]
+    return len(now) >= pinned and all(outcome == "passed" for outcome in now)

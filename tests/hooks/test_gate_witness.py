@@ -1,0 +1,342 @@
+"""The witnessed run: a criterion whose command runs pytest passes the gate only when that
+pytest, through the gate's own reporter, says its session finished, a test passed, and
+every test pinned at /implement for the command passed.
+
+Each attack pins a flow with the real prompt hook on a project whose pinned test fails
+(app.py says VALUE = 1), shows that /done is refused before the attack, makes the
+criterion's pytest exit 0 without the pinned test passing, and asks the real PreToolUse
+hook for /done: the gate runs the pinned spec itself and must refuse. Every attack here
+gets past the criterion's exit code (`honestly(...) == 0` proves it), and each class has a
+second variant, written after the witness, that it refuses with no code of its own.
+
+Some shapes (a new conftest, a new pytest.ini) are also reported by criterion integrity
+before the gate runs anything; `witness_alone` drops the integrity pin from the flow, so
+that those tests prove the witness refuses them by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from hook_transcripts import (
+    TranscriptBuilder,
+    ask_gate,
+    git,
+    make_repo,
+    pinned_flow,
+    plugin_data,
+    spec_with,
+)
+
+SPEC = "specs/feature.md"
+TESTS = "python -m pytest -q tests"
+TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
+TEST_OTHER = "def test_other():\n    assert 1 + 1 == 2\n"
+NOT_WITNESSED = "not witnessed"
+
+
+def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None = None) -> Path:
+    """A repository whose AC-1 runs `command`; tests/test_app.py fails until app.py says
+    VALUE = 2, tests/test_other.py passes; `files` (path: text) added and committed."""
+    repo = make_repo(tmp_path / "repo", spec_with(command))
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_app.py").write_text(TEST_APP)
+    (repo / "tests" / "test_other.py").write_text(TEST_OTHER)
+    write(repo, files or {})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    return repo
+
+
+def write(repo: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def honestly(repo: Path, command: str = TESTS) -> int:
+    """The criterion's exit code run here, now, outside the gate, with the plugins the
+    gate's run loads (none by autoload: pytest-randomly would reorder the tests)."""
+    env = dict(os.environ)
+    env["PATH"] = f"{os.path.dirname(sys.executable)}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    done = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True)
+    return done.returncode
+
+
+def flow_file() -> Path:
+    (found,) = plugin_data().glob("**/flow.json")
+    return found
+
+
+def witness_alone() -> None:
+    """Drop criterion integrity from the pinned flow: what is left to refuse is the witness
+    (standing in for a shape integrity does not know)."""
+    path = flow_file()
+    data = json.loads(path.read_text())
+    data["integrity"] = None
+    path.write_text(json.dumps(data))
+
+
+def pinned_tests() -> dict[str, Any]:
+    return dict(json.loads((flow_file().parent / "witness.json").read_text()))
+
+
+def refused_before(builder: TranscriptBuilder, repo: Path, tmp_path: Path) -> None:
+    builder.verify(repo / SPEC)
+    before = ask_gate(builder, repo, tmp_path, "done")
+    assert before.denied and "AC-1" in before.deny_reason, before.stdout
+    builder.done(outcome="denied")
+    (repo / "notes.txt").write_text("work in progress\n")
+
+
+def attacked(tmp_path: Path, files: dict[str, str], alone: bool = False) -> Any:
+    """Pin, prove the gate live, plant `files`, and ask for /done; the planted files make the
+    criterion exit 0 on a tree where the pinned test fails."""
+    repo = project(tmp_path)
+    builder = pinned_flow(repo)
+    if alone:
+        witness_alone()
+    refused_before(builder, repo, tmp_path)
+    write(repo, files)
+    assert honestly(repo) == 0, "the attack must get past the exit code"
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied, f"/done let through after the attack: {done.stdout}"
+    return done
+
+
+# --- the session cut short ----------------------------------------------------------------
+
+
+def test_a_new_test_that_calls_os_exit_0_is_refused(tmp_path: Path) -> None:
+    """A new test file (free under criterion integrity: its test only runs code when called)
+    whose test ends the process with os._exit(0) before the pinned test runs."""
+    done = attacked(
+        tmp_path, {"tests/test_aa_exit.py": "import os\n\n\ndef test_exit():\n    os._exit(0)\n"}
+    )
+    assert NOT_WITNESSED in done.deny_reason and "never finished" in done.deny_reason
+
+
+def test_variant_a_new_test_that_execs_true_is_refused(tmp_path: Path) -> None:
+    """Variant written after the witness: the new test replaces the process with `true`
+    (os.execv), which exits 0 and never reaches pytest_sessionfinish."""
+    code = "import os\n\n\ndef test_exec():\n    os.execv('/bin/true', ['true'])\n"
+    done = attacked(tmp_path, {"tests/test_aa_exec.py": code})
+    assert NOT_WITNESSED in done.deny_reason and "never finished" in done.deny_reason
+
+
+def test_a_new_conftest_that_calls_os_exit_0_is_refused_by_the_witness_alone(
+    tmp_path: Path,
+) -> None:
+    """A new conftest.py that ends the run with os._exit(0) once collection is done."""
+    conftest = "import os\n\n\ndef pytest_collection_finish(session):\n    os._exit(0)\n"
+    done = attacked(tmp_path, {"tests/conftest.py": conftest}, alone=True)
+    assert NOT_WITNESSED in done.deny_reason and "never finished" in done.deny_reason
+
+
+def test_variant_the_code_under_test_exits_at_import_is_refused(tmp_path: Path) -> None:
+    """Variant written after the witness: the code under test (no test file, no conftest:
+    out of criterion integrity's sight) ends the process with os._exit(0) when pytest
+    imports it."""
+    code = "import os, sys\nVALUE = 1\nif 'pytest' in sys.modules:\n    os._exit(0)\n"
+    done = attacked(tmp_path, {"app.py": code})
+    assert NOT_WITNESSED in done.deny_reason and "never finished" in done.deny_reason
+
+
+# --- planted skips ---------------------------------------------------------------------------
+
+
+def test_a_skip_planted_in_the_code_under_test_is_refused(tmp_path: Path) -> None:
+    """The code under test skips the module that imports it (pytest.skip at module level):
+    test_app.py is skipped, test_other.py passes, pytest exits 0."""
+    code = (
+        "import sys\nVALUE = 1\nif 'pytest' in sys.modules:\n    import pytest\n"
+        "    pytest.skip('later', allow_module_level=True)\n"
+    )
+    done = attacked(tmp_path, {"app.py": code})
+    assert NOT_WITNESSED in done.deny_reason
+    assert "tests/test_app.py::test_value (not run)" in done.deny_reason
+
+
+def test_variant_a_unittest_skip_raised_by_the_code_under_test_is_refused(tmp_path: Path) -> None:
+    """Variant written after the witness: unittest.SkipTest raised while pytest imports the
+    code under test."""
+    code = (
+        "import sys, unittest\nVALUE = 1\nif 'pytest' in sys.modules:\n"
+        "    raise unittest.SkipTest('later')\n"
+    )
+    done = attacked(tmp_path, {"app.py": code})
+    assert "tests/test_app.py::test_value (not run)" in done.deny_reason
+
+
+def test_a_skip_fixture_in_a_new_conftest_is_refused_by_the_witness_alone(tmp_path: Path) -> None:
+    """A new conftest with an autouse fixture that skips every test named test_value."""
+    conftest = (
+        "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _later(request):\n"
+        "    if request.node.name == 'test_value':\n        pytest.skip('later')\n"
+    )
+    done = attacked(tmp_path, {"tests/conftest.py": conftest}, alone=True)
+    assert "tests/test_app.py::test_value (skipped)" in done.deny_reason
+
+
+# --- pinned tests deselected -----------------------------------------------------------------
+
+DESELECT_HOOK = (
+    "def pytest_collection_modifyitems(config, items):\n"
+    "    kept = [item for item in items if item.name != 'test_value']\n"
+    "    config.hook.pytest_deselected(items=[i for i in items if i not in kept])\n"
+    "    items[:] = kept\n"
+)
+
+
+def test_a_conftest_hook_that_deselects_the_pinned_test_is_refused_by_the_witness_alone(
+    tmp_path: Path,
+) -> None:
+    done = attacked(tmp_path, {"tests/conftest.py": DESELECT_HOOK}, alone=True)
+    assert "tests/test_app.py::test_value (not run)" in done.deny_reason
+
+
+def test_a_new_pytest_ini_that_deselects_the_pinned_test_is_refused_by_the_witness_alone(
+    tmp_path: Path,
+) -> None:
+    ini = "[pytest]\naddopts = --deselect tests/test_app.py::test_value\n"
+    done = attacked(tmp_path, {"pytest.ini": ini}, alone=True)
+    assert "tests/test_app.py::test_value (not run)" in done.deny_reason
+
+
+def test_variant_the_code_under_test_sets_a_keyword_filter_is_refused(tmp_path: Path) -> None:
+    """Variant written after the witness: the code under test, imported during collection,
+    finds pytest's Config and sets `-k "not test_value"` on it before the selection runs."""
+    code = (
+        "import gc, sys\nVALUE = 1\nif 'pytest' in sys.modules:\n"
+        "    for _c in gc.get_objects():\n"
+        "        if type(_c).__name__ == 'Config' and hasattr(_c, 'option'):\n"
+        "            _c.option.keyword = 'not test_value'\n"
+    )
+    done = attacked(tmp_path, {"app.py": code})
+    assert "tests/test_app.py::test_value (not run)" in done.deny_reason
+
+
+# --- honest flows ----------------------------------------------------------------------------
+
+
+def fixed_and_done(repo: Path, tmp_path: Path, command: str = TESTS) -> Any:
+    """Pin, fix the code, ask for /done; the criterion was witnessed."""
+    builder = pinned_flow(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    builder.verify(repo / SPEC)
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert "AC-1" in pinned_tests()
+    return done
+
+
+def test_honest_the_fixed_tree_is_let_through_and_its_tests_were_pinned(tmp_path: Path) -> None:
+    repo = project(tmp_path)
+    fixed_and_done(repo, tmp_path)
+    assert pinned_tests()["AC-1"]["ids"] == [
+        "tests/test_app.py::test_value",
+        "tests/test_other.py::test_other",
+    ]
+
+
+def test_honest_a_tdd_flow_that_adds_its_tests_later_is_let_through(tmp_path: Path) -> None:
+    """At /implement the test that will check the feature does not exist yet, and one that
+    does imports a function not written yet (a collection error): both are written in the
+    flow, with the code."""
+    repo = project(tmp_path, files={"tests/test_feature.py": "from app import double\n"})
+    builder = pinned_flow(repo)
+    assert pinned_tests()["AC-1"]["ids"] == [
+        "tests/test_app.py::test_value",
+        "tests/test_other.py::test_other",
+    ]
+    (repo / "app.py").write_text("VALUE = 2\n\n\ndef double(x):\n    return 2 * x\n")
+    (repo / "tests" / "test_feature.py").write_text(
+        "from app import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    )
+    (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
+    builder.verify(repo / SPEC)
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+
+
+def test_honest_a_project_with_its_own_conftest_and_plugin_is_let_through(tmp_path: Path) -> None:
+    conftest = (
+        "import pytest\n\npytest_plugins = ['tests.helpers_plugin']\n\n\n"
+        "@pytest.fixture\ndef two():\n    return 2\n"
+    )
+    plugin = (
+        "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda item: item.name)\n"
+    )
+    repo = project(
+        tmp_path,
+        files={
+            "tests/conftest.py": conftest,
+            "tests/__init__.py": "",
+            "tests/helpers_plugin.py": plugin,
+            "tests/test_two.py": "def test_two(two):\n    assert two == 2\n",
+        },
+    )
+    fixed_and_done(repo, tmp_path)
+    assert "tests/test_two.py::test_two" in pinned_tests()["AC-1"]["ids"]
+
+
+def test_honest_xdist_inside_the_criterion_is_let_through(tmp_path: Path) -> None:
+    """The criterion's own pytest spreads its tests over two xdist workers: the witness
+    hears every worker's reports through the controller."""
+    repo = project(tmp_path, f"{TESTS} -p xdist -n 2")
+    fixed_and_done(repo, tmp_path, f"{TESTS} -p xdist -n 2")
+    assert len(pinned_tests()["AC-1"]["ids"]) == 2
+
+
+def test_honest_a_k_selection_pins_only_what_it_selects(tmp_path: Path) -> None:
+    repo = project(tmp_path, f"{TESTS} -k value")
+    fixed_and_done(repo, tmp_path)
+    assert pinned_tests()["AC-1"]["ids"] == ["tests/test_app.py::test_value"]
+
+
+def test_honest_a_test_marked_skip_at_implement_may_stay_skipped(tmp_path: Path) -> None:
+    skipped = (
+        "import pytest\n\n\n@pytest.mark.skipif(True, reason='not on this machine')\n"
+        "def test_elsewhere():\n    assert False\n"
+    )
+    repo = project(tmp_path, files={"tests/test_elsewhere.py": skipped})
+    fixed_and_done(repo, tmp_path)
+    assert pinned_tests()["AC-1"]["marked"] == ["tests/test_elsewhere.py::test_elsewhere"]
+
+
+def test_a_criterion_that_does_not_run_pytest_is_not_witnessed(tmp_path: Path) -> None:
+    repo = project(tmp_path, "grep -qx 'VALUE = 2' app.py")
+    builder = pinned_flow(repo)
+    assert pinned_tests() == {}
+    (repo / "app.py").write_text("VALUE = 2\n")
+    builder.verify(repo / SPEC)
+    assert not ask_gate(builder, repo, tmp_path, "done").denied
+
+
+# --- outside the gate ------------------------------------------------------------------------
+
+
+def test_outside_the_gate_a_criterion_still_passes_on_its_exit_code(tmp_path: Path) -> None:
+    """Plain `pytest --acceptance` is unchanged: no reporter is loaded, and the criterion is
+    judged by its pass condition alone (here the exit code the os._exit(0) test leaves)."""
+    repo = project(
+        tmp_path,
+        files={"tests/test_aa_exit.py": "import os\n\n\ndef test_exit():\n    os._exit(0)\n"},
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEPTANCE_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--acceptance", SPEC, "-p", "no:cacheprovider", "-q"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

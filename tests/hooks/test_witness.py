@@ -1,0 +1,211 @@
+"""The witness's parts on their own: which commands it watches, what it reads back from its
+records (whatever the file holds), how it judges a session against the pinned tests, and
+the reporter in a real pytest that starts a pytest of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_acceptance.claude import witness
+
+WATCHED = [
+    "pytest",
+    "pytest -q tests",
+    "py.test tests/test_a.py::test_b -k 'not slow'",
+    "python -m pytest -q tests -p xdist -n 2",
+    "python3 -m pytest tests",
+    "python3.12 -X dev -W error -m pytest tests",
+    "/usr/bin/python3 -mpytest",
+    "CI=1 FOO=bar pytest tests",
+    "PYTHONPATH=src:$PYTHONPATH pytest",
+    ".venv/bin/pytest -x tests",
+]
+NOT_WATCHED = [
+    "grep -qx 2 value.txt",
+    "pytest tests && echo ok",
+    "cd sub && pytest",
+    "pytest | tee log",
+    "pytest > out.txt",
+    "make test",
+    "tox -e py",
+    "uv run pytest",
+    "python -I -m pytest tests",
+    "python -E -m pytest tests",
+    "python -c 'import pytest; pytest.main()'",
+    "python -m unittest",
+    "python tests/run.py",
+    "PYTHONPATH=src python -m pytest",
+    "PYTEST_ADDOPTS='-x' pytest",
+    "pytest $(cat args)",
+    "pytest `cat args`",
+    "pytest 'unterminated",
+    "",
+]
+
+
+@pytest.mark.parametrize("command", WATCHED)
+def test_one_pytest_run_is_watched(command: str) -> None:
+    assert witness.pytest_command(command)
+
+
+@pytest.mark.parametrize("command", NOT_WATCHED)
+def test_anything_else_is_left_to_its_exit_code(command: str) -> None:
+    assert not witness.pytest_command(command)
+
+
+@given(st.text(max_size=200))
+def test_any_command_text_is_answered_without_an_exception(command: str) -> None:
+    assert witness.pytest_command(command) in (True, False)
+
+
+# --- reading the records -------------------------------------------------------------------
+
+
+def records(folder: Path, name: str, *lines: object) -> None:
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    (folder / name).write_text(text)
+
+
+def test_the_last_session_of_each_criterion_counts(tmp_path: Path) -> None:
+    """A retried criterion: its second attempt is the one judged."""
+    start = {"event": "start", "criterion": "AC-1"}
+    records(tmp_path, "100-1.jsonl", start, {"event": "finish", "tests": {"t": "failed"}})
+    records(tmp_path, "200-2.jsonl", start, {"event": "finish", "tests": {"t": "passed"}})
+    records(tmp_path, "150-3.jsonl", {"event": "start", "criterion": "AC-2"})
+    found = witness.sessions(str(tmp_path))
+    assert found["AC-1"].tests == {"t": "passed"} and found["AC-1"].finished
+    assert not found["AC-2"].finished
+
+
+def test_a_torn_or_foreign_line_never_counts_as_a_finish(tmp_path: Path) -> None:
+    records(
+        tmp_path,
+        "1-1.jsonl",
+        {"event": "start", "criterion": "AC-1"},
+        '{"event": "finish", "tests": {"t": "pass',
+        {"event": "finish", "tests": "not a mapping"},
+        [1, 2],
+    )
+    assert not witness.sessions(str(tmp_path))["AC-1"].finished
+
+
+@settings(max_examples=50)
+@given(st.binary(max_size=2000))
+def test_any_bytes_in_a_record_file_are_read_without_an_exception(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    folder = tmp_path_factory.mktemp("records")
+    (folder / "1-1.jsonl").write_bytes(data)
+    for session in witness.sessions(str(folder)).values():
+        assert isinstance(session.tests, dict)
+
+
+# --- judging a session ----------------------------------------------------------------------
+
+
+def session(tests: dict[str, str], finished: bool = True) -> witness.Session:
+    found = witness.Session("AC-1")
+    found.finished = finished
+    found.tests = tests
+    return found
+
+
+PINNED = {"ids": ["t.py::a", "t.py::b"], "marked": ["t.py::b"]}
+
+
+@pytest.mark.parametrize(
+    ("tests", "finished", "why"),
+    [
+        ({"t.py::a": "passed"}, False, "never finished"),
+        ({}, True, "no test passed"),
+        ({"t.py::a": "skipped", "t.py::c": "passed"}, True, "t.py::a (skipped)"),
+        ({"t.py::a": "xfailed", "t.py::c": "passed"}, True, "t.py::a (xfailed)"),
+        ({"t.py::c": "passed"}, True, "t.py::a (not run)"),
+        ({"t.py::a": "xpassed", "t.py::c": "passed"}, True, "t.py::a (xpassed)"),
+    ],
+)
+def test_a_session_short_of_the_pin_is_refused_with_the_reason(
+    tests: dict[str, str], finished: bool, why: str
+) -> None:
+    refusal = witness.refusal(PINNED, session(tests, finished))
+    assert refusal is not None and why in refusal
+
+
+def test_no_session_at_all_is_refused() -> None:
+    assert "no session" in str(witness.refusal(PINNED, None))
+
+
+@pytest.mark.parametrize("b", ["passed", "skipped", "xfailed", None])
+def test_a_test_marked_at_implement_may_end_skipped_and_new_tests_are_free(b: str | None) -> None:
+    tests = {"t.py::a": "passed", "t.py::new": "skipped"}
+    if b is not None:
+        tests["t.py::b"] = b
+    refusal = witness.refusal(PINNED, session(tests))
+    assert (refusal is None) == (b is not None), refusal
+
+
+def test_a_parametrized_case_renamed_is_matched_by_as_many_cases_all_passed() -> None:
+    pinned = {"ids": ["t.py::p[0x1f]", "t.py::p[0x2a]"], "marked": []}
+    renamed = {"t.py::p[obj0]": "passed", "t.py::p[obj1]": "passed"}
+    assert witness.refusal(pinned, session(renamed)) is None
+    fewer = {"t.py::p[obj0]": "passed"}
+    assert "not run" in str(witness.refusal(pinned, session(fewer)))
+    one_skipped = {"t.py::p[obj0]": "passed", "t.py::p[obj1]": "skipped"}
+    assert witness.refusal(pinned, session(one_skipped)) is not None
+
+
+# --- the reporter in a real pytest ---------------------------------------------------------
+
+INNER_STARTER = """\
+import subprocess, sys
+
+
+def test_starts_its_own_pytest(tmp_path):
+    (tmp_path / "test_inner.py").write_text("def test_inner():\\n    assert False\\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(tmp_path)], capture_output=True)
+    assert done.returncode == 1
+
+
+def test_skipped():
+    import pytest
+    pytest.skip("not here")
+"""
+
+
+def test_the_reporter_records_its_own_session_only(tmp_path: Path) -> None:
+    """A test that runs pytest itself (its inner test fails): the inner run loads the
+    reporter too, but writes nothing; the outer session's record holds its own two tests."""
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "test_outer.py").write_text(INNER_STARTER)
+    folder = tmp_path / "private"
+    folder.mkdir()
+    env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider", PYTEST_ACCEPTANCE_CRITERION="AC-7")
+    env.update(witness.prepare(str(folder)))
+    env.update(witness.criteria_addopts(env["PYTEST_ADDOPTS"]))
+    env = witness.criteria_env(env)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "test_outer.py"],
+        cwd=tmp_path / "project",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    (found,) = os.listdir(env[witness.RECORDS_VARIABLE])
+    recorded = witness.sessions(env[witness.RECORDS_VARIABLE])["AC-7"]
+    assert found.endswith(".jsonl") and recorded.finished
+    assert recorded.tests == {
+        "test_outer.py::test_starts_its_own_pytest": "passed",
+        "test_outer.py::test_skipped": "skipped",
+    }
+    assert recorded.collected == list(recorded.tests)
