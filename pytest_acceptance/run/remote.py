@@ -6,7 +6,8 @@ rewrites the command line's paths below a root to match (``make_reltoroot``). Tw
 it leaves out, and a run of a spec then goes wrong on the worker:
 
 - a path given relatively (``--acceptance spec.md``) is refused with a ValueError, which
-  pytest shows as an INTERNALERROR: it is made absolute first, as the user meant it;
+  pytest shows as an INTERNALERROR: it is made absolute first, as the user meant it (and
+  a glob, which names no path, is placed in the copy);
 - the rootdir and the ini file stay the ones pytest finds from the worker's folder (the
   folder above the copy), so commands run in the wrong folder, the project's ini keys are
   not read and node ids differ from the controller's: the worker gets the controller's
@@ -26,6 +27,7 @@ without it (checked against 3.8.0) is left as it is.
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import warnings
 from collections.abc import Callable, Generator, Sequence
@@ -96,7 +98,7 @@ def worker_args(
             "popen//chdir=…) sees only the folders --rsyncdir (or ini rsyncdirs) names; "
             "add the project folder: --rsyncdir ."
         ) from None
-    return rewritten + _setup_in_copy(roots, config)
+    return _globs_in_copy(rewritten, roots, config) + _setup_in_copy(roots, config)
 
 
 def _split_spec_options(args: list[str]) -> list[str]:
@@ -106,6 +108,20 @@ def _split_spec_options(args: list[str]) -> list[str]:
         name, equals, value = arg.partition("=")
         split += [name, value] if equals and name == "--acceptance" and value else [arg]
     return split
+
+
+def _globs_in_copy(args: list[str], roots: Sequence[Path], config: pytest.Config) -> list[str]:
+    """``--acceptance 'specs/*.md'``: a glob names no existing path, so xdist leaves it
+    as it is, relative to a folder the worker is not in; it gets the copy's folder."""
+    here = _in_copy(roots, config.invocation_params.dir)
+    if here is None:
+        return args
+    placed = list(args)
+    for number, (arg, value) in enumerate(itertools.pairwise(args), start=1):
+        glob = any(mark in value for mark in "*?[")
+        if arg == "--acceptance" and glob and not value.startswith("-"):
+            placed[number] = value if os.path.isabs(value) else f"{here}/{value}"
+    return placed
 
 
 def _absolute(arg: str) -> str:

@@ -34,9 +34,11 @@ def make_project(root: Path, *blocks: str) -> Path:
     return root
 
 
-def run_remote(root: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def run_remote(
+    root: Path, *args: str, spec_arg: str = "spec.md", timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*BASE, "--acceptance", "spec.md", "-d", "--rsyncdir", ".", *args],
+        [*BASE, "--acceptance", spec_arg, "-d", "--rsyncdir", ".", *args],
         cwd=root,
         capture_output=True,
         text=True,
@@ -51,16 +53,20 @@ def fragments(root: Path) -> dict[str, dict[str, Any]]:
     return {fragment["id"]: fragment for fragment in loaded}
 
 
-def test_popen_chdir_workers_run_a_relative_spec_in_their_copy(tmp_path: Path) -> None:
-    """``--acceptance spec.md`` (relative) with ``popen//chdir=DIR --rsyncdir .``: no
-    INTERNALERROR; each criterion ran in a worker's copy of the project (the project file
-    is there, the printed folder is the copy's), and the output printed there is in the
-    fragment the controller wrote; the workers' folders hold no fragments."""
+@pytest.mark.parametrize("spec_arg", ["spec.md", "sp*.md"])
+def test_popen_chdir_workers_run_a_relative_spec_in_their_copy(
+    tmp_path: Path, spec_arg: str
+) -> None:
+    """``--acceptance spec.md`` (relative, or a glob) with ``popen//chdir=DIR --rsyncdir
+    .``: no INTERNALERROR; each criterion ran in a worker's copy of the project (the
+    project file is there, the printed folder is the copy's), and the output printed there
+    is in the fragment the controller wrote; the workers' folders hold no fragments."""
     root = make_project(tmp_path / "project", bash("AC-1", READS_PROJECT), bash("AC-2", "pwd"))
     machines = [tmp_path / "machine-1", tmp_path / "machine-2"]
     for machine in machines:
         machine.mkdir()
-    done = run_remote(root, *(f"--tx=popen//chdir={machine}" for machine in machines))
+    txs = [f"--tx=popen//chdir={machine}" for machine in machines]
+    done = run_remote(root, *txs, spec_arg=spec_arg)
     output = done.stdout + done.stderr
     assert_clean(output)
     assert done.returncode == 0, output

@@ -307,3 +307,11 @@ def test_a_merge_of_agent_criteria_calls_no_agent(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(judge.calls()) == 4
     assert verdict_of(checkout / ".acceptance")["counts"]["passed"] == 4
+
+
+def test_a_merge_takes_its_specs_from_the_shards_only(tmp_path: Path) -> None:
+    """``--acceptance`` beside ``--acceptance-merge`` is a usage error saying why."""
+    source = origin(tmp_path, *SIX)
+    done = pytest_run(source, "--acceptance", "spec.md", "--acceptance-merge", "shards/1")
+    assert done.returncode == 4
+    assert "takes the specs from the shards' verdicts: leave out --acceptance" in done.stderr
