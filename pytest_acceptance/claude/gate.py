@@ -45,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate_bytecode
+from pytest_acceptance.claude import gate_bytecode, gate_env
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
@@ -200,7 +200,7 @@ def _pytest(
             process = subprocess.Popen(
                 command,
                 cwd=flow.repo,
-                env=clean_env(python, pycache, bytecode),
+                env=gate_env.apply(clean_env(python, pycache, bytecode), flow, python, pycache),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
