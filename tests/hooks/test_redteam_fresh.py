@@ -158,6 +158,18 @@ def _b64(text_value: str) -> str:
     return base64.b64encode(text_value.encode()).decode()
 
 
+def passing_done(log: Path) -> list[Any]:
+    """The agent's turns up to an accepted /done: AC-1 made to pass and committed, /verify
+    and its run, /done."""
+    return [
+        tool_use("Bash", {"command": f"echo '# log' > {log}"}),
+        tool_use("Bash", {"command": "echo 2 > value.txt && git commit -qam 'AC-1: two'"}),
+        tool_use("Skill", {"skill": f"{PLUGIN}:verify", "args": f"spec.md {log}"}),
+        tool_use("Bash", {"command": f"{PYTEST} --acceptance-log={log}; echo exit=$?"}),
+        tool_use("Skill", {"skill": f"{PLUGIN}:done", "args": f"spec.md {log}"}),
+    ]
+
+
 SUBAGENT_PROMPT = "SUBAGENT-TIDY: say ok."
 
 
@@ -175,11 +187,7 @@ def test_a_subagent_started_after_done_does_not_end_the_flow(
     the stop after the break is blocked."""
     log = claude_home / "implement-log.md"
     main = [
-        tool_use("Bash", {"command": f"echo '# log' > {log}"}),
-        tool_use("Bash", {"command": "echo 2 > value.txt && git commit -qam 'AC-1: two'"}),
-        tool_use("Skill", {"skill": f"{PLUGIN}:verify", "args": f"spec.md {log}"}),
-        tool_use("Bash", {"command": f"{PYTEST} --acceptance-log={log}; echo exit=$?"}),
-        tool_use("Skill", {"skill": f"{PLUGIN}:done", "args": f"spec.md {log}"}),
+        *passing_done(log),
         tool_use("Agent", {"description": "tidy", "prompt": SUBAGENT_PROMPT}),
         tool_use("Bash", {"command": "echo 1 > value.txt"}),
         text("## Implementation Complete\n- AC-1: value file says two"),
@@ -216,11 +224,7 @@ def test_a_background_task_left_running_after_done_blocks_the_stop(
     marker = f"bg-{uuid.uuid4().hex[:12]}"
     background = f"sleep 60; echo 1 > value.txt # {marker}"
     main = [
-        tool_use("Bash", {"command": f"echo '# log' > {log}"}),
-        tool_use("Bash", {"command": "echo 2 > value.txt && git commit -qam 'AC-1: two'"}),
-        tool_use("Skill", {"skill": f"{PLUGIN}:verify", "args": f"spec.md {log}"}),
-        tool_use("Bash", {"command": f"{PYTEST} --acceptance-log={log}; echo exit=$?"}),
-        tool_use("Skill", {"skill": f"{PLUGIN}:done", "args": f"spec.md {log}"}),
+        *passing_done(log),
         tool_use(
             "Bash", {"command": background, "run_in_background": True, "description": "tidy later"}
         ),
