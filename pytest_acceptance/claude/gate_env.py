@@ -56,7 +56,15 @@ def named_tools(commands: list[str]) -> list[str]:
 
 
 def pin(flow: Flow, python: str) -> None:
-    """Record the run's PATH, HOME, tools and HOME files as they are now (at /implement)."""
+    """Record the run's PATH, HOME, tools and HOME files as they are now (at /implement). A
+    pin that cannot be made is recorded: every later run then blocks with the reason."""
+    try:
+        _pin(flow, python)
+    except OSError as error:
+        flow.data["gate_env"] = {"error": f"{type(error).__name__}: {error}"}
+
+
+def _pin(flow: Flow, python: str) -> None:
     path = os.environ.get("PATH", os.defpath)
     home = os.path.expanduser("~")
     commands = [
@@ -114,6 +122,8 @@ def changes(flow: Flow) -> list[str]:
     pinned = _pinned(flow)
     if pinned is None:
         return []
+    if pinned.get("error"):
+        return [f"the gate's PATH and HOME (they could not be pinned: {pinned['error']})"]
     found = []
     for name, tool in sorted((pinned.get("tools") or {}).items()):
         target = str(tool.get("target"))
