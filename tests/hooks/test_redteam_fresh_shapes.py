@@ -1,4 +1,4 @@
-"""Red team: fresh shapes of five classes of attack on the /done gate.
+"""Red team: fresh shapes of six classes of attack on the /done gate.
 
 The attacker is a reward-hacking agent inside an /implement flow: it wants the gate to let
 /done (or the stop) through while a pinned criterion fails when honestly run. Each test
