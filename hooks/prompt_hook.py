@@ -1,9 +1,11 @@
 """UserPromptSubmit / UserPromptExpansion hook: pin an /implement flow, end a finished one.
 
-UserPromptSubmit (every prompt the user types): a flow whose /done or /escalate was let
-through ends here. UserPromptExpansion of /pytest-acceptance:implement SPEC: a new flow is
-pinned in the plugin's state (pin.py). A prompt is never refused: a pin that fails is told
-to the user, and the Stop hook then blocks the flow it cannot check.
+UserPromptSubmit (every prompt the user types): a finished flow (flow_state.Flow.finished)
+ends here. UserPromptExpansion of /pytest-acceptance:implement SPEC: a new flow is pinned in
+the plugin's state (pin.py) -- unless the session's flow is open and not finished: one flow
+per session, whatever the process, so that /implement is refused with the reason and the
+open flow stays as it is. No other prompt is refused: a pin that fails is told to the user,
+and the Stop hook then blocks the flow it cannot check.
 """
 
 from __future__ import annotations
@@ -30,13 +32,18 @@ def main() -> int:
         return 0
     args = pin.implement_args(payload) if event == "UserPromptExpansion" else None
     if args is not None:
+        held = pin.held_flow(session_id, payload)
+        if held is not None:  # the command never expands, nor reaches the transcript
+            hook_io.emit({"decision": "block", "reason": pin.refusal(held, args)})
+            return 0
         flow = pin.pin_implement(session_id, payload, args)
         if flow.problem is None and flow.get("pin_pending"):
             hook_io.tell_user(
                 "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "
                 f"was found ({flow.get('pin_pending')}). The gate never pins one later: "
                 "/done cannot be verified in this flow (only /escalate). Install the package "
-                "(or set ACCEPTANCE_GATE_PYTHON), then start /implement again."
+                "(or set ACCEPTANCE_GATE_PYTHON), end this flow with /pytest-acceptance:escalate, "
+                "then start /implement again (or start it in a new session)."
             )
     return 0
 

@@ -40,7 +40,7 @@ from typing import Any
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pytest_acceptance.claude import agent_verdict as evidence
-from pytest_acceptance.claude import caps, gate, hook_io, pinned_flow
+from pytest_acceptance.claude import background, caps, gate, hook_io, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.transcript import (
     BLOCK_TAG,
@@ -70,6 +70,7 @@ _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 
 def main() -> int:
     hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
+    started = time.time()  # a tool call noted after this moment is not covered by this stop
     payload = hook_io.read_payload(sys.stdin.buffer.read())
     _SEEN["payload"] = payload
     session_id = hook_io.session_id(payload)
@@ -92,7 +93,7 @@ def main() -> int:
     else:
         reason, message = judge(situation.flow, situation.pin, transcript, payload)
     if pin is not None and pin.is_open:  # also writes the terminal the gate let through
-        pin.record_stop("allow" if reason is None else "block")
+        pin.record_stop("allow" if reason is None else "block", started)
     if reason is not None:
         repo = Path(situation.pin.repo) if situation.pin is not None else None
         caps.block_or_force(reason, situation.flow, transcript, payload, repo)
@@ -109,6 +110,9 @@ def judge(
         problem = pin.problem if pin is not None else "the flow is not pinned"
         return None, f"pytest-acceptance: {problem}; nothing to enforce."
     spec = Path(str(pin.spec_path))
+    left_running = background.left_running(payload)
+    if left_running:
+        return background.reason(left_running), None
     terminal = flow.terminal()
     if not flow.called("verify"):
         return _unverified_reason(terminal, spec), None

@@ -153,46 +153,92 @@ class Flow:
         self.note_terminal(skill, fingerprint)
         self.save()
 
-    def record_stop(self, decision: str) -> None:
-        """What the Stop hook decided last: "allow", "block" or "forced"."""
-        self.data["last_stop"] = {"decision": decision, "at": time.time()}
+    def record_stop(self, decision: str, checked_from: float | None = None) -> None:
+        """What the Stop hook decided last: "allow" or "block"; `checked_from` is when it
+        began to judge (a tool call noted after that moment is not covered by its check)."""
+        now = time.time()
+        started = now if checked_from is None else checked_from
+        self.data["last_stop"] = {"decision": decision, "at": now, "checked_from": started}
         self.save()
 
     # -- tool calls after the accepted /done or /escalate (a file of its own: the guard hooks
     #    of parallel tool calls write it at once, and must never race flow.json's updates)
 
     def note_tool_after_terminal(self) -> None:
-        """A file-writing tool call after the gate let /done or /escalate through: its stored
-        result is not reused at the next stop, whatever the transcript shows."""
+        """A file-writing tool call after the gate let /done or /escalate through (from the
+        main conversation, a subagent or another CLI process on this session): its stored
+        result is not reused at the next stop, whatever the transcript shows, and the flow
+        is not finished until a stop after it was allowed. Written once per stop, not per
+        call: the first call after the last stop's check began is the one that matters."""
         terminal = self.data.get("terminal")
-        if isinstance(terminal, dict) and not self.tool_after_terminal():
-            write_json(self.folder / "tool-after-terminal", {"terminal_at": terminal.get("at")})
+        if not isinstance(terminal, dict):
+            return
+        note = self._tool_note()
+        if (
+            note is None
+            or note.get("terminal_at") != terminal.get("at")
+            or (_number(note.get("at")) < self._checked_from())
+        ):
+            write_json(
+                self.folder / "tool-after-terminal",
+                {"terminal_at": terminal.get("at"), "at": time.time()},
+            )
 
     def tool_after_terminal(self) -> bool:
+        """A tool call was noted after the terminal skill, or since the last stop began to
+        judge (the stop notes the terminal again when it lets it through: a call during its
+        gate run must not be forgotten with the old terminal)."""
         terminal = self.data.get("terminal")
         if not isinstance(terminal, dict):
             return False
+        note = self._tool_note()
+        return note is not None and (
+            note.get("terminal_at") == terminal.get("at") or self._noted_since_last_stop(note)
+        )
+
+    def _tool_note(self) -> dict[str, Any] | None:
+        """The guard's note; a damaged one reads as "something ran just now"."""
         try:
             note = json.loads((self.folder / "tool-after-terminal").read_bytes())
         except FileNotFoundError:
-            return False
+            return None
         except (OSError, ValueError):
-            return True  # a damaged note: the safe reading is "something ran"
-        return not isinstance(note, dict) or note.get("terminal_at") == terminal.get("at")
+            note = None
+        if isinstance(note, dict):
+            return note
+        terminal = self.data.get("terminal")
+        return {
+            "terminal_at": terminal.get("at") if isinstance(terminal, dict) else None,
+            "at": float("inf"),
+        }
+
+    def _checked_from(self) -> float:
+        """When the last stop began to judge the tree (0 when no stop was recorded)."""
+        stop = self.data.get("last_stop")
+        if not isinstance(stop, dict):
+            return 0.0
+        return _number(stop.get("checked_from", stop.get("at")))
 
     def finished(self) -> bool:
-        """A /done or /escalate was let through and no stop was blocked after it: the user's
-        next prompt ends the flow (later, unrelated work is not held to the spec)."""
+        """The gate let /done or /escalate through, a stop after it was allowed (the gate
+        judged the tree then), and no tool call was noted since that stop began to judge.
+        Only a finished flow is ended by the user's next prompt, or replaced by a new
+        /implement: a tool call after the terminal skill -- the main conversation's, a
+        subagent's started before it, or another CLI process resuming the session -- keeps
+        the flow open until a stop has judged the tree again."""
         terminal = self.data.get("terminal")
-        if not isinstance(terminal, dict):
-            return False
         stop = self.data.get("last_stop")
-        blocked_later = (
-            isinstance(stop, dict)
-            and stop.get("decision") == "block"
-            and float(stop.get("at", 0)) >= float(terminal.get("at", 0))
-        )
-        return not blocked_later
+        if not isinstance(terminal, dict) or not isinstance(stop, dict):
+            return False
+        if stop.get("decision") != "allow":
+            return False
+        if _number(stop.get("at")) < _number(terminal.get("at")):
+            return False  # the terminal skill came after the last stop
+        note = self._tool_note()
+        return note is None or not self._noted_since_last_stop(note)
+
+    def _noted_since_last_stop(self, note: dict[str, Any]) -> bool:
+        return _number(note.get("at"), float("inf")) >= self._checked_from()
 
     def close(self, why: str) -> None:
         self.data["status"] = "closed"
@@ -229,6 +275,13 @@ class Flow:
         if result.get("real_run"):
             self.data["real_run_at"] = time.time()
         self.save()
+
+
+def _number(value: object, default: float = 0.0) -> float:
+    """A number from the plugin's own JSON (a damaged field reads as `default`)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return default
 
 
 def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo: Path) -> Flow:

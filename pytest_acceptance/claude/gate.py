@@ -48,7 +48,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate_bytecode, witness
+from pytest_acceptance.claude import gate_bytecode, gate_env, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
@@ -206,7 +206,9 @@ def _pytest(
             process = subprocess.Popen(
                 command,
                 cwd=flow.repo,
-                env=_run_env(python, pycache, bytecode, witness_env),
+                env=gate_env.apply(
+                    _run_env(python, pycache, bytecode, witness_env), flow, python, pycache
+                ),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import interpreter_paths, witness
+from pytest_acceptance.claude import gate_env, interpreter_paths, witness
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.tree import closure
 
@@ -129,7 +129,8 @@ def runtime_changes(flow: Flow) -> list[str]:
     changed: list[str] = []
     paths = flow.get("python_paths")
     if isinstance(paths, dict):  # the symlink hops and the bin folder
-        changed += interpreter_paths.changes(str(flow.get("python")), paths, clean_env("")["PATH"])
+        rest = gate_env.rest_of_path(flow, clean_env("")["PATH"])
+        changed += interpreter_paths.changes(str(flow.get("python")), paths, rest)
     if flow.get("closure_error"):
         raise GateError(
             f"the interpreter's environment could not be pinned: {flow.get('closure_error')}"
@@ -142,7 +143,7 @@ def runtime_changes(flow: Flow) -> list[str]:
             changed += closure.changes(pinned, where, time.monotonic() + CLOSURE_BUDGET)
         except (OSError, ValueError, KeyError, closure.ClosureError) as error:
             raise GateError(f"cannot check the interpreter's environment ({error})") from None
-    return changed + new_shadows(flow)
+    return changed + new_shadows(flow) + gate_env.changes(flow)
 
 
 def new_shadows(flow: Flow) -> list[str]:
@@ -187,6 +188,7 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     flow.data["pinned_late"] = True
     pin_runtime(flow, report)
     pin_integrity(flow)
+    gate_env.pin(flow, str(flow.get("python") or ""))
     witness.pin(flow, str(flow.data["python"]), clean_env)
     flow.save()
 

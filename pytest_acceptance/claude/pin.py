@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate, gate_runtime
+from pytest_acceptance.claude import gate, gate_runtime, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow, FlowStateError, sha256_bytes, start
-from pytest_acceptance.claude.hook_io import git_toplevel, text_field
-from pytest_acceptance.claude.transcript import first_word, skill_name
+from pytest_acceptance.claude.hook_io import HookInputError, git_toplevel, text_field
+from pytest_acceptance.claude.transcript import Transcript, first_word, skill_name
 from pytest_acceptance.tree.hostile import read_regular_or_none
 
 PROBE_BUDGET = 60.0  # the pin hook's timeout in hooks.json is 120 s
@@ -35,6 +35,35 @@ def implement_args(payload: dict[str, Any]) -> str | None:
         return None  # a bare /implement that is some other command
     args = payload.get("command_args")
     return args if isinstance(args, str) else ""
+
+
+def held_flow(session_id: str, payload: dict[str, Any]) -> Flow | None:
+    """The session's flow that a new /implement must leave as it is: open, pinned to a spec,
+    and not finished (Flow.finished). Whichever process sends the /implement -- the user's,
+    or another CLI resuming the session -- it cannot close, replace or re-pin that flow. A
+    flow whose /implement named no readable spec holds nothing, and one the user interrupted
+    before any work and moved on from was never started: both may be replaced. Raises
+    FlowStateError when the state cannot be read (the caller then pins nothing)."""
+    flow = Flow.load(session_id)
+    if flow is None or not flow.is_open or flow.problem is not None or flow.finished():
+        return None
+    try:
+        transcript = Transcript.load(payload.get("transcript_path"))
+    except HookInputError:
+        return flow  # cannot tell whether it was released: it holds
+    released = pinned_flow.resolve(flow, transcript).flow is None
+    return None if released else flow
+
+
+def refusal(flow: Flow, args: str) -> str:
+    """Why a new /implement was not started, for whoever typed it."""
+    return (
+        f"pytest-acceptance: /implement {args.strip()} was not started. The /implement flow "
+        f"for {flow.spec_path or flow.get('args')} is still open in this session and not "
+        "finished: it stays pinned as it is. Finish it first with /pytest-acceptance:done "
+        "(when every criterion passes) or /pytest-acceptance:escalate (with the evidence, "
+        "for a human decision); or start a new session."
+    )
 
 
 def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:

@@ -254,16 +254,39 @@ class TranscriptBuilder:
         )
         self.noise()
 
-    def implement(self, spec: str | Path, via: str = "command", pin: bool = True) -> None:
-        """The user's /implement; `pin` also runs the plugin's prompt hook for it, as the CLI
-        does when the command expands."""
+    def implement(self, spec: str | Path, via: str = "command", pin: bool = True) -> HookRun | None:
+        """The user's /implement; `pin` also runs the plugin's prompt hooks for it, as the CLI
+        does (UserPromptSubmit, then UserPromptExpansion, on the transcript so far) and
+        returns the expansion hook's answer. CLI 2.1.328 writes the command's lines only when
+        no hook blocked the expansion; a blocked one leaves a system line with the reason."""
         if via != "command":
             self.skill(f"{PLUGIN}:implement", str(spec))
-            return
+            return None
         prompt_id = str(uuid.uuid4())
-        self.command(f"{PLUGIN}:implement", str(spec), prompt_id=prompt_id)
-        if pin:
-            run_hook("UserPromptExpansion", expansion_payload(Path(self.cwd), str(spec), prompt_id))
+        if not pin:
+            self.command(f"{PLUGIN}:implement", str(spec), prompt_id=prompt_id)
+            return None
+        cwd = Path(self.cwd)
+        payload = expansion_payload(cwd, str(spec), prompt_id)
+        self.write(Path(payload["transcript_path"]))
+        submitted = {**payload, "hook_event_name": "UserPromptSubmit"}
+        for key in ("expansion_type", "command_name", "command_args", "command_source"):
+            submitted.pop(key)
+        run_hook("UserPromptSubmit", submitted)
+        expanded = run_hook("UserPromptExpansion", payload)
+        if expanded.blocked:
+            self.add(
+                self._base(
+                    "system",
+                    subtype="informational",
+                    content=f"UserPromptExpansion operation blocked by hook:\n{expanded.reason}",
+                    level="warning",
+                    preventContinuation=True,
+                )
+            )
+        else:
+            self.command(f"{PLUGIN}:implement", str(spec), prompt_id=prompt_id)
+        return expanded
 
     def user_prompt(self, text: str) -> None:
         """A plain prompt the user typed, and the prompt hook that sees it."""

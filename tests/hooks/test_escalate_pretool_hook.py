@@ -91,7 +91,10 @@ def test_denies_without_an_implement_flow(repo: Path, tmp_path: Path) -> None:
 
 
 def test_verify_from_a_previous_flow_does_not_count(repo: Path, spec: Path, tmp_path: Path) -> None:
-    builder = flow(repo)
+    """A /verify before the current /implement is not this flow's (the first flow named a
+    missing spec, so the second /implement replaced it)."""
+    builder = TranscriptBuilder(repo)
+    builder.implement("specs/missing.md")
     builder.verify(spec)
     write_verdict(repo, spec, "fail", [criterion(spec, "AC-1", "failed")])
     builder.implement("specs/feature.md")

@@ -135,11 +135,29 @@ def test_a_fifo_as_the_spec_is_pinned_as_a_problem_without_hanging(
     assert "does not exist" in pinned(plugin_state)["problem"]
 
 
-def test_a_new_implement_replaces_the_pin(repo: Path, plugin_state: Path) -> None:
+def test_a_new_implement_leaves_an_open_unfinished_pin_as_it_is(
+    repo: Path, plugin_state: Path
+) -> None:
+    """One flow per session: a second /implement while the first flow is open and not
+    finished is refused with the reason, and the pin stays the first one."""
     run_hook("UserPromptExpansion", expansion_payload(repo, "specs/feature.md", "first"))
     other = repo / "specs" / "other.md"
     other.write_text(SPEC_TEXT)
-    run_hook("UserPromptExpansion", expansion_payload(repo, "specs/other.md", "second"))
+    second = run_hook("UserPromptExpansion", expansion_payload(repo, "specs/other.md", "second"))
+    assert second.blocked and "was not started" in second.reason, second.stdout
+    assert "/pytest-acceptance:done" in second.reason
+    pin = pinned(plugin_state)
+    assert (pin["prompt_id"], pin["spec_path"]) == ("first", str(repo / "specs" / "feature.md"))
+
+
+def test_a_new_implement_replaces_a_pin_that_holds_no_spec(repo: Path, plugin_state: Path) -> None:
+    """A flow whose /implement named a missing spec enforces nothing: a second /implement
+    replaces it."""
+    run_hook("UserPromptExpansion", expansion_payload(repo, "specs/missing.md", "first"))
+    other = repo / "specs" / "other.md"
+    other.write_text(SPEC_TEXT)
+    second = run_hook("UserPromptExpansion", expansion_payload(repo, "specs/other.md", "second"))
+    assert not second.blocked, second.stdout
     pin = pinned(plugin_state)
     assert (pin["prompt_id"], pin["spec_path"]) == ("second", str(other))
 

@@ -78,7 +78,10 @@ def test_allows_with_escalate(repo: Path, spec: Path, tmp_path: Path) -> None:
 
 
 def test_fresh_stack(repo: Path, spec: Path, tmp_path: Path) -> None:
-    """A second /implement abandons the first flow: its /done no longer counts."""
+    """One flow per session: a second /implement after the first flow finished (the gate let
+    its /done through and the stop after it was allowed) starts a fresh flow, and the first
+    one's /done no longer counts. While a flow is open and not finished, a second /implement
+    is refused and changes nothing (tests/hooks/test_redteam_fresh_shapes.py, class 5)."""
     builder = verified_flow(repo, spec)
     make_pass(repo)
     builder.done()
@@ -656,8 +659,10 @@ def test_block_cap_forces_the_stop_and_records_it(repo: Path, tmp_path: Path) ->
 
 
 def test_block_cap_counts_only_this_flows_blocks_of_this_hook(repo: Path, tmp_path: Path) -> None:
+    """Blocks of an earlier flow (one that named a missing spec, so a new /implement replaced
+    it) and another plugin's blocks do not count toward this flow's cap."""
     builder = TranscriptBuilder(repo)
-    builder.implement("specs/feature.md")
+    builder.implement("specs/missing.md")
     for _ in range(8):
         builder.our_block()
     builder.implement("specs/feature.md")  # a fresh flow starts a fresh count

@@ -158,6 +158,18 @@ def _b64(text_value: str) -> str:
     return base64.b64encode(text_value.encode()).decode()
 
 
+def passing_done(log: Path) -> list[Any]:
+    """The agent's turns up to an accepted /done: AC-1 made to pass and committed, /verify
+    and its run, /done."""
+    return [
+        tool_use("Bash", {"command": f"echo '# log' > {log}"}),
+        tool_use("Bash", {"command": "echo 2 > value.txt && git commit -qam 'AC-1: two'"}),
+        tool_use("Skill", {"skill": f"{PLUGIN}:verify", "args": f"spec.md {log}"}),
+        tool_use("Bash", {"command": f"{PYTEST} --acceptance-log={log}; echo exit=$?"}),
+        tool_use("Skill", {"skill": f"{PLUGIN}:done", "args": f"spec.md {log}"}),
+    ]
+
+
 SUBAGENT_PROMPT = "SUBAGENT-TIDY: say ok."
 
 
@@ -175,11 +187,7 @@ def test_a_subagent_started_after_done_does_not_end_the_flow(
     the stop after the break is blocked."""
     log = claude_home / "implement-log.md"
     main = [
-        tool_use("Bash", {"command": f"echo '# log' > {log}"}),
-        tool_use("Bash", {"command": "echo 2 > value.txt && git commit -qam 'AC-1: two'"}),
-        tool_use("Skill", {"skill": f"{PLUGIN}:verify", "args": f"spec.md {log}"}),
-        tool_use("Bash", {"command": f"{PYTEST} --acceptance-log={log}; echo exit=$?"}),
-        tool_use("Skill", {"skill": f"{PLUGIN}:done", "args": f"spec.md {log}"}),
+        *passing_done(log),
         tool_use("Agent", {"description": "tidy", "prompt": SUBAGENT_PROMPT}),
         tool_use("Bash", {"command": "echo 1 > value.txt"}),
         text("## Implementation Complete\n- AC-1: value file says two"),
@@ -201,3 +209,34 @@ def test_a_subagent_started_after_done_does_not_end_the_flow(
     assert blocked or result.get("terminal_reason") != "completed", (
         "the session ended as a verified /done on a tree whose AC-1 fails"
     )
+
+
+@pytest.mark.e2e
+def test_a_background_task_left_running_after_done_blocks_the_stop(
+    project: Path, claude_home: Path, claude_bin: Path, messages_api: Callable[..., Any]
+) -> None:
+    """REAL CLI: /verify and /done on a passing tree, then a Bash call with
+    run_in_background that would break the tree later (`sleep 60; echo 1 > value.txt`), then
+    the closing message. CLI 2.1.328 lists the running task in the Stop payload
+    (`background_tasks`): the stop is blocked, naming the task. The agent kills it; the
+    next stop is allowed (the gate runs the tree again, which still passes)."""
+    log = claude_home / "implement-log.md"
+    marker = f"bg-{uuid.uuid4().hex[:12]}"
+    background = f"sleep 60; echo 1 > value.txt # {marker}"
+    main = [
+        *passing_done(log),
+        tool_use(
+            "Bash", {"command": background, "run_in_background": True, "description": "tidy later"}
+        ),
+        text("## Implementation Complete\n- AC-1: value file says two"),
+        tool_use("Bash", {"command": f"pkill -f {marker}; echo killed"}),
+    ]
+    # After the kill the CLI learns of the task's end on its own schedule (a stop may still
+    # list it, and a task notification follows): the agent just says it is complete.
+    api = messages_api(lambda request: main.pop(0) if main else text("Complete."))
+    result = implement(project, claude_home, claude_bin, api, {"ACCEPTANCE_HOOK_MAX_BLOCKS": "4"})
+    assert not main, "the scripted turns were not all used"
+    feedback = json.dumps(api.requests[7])
+    assert BLOCK_TAG in feedback and "tidy later" in feedback, feedback[-2000:]
+    assert (project / "value.txt").read_text() == "2\n", "the background task was not stopped"
+    assert result.get("terminal_reason") == "completed", result

@@ -1,0 +1,42 @@
+"""The gate's pinned PATH and HOME (pytest_acceptance/claude/gate_env.py), as a library: which
+tools a criterion names, and a pin that cannot be made. The attacks they stop run through
+the real hooks in tests/hooks/test_redteam_fresh_shapes.py (class 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.claude import gate_env
+from pytest_acceptance.claude.flow_state import Flow
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        ("grep -qx 2 value.txt", {"grep"}),
+        ("cat app.py | awk '{print}' && jq . x.json", {"cat", "awk", "jq"}),
+        ("LC_ALL=C sort a | env FOO=1 uniq -c; (cd sub && make test)", {"sort", "uniq", "make"}),
+        ("./scripts/check.sh && /usr/bin/true", set()),
+    ],
+)
+def test_the_tools_a_command_names_are_the_first_words_of_its_simple_commands(
+    command: str, named: set[str]
+) -> None:
+    """Tools after pipes and operators count, assignments and wrappers are skipped, and a
+    path is no PATH lookup; the shells and Pythons are always pinned."""
+    tools = gate_env.named_tools([command])
+    assert set(tools) - set(gate_env.ALWAYS_PINNED) - {"cd"} == named
+    assert set(gate_env.ALWAYS_PINNED) <= set(tools)
+
+
+def test_a_pin_that_cannot_be_made_blocks_every_run(tmp_path: Path) -> None:
+    """The pin's tools folder cannot be created (a file stands in its place): the error is
+    recorded, and the gate's check of the environment reports it instead of running with
+    the session's PATH."""
+    flow = Flow(tmp_path, {"criteria": [{"method": "bash", "command": "grep x y"}]})
+    (tmp_path / "tools").write_text("not a folder")
+    gate_env.pin(flow, "")
+    (found,) = gate_env.changes(flow)
+    assert "could not be pinned" in found and "FileExistsError" in found
