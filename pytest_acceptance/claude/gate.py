@@ -244,7 +244,7 @@ def _run_env(
     """The clean environment, and what makes a criterion's pytest load the witness."""
     env = clean_env(python, pycache, bytecode)
     env.update(witness_env)
-    env.update(witness.criteria_addopts(env.get("PYTEST_ADDOPTS", "")))
+    env.update(witness.criteria_pytest(env.get("PYTEST_ADDOPTS", "")))
     return env
 
 

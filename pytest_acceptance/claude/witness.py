@@ -121,12 +121,19 @@ def prepare(folder: str) -> dict[str, str]:
     }
 
 
-def criteria_addopts(base: str, collect_only: bool = False) -> dict[str, str]:
-    """PYTEST_ADDOPTS for the criteria: `base` (the gate's), and the reporter."""
+def criteria_pytest(base: str, collect_only: bool = False) -> dict[str, str]:
+    """How a criterion's pytest starts under the gate: PYTEST_ADDOPTS `base` (the gate's)
+    and the reporter; and the installed plugins load, as in the user's own run (pytest-xdist
+    for a `-n 2`, pytest-django, pytest-asyncio). Only the gate's own pytest loads nothing it
+    does not name; the plugins a criterion loads are files of the interpreter's pinned
+    closure, so one added or changed since /implement blocks before the run."""
     addopts = f"{base} -p {PLUGIN_MODULE}".strip()
     if collect_only:
         addopts += " --collect-only"
-    return {CRITERIA_ENV_PREFIX + "PYTEST_ADDOPTS": addopts}
+    return {
+        CRITERIA_ENV_PREFIX + "PYTEST_ADDOPTS": addopts,
+        CRITERIA_ENV_PREFIX + "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "",
+    }
 
 
 def criteria_env(env: dict[str, str]) -> dict[str, str]:
@@ -215,7 +222,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         with private_pycache() as folder:
             env = clean_env(python, folder)
             env.update(prepare(folder))
-            env.update(criteria_addopts(env.get("PYTEST_ADDOPTS", ""), collect_only=True))
+            env.update(criteria_pytest(env.get("PYTEST_ADDOPTS", ""), collect_only=True))
             deadline_at = time.monotonic() + PIN_BUDGET
             with concurrent.futures.ThreadPoolExecutor(PIN_WORKERS) as pool:
                 for item in criteria:

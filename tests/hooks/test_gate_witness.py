@@ -289,10 +289,11 @@ def test_honest_a_project_with_its_own_conftest_and_plugin_is_let_through(tmp_pa
 
 
 def test_honest_xdist_inside_the_criterion_is_let_through(tmp_path: Path) -> None:
-    """The criterion's own pytest spreads its tests over two xdist workers: the witness
-    hears every worker's reports through the controller."""
-    repo = project(tmp_path, f"{TESTS} -p xdist -n 2")
-    fixed_and_done(repo, tmp_path, f"{TESTS} -p xdist -n 2")
+    """The criterion's own pytest spreads its tests over two xdist workers, loaded as the
+    user's own run loads them (an installed plugin, no `-p xdist`): the witness hears every
+    worker's reports through the controller."""
+    repo = project(tmp_path, f"{TESTS} -n 2")
+    fixed_and_done(repo, tmp_path, f"{TESTS} -n 2")
     assert len(pinned_tests()["AC-1"]["ids"]) == 2
 
 

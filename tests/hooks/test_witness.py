@@ -190,7 +190,7 @@ def test_the_reporter_records_its_own_session_only(tmp_path: Path) -> None:
     folder.mkdir()
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider", PYTEST_ACCEPTANCE_CRITERION="AC-7")
     env.update(witness.prepare(str(folder)))
-    env.update(witness.criteria_addopts(env["PYTEST_ADDOPTS"]))
+    env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
     env = witness.criteria_env(env)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
