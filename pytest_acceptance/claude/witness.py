@@ -267,7 +267,8 @@ def _run_folder(flow: Flow, item: dict[str, Any]) -> str:
 def _pinned_tests(session: Session | None) -> dict[str, Any]:
     if session is None or not session.finished or session.collected is None:
         return {"ids": [], "marked": [], "note": "its pytest did not finish collecting"}
-    return {"ids": session.collected, "marked": session.marked}
+    # Sorted: a set, in whatever order the run collected it (pytest-randomly shuffles).
+    return {"ids": sorted(session.collected), "marked": sorted(session.marked)}
 
 
 # --- the judgement, at the gate -----------------------------------------------------------------
