@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -328,6 +329,48 @@ def pytest_runtest_makereport(
         # A plain dict survives xdist's report serialisation to the controller.
         report.acceptance = result.to_dict()  # type: ignore[attr-defined]
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(
+    config: pytest.Config, data: dict[str, Any]
+) -> Generator[None, object, object]:
+    """On the xdist controller, a report read back from a worker shares its repeated strings
+    with the earlier ones. Every string arrives as a new object, and the terminal keeps
+    every report to the end: three reports a criterion, each with the same keyword names,
+    property names and result keys, cost several KB a criterion on a large spec."""
+    report = yield
+    if isinstance(report, pytest.TestReport) and config.stash.get(SPEC_SET, None):
+        share_strings(report)
+    return report
+
+
+def share_strings(report: pytest.TestReport) -> None:
+    """Interned keys, names and the result's status and message; contents stay equal."""
+    intern = sys.intern
+    report.keywords = {intern(name): value for name, value in report.keywords.items()}
+    report.user_properties = [
+        (
+            intern(name),
+            intern(value) if name in _SHARED_PROPERTIES and isinstance(value, str) else value,
+        )
+        for name, value in report.user_properties
+    ]
+    path, line, domain = report.location
+    report.location = (intern(path), line, domain)
+    data = getattr(report, "acceptance", None)
+    if isinstance(data, dict):
+        shared = {intern(key): value for key, value in data.items()}
+        for key in ("status", "message"):
+            if isinstance(shared.get(key), str):
+                shared[key] = intern(shared[key])
+        if isinstance(shared.get("extra"), dict):
+            shared["extra"] = {intern(key): value for key, value in shared["extra"].items()}
+        report.acceptance = shared  # type: ignore[attr-defined]
+
+
+# Properties whose values repeat across criteria (collect.py sets them).
+_SHARED_PROPERTIES = frozenset({"method", "priority"})
 
 
 @pytest.hookimpl(tryfirst=True)
