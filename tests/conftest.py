@@ -3,13 +3,40 @@ claude_path_dir (see tests/claude_harness.py for the stand-in they drive)."""
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support import suite_result
 from support.claude_cli import ClaudeInstallError, installed_claude
 from support.claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
 from support.claude_harness import claude_path_dir as make_claude_path_dir
+
+_TREE_BEFORE = pytest.StashKey[str]()
+
+
+def _records_the_suite(config: pytest.Config) -> bool:
+    """A run with --junitxml on the controller: it may stand for the whole suite."""
+    return bool(config.option.xmlpath) and not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _records_the_suite(session.config):
+        session.config.stash[_TREE_BEFORE] = suite_result.fingerprint(session.config.rootpath)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Record whether this run's JUnit file can be the project spec's evidence (see
+    support/suite_result.py): a whole-suite run that passed and left the tree unchanged."""
+    config = session.config
+    if not _records_the_suite(config):
+        return
+    args = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    junit = Path(config.option.xmlpath).absolute()
+    before = config.stash.get(_TREE_BEFORE, "")
+    suite_result.record(config.rootpath, junit, args, int(exitstatus), before)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
