@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude import gate_env, interpreter_paths, witness
+from pytest_acceptance.claude.criteria_env import CRITERIA_PYCACHE_VARIABLE
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.tree import closure
 
@@ -239,7 +240,7 @@ def clean_env(python: str, pycache: str = "", gate_bytecode: str = "") -> dict[s
         env["PYTHONPYCACHEPREFIX"] = pycache
     if pycache and gate_bytecode:  # the gate's pytest and workers read the gate's own
         env["PYTHONPYCACHEPREFIX"] = gate_bytecode
-        env["ACCEPTANCE_CRITERIA_PYCACHEPREFIX"] = pycache
+        env[CRITERIA_PYCACHE_VARIABLE] = pycache
     if pycache:
         # The run's own temporary folder, fresh: nothing planted in /tmp is where it looks.
         env["TMPDIR"] = os.path.join(pycache, "tmp")

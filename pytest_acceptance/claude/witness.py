@@ -35,14 +35,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 
 PLUGIN_MODULE = "_pytest_acceptance_witness"
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"  # witness_plugin.RECORDS_VARIABLE
-# bash.py (run/) sets each ACCEPTANCE_CRITERIA_ENV_<NAME> as <NAME> for the criteria's
-# commands only: the gate's own pytest must not load the reporter.
-CRITERIA_ENV_PREFIX = "ACCEPTANCE_CRITERIA_ENV_"
 PIN_BUDGET = 25.0  # seconds for collecting every witnessed criterion at /implement
 PIN_WORKERS = 4
 RECORD_LIMIT = 64 << 20  # bytes read from one session's records
@@ -134,15 +132,6 @@ def criteria_pytest(base: str, collect_only: bool = False) -> dict[str, str]:
         CRITERIA_ENV_PREFIX + "PYTEST_ADDOPTS": addopts,
         CRITERIA_ENV_PREFIX + "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "",
     }
-
-
-def criteria_env(env: dict[str, str]) -> dict[str, str]:
-    """`env` as bash.py hands it to a criterion's command."""
-    out = {key: value for key, value in env.items() if not key.startswith(CRITERIA_ENV_PREFIX)}
-    for key, value in env.items():
-        if key.startswith(CRITERIA_ENV_PREFIX):
-            out[key[len(CRITERIA_ENV_PREFIX) :]] = value
-    return out
 
 
 # --- what the reporter wrote --------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import IO
 
 import pytest
 
+from pytest_acceptance.claude.criteria_env import criteria_env
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.run.conditions import (
     Check,
@@ -60,12 +61,6 @@ CHECK_LIMIT = 16 * 1024 * 1024
 TAIL_BYTES = 64 * 1024
 _OUTPUT_CLAUSES = (OutputContains, OutputMatches, OutputEmpty, PrintedPathsExist)
 # A nested pytest in a command must not believe it is an xdist worker of this run.
-# Set by the Claude Code gate for its own run: the bytecode folder of the Pythons that
-# criteria start, apart from the one the gate's pytest reads (claude/gate_bytecode.py).
-CRITERIA_PYCACHE_VARIABLE = "ACCEPTANCE_CRITERIA_PYCACHEPREFIX"
-# Also the gate's: ACCEPTANCE_CRITERIA_ENV_<NAME> is <NAME> for the criteria's commands only
-# (the reporter their pytest loads, claude/witness.py), never for the gate's own pytest.
-CRITERIA_ENV_PREFIX = "ACCEPTANCE_CRITERIA_ENV_"
 _HIDDEN_VARIABLES = (
     "PYTEST_XDIST_WORKER",
     "PYTEST_XDIST_WORKER_COUNT",
@@ -320,12 +315,8 @@ def _session_environment(context: RunContext) -> dict[str, str]:
 
 def command_environment(criterion_id: str | None) -> dict[str, str]:
     """The inherited environment, with this Python's bin first and no xdist worker marks."""
-    env = {k: v for k, v in os.environ.items() if k not in _HIDDEN_VARIABLES}
-    criteria_pycache = env.pop(CRITERIA_PYCACHE_VARIABLE, "")
-    if criteria_pycache:  # the Claude Code gate's run: criteria never share its bytecode
-        env["PYTHONPYCACHEPREFIX"] = criteria_pycache
-    for name in [name for name in env if name.startswith(CRITERIA_ENV_PREFIX)]:
-        env[name[len(CRITERIA_ENV_PREFIX) :]] = env.pop(name)
+    # Under the Claude Code gate, the variables it set for the criteria only take effect.
+    env = criteria_env({k: v for k, v in os.environ.items() if k not in _HIDDEN_VARIABLES})
     path = env.get("PATH") or os.defpath
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), path])
     if criterion_id is not None:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_acceptance.claude import witness
+from pytest_acceptance.claude.criteria_env import criteria_env
 
 WATCHED = [
     "pytest",
@@ -191,7 +192,7 @@ def test_the_reporter_records_its_own_session_only(tmp_path: Path) -> None:
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider", PYTEST_ACCEPTANCE_CRITERION="AC-7")
     env.update(witness.prepare(str(folder)))
     env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
-    env = witness.criteria_env(env)
+    env = criteria_env(env)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "test_outer.py"],
