@@ -22,7 +22,6 @@ merged verdict a pass, as they forbade the shard's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from pytest_acceptance.model import Criterion, Issue, Result, RunContext, SpecEr
 from pytest_acceptance.options import SHARDS_TREE, spec_paths
 from pytest_acceptance.store import OUTPUT_DIR, VERDICT_FILE, forget_verdict
 from pytest_acceptance.text import display_path
+from pytest_acceptance.tree.hostile import file_digest
 from pytest_acceptance.verdict.decision import SCHEMA, SCHEMA_VERSION
 
 Key = tuple[str, str]  # (the spec's path relative to the rootdir, criterion id)
@@ -197,7 +197,7 @@ def _spec_reasons(shards: list[Shard], rootdir: Path) -> list[str]:
         if len(versions) > 1:
             reasons.append(f"the shards ran different versions of {relative}")
             continue
-        here = _digest(rootdir / relative)
+        here = file_digest(rootdir / relative)
         if here != first.specs[relative]:
             state = "is missing" if here is None else "differs from the one the shards ran"
             reasons.append(f"{relative} in this checkout ({rootdir}) {state}")
@@ -218,13 +218,6 @@ def _coverage_reasons(specs: dict[str, str], ran: set[Key], rootdir: Path) -> li
             shown = ", ".join(missing[:10]) + more
             reasons.append(f"no shard ran {shown} of {relative} ({len(missing)} missing)")
     return reasons
-
-
-def _digest(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _name(key: Key) -> str:

@@ -19,7 +19,6 @@ still leaves an ``interrupted`` verdict.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import sys
 import time
@@ -42,6 +41,7 @@ from pytest_acceptance.store import (
 )
 from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.fingerprint import recorded_fingerprint
+from pytest_acceptance.tree.hostile import file_digest
 from pytest_acceptance.verdict.decision import (
     ExitCode,
     Outcome,
@@ -87,7 +87,8 @@ class Recorder:
         self.started_at = time.time()
         self.merged_tree = config.stash.get(SHARDS_TREE, None)
         self.fingerprint = self.merged_tree or recorded_fingerprint(self.rootdir)
-        self.spec_digests = {spec.path: _digest(spec.path) for spec in self.specs}
+        # "" for a spec that cannot be read: collection reports that.
+        self.spec_digests = {spec.path: file_digest(spec.path) or "" for spec in self.specs}
         self.shard = shard_of(config)  # "" unless a sharding plugin splits the run
 
     # -- what was selected -------------------------------------------------------------
@@ -365,15 +366,6 @@ def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
             continue  # collection reports it, with file:line
         specs.append(Spec(path.resolve(), spec.criteria, spec.title, spec.requirements))
     return specs
-
-
-def _digest(path: Path) -> str:
-    """The sha256 of the spec's bytes as the run read them ("" when it cannot be read:
-    collection reports that)."""
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return ""
 
 
 def shard_of(config: pytest.Config) -> str:
