@@ -38,6 +38,7 @@ from typing import Any
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.claude.interpreter_paths import private_pycache
+from pytest_acceptance.tree.hostile import open_regular
 
 PLUGIN_MODULE = "_pytest_acceptance_witness"
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"  # witness_plugin.RECORDS_VARIABLE
@@ -168,8 +169,8 @@ def _started_at(name: str) -> int:
 
 
 def _read(path: str) -> Session | None:
-    try:
-        with open(path, "rb") as stream:
+    try:  # a file the project's code could have planted there: a FIFO never blocks
+        with os.fdopen(open_regular(path), "rb") as stream:
             data = stream.read(RECORD_LIMIT)
     except OSError:
         return None

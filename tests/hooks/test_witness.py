@@ -86,6 +86,18 @@ def test_the_last_session_of_each_criterion_counts(tmp_path: Path) -> None:
     assert not found["AC-2"].finished
 
 
+def test_a_fifo_planted_among_the_records_is_passed_over_without_blocking(
+    tmp_path: Path,
+) -> None:
+    """Code under test can write in the records folder: a FIFO there (which an open() would
+    wait on forever, holding the gate) is no session; the real one still counts."""
+    start = {"event": "start", "criterion": "AC-1"}
+    records(tmp_path, "100-1.jsonl", start, {"event": "finish", "tests": {"t": "passed"}})
+    os.mkfifo(tmp_path / "200-2.jsonl")
+    found = witness.sessions(str(tmp_path))
+    assert found["AC-1"].finished and found["AC-1"].tests == {"t": "passed"}
+
+
 def test_a_torn_or_foreign_line_never_counts_as_a_finish(tmp_path: Path) -> None:
     records(
         tmp_path,
