@@ -134,7 +134,7 @@ def main() -> None:
             verify,
             gate_run,
             repo,
-            target=1.5,
+            target=1.3,
             rounds=arguments.rounds,
         )
     finally:

@@ -20,7 +20,8 @@ project's file), with:
   from ``.acceptance/verdict.json``, believed only in its exact shape (verdict_check.py:
   any same-user process can open that pipe through /proc), and /done needs pytest's own
   exit code 0;
-- no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc);
+- no ``__pycache__`` read by the run or the Pythons its criteria start (a forged .pyc): they
+  read only bytecode the gate compiled and witnessed unchanged (gate_bytecode.py);
 - the tree fingerprint taken by the gate before and after the run, equal;
 - a criterion whose command is one pytest run witnessed by a reporter of the gate's own
   (witness.py): it passes only when that pytest's session finished and the tests pinned
@@ -134,6 +135,8 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = _result(flow, verdict, returncode, tail, before, after)
     witness.judge(flow, result.get("criteria") or [], witnessed)
+    if run_problem(result) is None:  # what the next run's criteria need compiled
+        witness.learn_modules(flow, witnessed.values())
     result["duration"] = round(time.time() - started, 3)
     flow.count_run(result)
     if key is not None and run_problem(result) is None and reuse_key(flow, deadline_at) == key:
@@ -175,14 +178,16 @@ def _pytest(
     flow: Flow, deadline_at: float, pycache: str, witness_env: dict[str, str]
 ) -> tuple[dict[str, Any] | str | None, int, str]:
     """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
-    log's tail. `pycache`, a fresh folder, is every criterion's Python's (they run project
-    code, which must never meet bytecode of an earlier run); the gate's pytest and workers
-    read only bytecode the gate compiled and witnessed unchanged (gate_bytecode.py)."""
+    log's tail. `pycache`, a fresh folder, holds the run's temporary files and the witness.
+    The gate's pytest and workers, and the Pythons the criteria start, read only bytecode
+    the gate compiled and witnessed unchanged (gate_bytecode.py), with writing off: the
+    project's own code is compiled afresh in every process."""
     python = str(flow.get("python"))
     try:
         bytecode = gate_bytecode.ready(flow, python, clean_env(python))
     except gate_bytecode.BytecodeError as error:
         raise GateError(str(error)) from None
+    criteria_bytecode = _criteria_bytecode(flow, python)
     reader, writer = os.pipe()
     # -B: -I ignores PYTHONDONTWRITEBYTECODE, and the gate's bytecode must stay as recorded.
     command = [python, "-I", "-B", "-X", f"pycache_prefix={bytecode}", "-m", "pytest"]
@@ -207,7 +212,10 @@ def _pytest(
                 command,
                 cwd=flow.repo,
                 env=gate_env.apply(
-                    _run_env(python, pycache, bytecode, witness_env), flow, python, pycache
+                    _run_env(python, pycache, bytecode, criteria_bytecode, witness_env),
+                    flow,
+                    python,
+                    pycache,
                 ),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -233,16 +241,36 @@ def _pytest(
     tail = _tail(log_path)
     if not gate_bytecode.untouched(flow):
         return "the gate's own bytecode folder changed during its run", returncode, tail
+    if criteria_bytecode and not gate_bytecode.untouched(flow, gate_bytecode.CRITERIA):
+        return "the criteria's bytecode folder changed during the gate's run", returncode, tail
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
     return (untrusted if untrusted is not None else verdict), returncode, tail
 
 
+def _criteria_bytecode(flow: Flow, python: str) -> str:
+    """The folder of bytecode the gate compiled for the modules its criteria's pytest imports
+    from the environment, or "" (then they compile everything afresh, as slowly as safely):
+    no witnessed criterion named any, or it cannot be built."""
+    known = flow.get(witness.MODULES_KEY)
+    known = known if isinstance(known, dict) else {}
+    sources = gate_bytecode.Sources(
+        tuple(str(path) for path in known.get("plain") or []),
+        tuple(str(path) for path in known.get("rewritten") or []),
+    )
+    if not sources.plain and not sources.rewritten:
+        return ""
+    try:
+        return gate_bytecode.criteria_ready(flow, python, sources, clean_env(python))
+    except gate_bytecode.BytecodeError:
+        return ""
+
+
 def _run_env(
-    python: str, pycache: str, bytecode: str, witness_env: dict[str, str]
+    python: str, pycache: str, bytecode: str, criteria_bytecode: str, witness_env: dict[str, str]
 ) -> dict[str, str]:
     """The clean environment, and what makes a criterion's pytest load the witness."""
-    env = clean_env(python, pycache, bytecode)
+    env = clean_env(python, pycache, bytecode, criteria_bytecode)
     env.update(witness_env)
     env.update(witness.criteria_pytest(env.get("PYTEST_ADDOPTS", "")))
     return env

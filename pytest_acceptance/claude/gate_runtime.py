@@ -216,9 +216,13 @@ def integrity_module() -> Any:
     return integrity
 
 
-def clean_env(python: str, pycache: str = "", gate_bytecode: str = "") -> dict[str, str]:
+def clean_env(
+    python: str, pycache: str = "", gate_bytecode: str = "", criteria_bytecode: str = ""
+) -> dict[str, str]:
     """The run's environment, from scratch: nothing the agent's shell could have set.
-    `pycache`: the run's private bytecode folder, so no child Python reads __pycache__."""
+    `pycache`: the run's private folder, so no child Python reads __pycache__; with
+    `gate_bytecode`, the gate's pytest reads that instead, and its criteria's Pythons read
+    `criteria_bytecode` (or `pycache`, empty)."""
     env = {key: os.environ[key] for key in _KEPT_ENV if os.environ.get(key)}
     env.update(
         {
@@ -240,7 +244,7 @@ def clean_env(python: str, pycache: str = "", gate_bytecode: str = "") -> dict[s
         env["PYTHONPYCACHEPREFIX"] = pycache
     if pycache and gate_bytecode:  # the gate's pytest and workers read the gate's own
         env["PYTHONPYCACHEPREFIX"] = gate_bytecode
-        env[CRITERIA_PYCACHE_VARIABLE] = pycache
+        env[CRITERIA_PYCACHE_VARIABLE] = criteria_bytecode or pycache
     if pycache:
         # The run's own temporary folder, fresh: nothing planted in /tmp is where it looks.
         env["TMPDIR"] = os.path.join(pycache, "tmp")

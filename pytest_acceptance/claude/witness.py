@@ -33,7 +33,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
 from pytest_acceptance.claude.flow_state import Flow, write_json
@@ -46,6 +46,8 @@ PIN_BUDGET = 25.0  # seconds for collecting every witnessed criterion at /implem
 PIN_WORKERS = 4
 RECORD_LIMIT = 64 << 20  # bytes read from one session's records
 LISTED = 5  # tests named in one reason
+MODULES_LIMIT = 20000  # module sources kept, of each kind
+MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
@@ -145,6 +147,8 @@ class Session:
         self.criterion = criterion
         self.collected: list[str] | None = None
         self.marked: list[str] = []
+        self.plain: list[str] = []  # modules imported the ordinary way, by source file
+        self.rewritten: list[str] = []  # modules pytest rewrote the asserts of
         self.finished = False
         self.tests: dict[str, str] = {}
 
@@ -188,6 +192,9 @@ def _read(path: str) -> Session | None:
         elif session is not None and event == "collected":
             session.collected = _strings(record.get("ids"))
             session.marked = _strings(record.get("marked"))
+        elif session is not None and event == "modules":
+            session.plain = _strings(record.get("plain"))
+            session.rewritten = _strings(record.get("rewritten"))
         elif session is not None and event == "finish" and isinstance(record.get("tests"), dict):
             session.finished = True
             session.tests = {str(k): str(v) for k, v in record["tests"].items()}
@@ -220,7 +227,37 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
             found = sessions(env[RECORDS_VARIABLE])
         for item in criteria:
             pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])))
+        learn_modules(flow, found.values())
     write_json(flow.folder / "witness.json", pinned)
+
+
+def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:
+    """Add the environment's modules these sessions imported to what the gate compiles once
+    for its criteria (gate_bytecode.py); whether any was new. Only paths outside the project:
+    the sessions ran the project's code, so their lists are names of files to compile, never
+    code to trust (the gate's bytecode is used only while its source hashes the same)."""
+    known = flow.get(MODULES_KEY)
+    known = known if isinstance(known, dict) else {}
+    sessions = list(found)
+    grown = False
+    for kind in ("plain", "rewritten"):
+        before = set(_strings(known.get(kind)))
+        after = before | _outside(flow.repo, [p for s in sessions for p in getattr(s, kind)])
+        known[kind] = sorted(after)[:MODULES_LIMIT]
+        grown = grown or len(known[kind]) > len(before)
+    flow.data[MODULES_KEY] = known
+    return grown
+
+
+def _outside(repo: str, paths: list[str]) -> set[str]:
+    inside = os.path.realpath(repo) + os.sep
+    found = set()
+    for path in paths[:MODULES_LIMIT]:
+        if not os.path.isabs(path) or not os.path.isfile(path):
+            continue  # e.g. the reporter's own copy, gone with the run's private folder
+        if not os.path.realpath(path).startswith(inside):
+            found.add(path)
+    return found
 
 
 def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at: float) -> None:

@@ -10,7 +10,10 @@ gate's, made fresh for each run), one file per pytest session, one JSON object p
 
 - ``start`` when the session starts: the criterion (``PYTEST_ACCEPTANCE_CRITERION``);
 - ``collected``: the node ids the session selected, and which carry a skip or xfail mark;
-- ``finish`` at ``pytest_sessionfinish``: how each test ended, and pytest's exit status.
+- ``finish`` at ``pytest_sessionfinish``: how each test ended, and pytest's exit status;
+- ``modules`` at ``pytest_unconfigure``: the source file of every module imported by then
+  (``rewritten``: those pytest's assertion rewriting loaded), which the gate compiles once
+  for its runs (gate_bytecode.py).
 
 A session cut short (``os._exit``, a kill, a crash) never writes ``finish``. The variable
 is taken out of the environment when this module loads, before any of the project's code
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -108,3 +112,24 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
     if _session is None:
         return
     _session.write({"event": "finish", "exitstatus": int(exitstatus), "tests": _session.outcomes})
+
+
+def pytest_unconfigure(config: Any) -> None:
+    """Last: plugins still import at the terminal summary (hypothesis does)."""
+    if _session is None:
+        return
+    plain, rewritten = _module_sources()
+    _session.write({"event": "modules", "plain": plain, "rewritten": rewritten})
+
+
+def _module_sources() -> tuple[list[str], list[str]]:
+    plain: set[str] = set()
+    rewritten: set[str] = set()
+    for module in list(sys.modules.values()):
+        spec = getattr(module, "__spec__", None)
+        origin = getattr(spec, "origin", None)
+        if not isinstance(origin, str) or not origin.endswith(".py"):
+            continue
+        loader = type(getattr(spec, "loader", None)).__name__
+        (rewritten if loader == "AssertionRewritingHook" else plain).add(origin)
+    return sorted(plain), sorted(rewritten)

@@ -275,3 +275,104 @@ def test_bytecode_planted_between_runs_is_thrown_away_and_rebuilt(
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
     assert forged.read_bytes() != b"forged"
+
+
+# --- bytecode: the criteria's Pythons read only checked-hash bytecode the gate compiled ------
+
+PYTEST_SPEC = "# Spec\n" + CRITERION.format("AC-1", "the tests pass", "python -m pytest -q tests")
+PASSING_TEST = "def test_passes():\n    assert True\n"
+
+
+def pytest_project(tmp_path: Path, files: dict[str, str]) -> Path:
+    """AC-1 runs the project's tests with pytest (a witnessed criterion); `files` committed."""
+    repo = make_repo(tmp_path / "repo", PYTEST_SPEC)
+    for name, text in {"tests/test_ok.py": PASSING_TEST, **files}.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    return repo
+
+
+def criteria_folder(plugin_state: Path) -> Path:
+    (folder,) = plugin_state.rglob("criteria-bytecode")
+    return folder
+
+
+# The criterion's pytest says, in a file outside the project, which bytecode folder it read
+# and where Python found the bytecode of pytest's own collector.
+REPORT_PREFIX = """import sys
+import _pytest.python
+
+
+def pytest_sessionstart(session):
+    with open({where!r}, "a") as out:
+        out.write(f"{{sys.pycache_prefix}}\\n{{_pytest.python.__cached__}}\\n")
+"""
+
+
+def test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once(
+    tmp_path: Path, plugin_state: Path
+) -> None:
+    """Compiling pytest, its plugins and the standard library afresh in each criterion's
+    Python made the gate's run 3x the agent's own: the gate compiles them once per flow.
+    The bytecode is checked-hash (used only while its source hashes the same), the folder
+    is not rebuilt by a second run, and the honest /done goes through."""
+    where = tmp_path / "prefix.txt"
+    conftest = REPORT_PREFIX.format(where=str(where))
+    repo = pytest_project(tmp_path, {"tests/conftest.py": conftest})
+    builder = pinned_flow(repo)
+    builder.verify(repo / SPEC)
+    assert ask_gate(builder, repo, tmp_path, "escalate").denied  # a real run: all passing
+    builder.escalate(outcome="denied")
+    folder = criteria_folder(plugin_state)
+    prefix, cached = where.read_text().splitlines()[-2:]
+    assert prefix == str(folder)
+    compiled = Path(cached)
+    assert compiled.is_file() and str(compiled).startswith(str(folder))
+    flags = int.from_bytes(compiled.read_bytes()[4:8], "little")
+    assert flags == 0b11, "a checked-hash .pyc"
+    (repo / "unrelated.txt").write_text("a new tree: no stored result stands in\n")
+    assert ask_gate(builder, repo, tmp_path, "escalate").denied
+    built = folder.stat().st_ctime_ns  # with every module the runs imported
+    (repo / "unrelated.txt").write_text("another new tree\n")
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert folder.stat().st_ctime_ns == built, "a run that imported nothing new rebuilt it"
+    assert compiled_from(plugin_state)["rewritten"], "pytest's plugins, rewritten, compiled"
+    for path in [p for kind in compiled_from(plugin_state).values() for p in kind]:
+        assert not Path(path).is_relative_to(repo), f"the project's own {path} compiled"
+
+
+def compiled_from(plugin_state: Path) -> dict[str, list[str]]:
+    (flow,) = plugin_state.rglob("flow.json")
+    return dict(json.loads(flow.read_text())["criteria_modules"])
+
+
+# A new test file of the project that writes a forged .pyc into the bytecode folder its own
+# Python reads (its PYTHONPYCACHEPREFIX), as the pyc of a module a later criterion imports.
+PLANT_OWN = """import os, sys
+
+
+def test_plants():
+    target = os.path.join(sys.pycache_prefix, "forged.cpython-311.pyc")
+    with open(target, "wb") as out:
+        out.write(b"forged")
+    {restore}
+"""
+
+
+@pytest.mark.parametrize("restore", [False, True], ids=["planted", "planted_and_removed"])
+def test_bytecode_planted_in_the_criterias_folder_during_the_run_is_never_trusted(
+    tmp_path: Path, restore: bool
+) -> None:
+    """The same stat keys that guard the gate's own folder guard the criteria's: a file
+    added to it, even one removed again, refuses the run."""
+    planting = PLANT_OWN.format(restore="os.unlink(target)" if restore else "pass")
+    repo = pytest_project(tmp_path, {})
+    builder = pinned_flow(repo)
+    builder.verify(repo / SPEC)
+    (repo / "tests" / "test_plant.py").write_text(planting)
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied, done.stdout
+    assert "criteria's bytecode folder changed" in done.deny_reason, done.deny_reason
