@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pytest_acceptance.claude.gate_result import GateResult
 from pytest_acceptance.claude.hook_io import HookInputError
 from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 from pytest_acceptance.tree.hostile import write_atomic
@@ -255,7 +256,7 @@ class Flow:
     def result_path(self, fingerprint: str) -> Path:
         return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
 
-    def result_for(self, key: str) -> dict[str, Any] | None:
+    def result_for(self, key: str) -> GateResult | None:
         """The gate's result stored under `key` (gate.reuse_key), or None."""
         try:
             data = json.loads(self.result_path(key).read_bytes())
@@ -263,16 +264,18 @@ class Flow:
             return None
         except (OSError, ValueError) as error:
             raise FlowStateError(f"cannot read the gate's result: {error}") from None
-        return data if isinstance(data, dict) and data.get("reuse_key") == key else None
+        if not isinstance(data, dict) or data.get("reuse_key") != key:
+            return None
+        return GateResult.from_json(data)
 
-    def store_result(self, result: dict[str, Any], key: str) -> None:
+    def store_result(self, result: GateResult, key: str) -> None:
         """File a trustworthy result under `key`, for the next check of the same files."""
-        write_json(self.result_path(key), {**result, "reuse_key": key})
+        write_json(self.result_path(key), {**result.to_json(), "reuse_key": key})
 
-    def count_run(self, result: dict[str, Any]) -> None:
+    def count_run(self, result: GateResult) -> None:
         """One more run of the gate in this flow (a real one when it selected criteria)."""
         self.data["gate_runs"] = int(self.data.get("gate_runs", 0)) + 1
-        if result.get("real_run"):
+        if result.real_run:
             self.data["real_run_at"] = time.time()
         self.save()
 

@@ -51,6 +51,7 @@ from typing import Any
 
 from pytest_acceptance.claude import gate_bytecode, gate_env, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
+from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome, GateResult
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
@@ -107,7 +108,7 @@ def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> st
         raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
 
 
-def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
+def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
     """The gate's verification run of the pinned spec on the current tree (or the result it
     already stored for this tree, when `reuse`). Raises GateError when no trustworthy result
     comes out."""
@@ -134,10 +135,12 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> dict[str, Any]:
         witnessed = witness.sessions(witness_env[witness.RECORDS_VARIABLE])
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = _result(flow, verdict, returncode, tail, before, after)
-    witness.judge(flow, result.get("criteria") or [], witnessed)
+    result = result.replace(
+        criteria=witness.judge(flow, result.criteria, witnessed),
+        duration=round(time.time() - started, 3),
+    )
     if run_problem(result) is None:  # what the next run's criteria need compiled
         witness.learn_modules(flow, witnessed.values())
-    result["duration"] = round(time.time() - started, 3)
     flow.count_run(result)
     if key is not None and run_problem(result) is None and reuse_key(flow, deadline_at) == key:
         flow.store_result(result, key)
@@ -336,53 +339,53 @@ def _result(
     tail: str,
     before: str,
     after: str,
-) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "fingerprint": before,
-        "fingerprint_after": after,
-        "at": time.time(),
-        "returncode": returncode,
-        "tail": tail,
-        "spec_sha256": flow.get("spec_sha256"),
-    }
+) -> GateResult:
+    spec_sha256 = flow.get("spec_sha256")
+    result = GateResult(
+        fingerprint=before,
+        fingerprint_after=after,
+        at=time.time(),
+        returncode=returncode,
+        tail=tail,
+        spec_sha256=spec_sha256 if isinstance(spec_sha256, str) else None,
+    )
     if verdict is None or isinstance(verdict, str):
-        result["error"] = verdict or (
-            f"the gate's verification run produced no verdict (exit code {returncode})"
+        return result.replace(
+            error=verdict
+            or f"the gate's verification run produced no verdict (exit code {returncode})"
         )
-        result["real_run"] = False
-        return result
     specs = [s for s in verdict.get("specs") or [] if isinstance(s, dict)]
-    criteria = [c for c in verdict.get("criteria") or [] if isinstance(c, dict)]
-    result.update(
-        status=verdict.get("status"),
-        exit_code=verdict.get("exit_code"),
+    exit_code = verdict.get("exit_code")
+    status = verdict.get("status")
+    return result.replace(
+        status=None if status is None else str(status),
+        exit_code=exit_code if isinstance(exit_code, int) else None,
         complete=verdict.get("complete") is True,
         selected=sum(int(s.get("selected") or 0) for s in specs),
-        criteria=[
-            {key: c.get(key) for key in ("id", "title", "status", "message", "method")}
-            for c in criteria
-        ],
-        problems=[str(p) for p in verdict.get("problems") or []][:10],
+        criteria=tuple(
+            CriterionOutcome.from_json(c)
+            for c in verdict.get("criteria") or []
+            if isinstance(c, dict)
+        ),
+        problems=tuple(str(p) for p in verdict.get("problems") or [])[:MAX_PROBLEMS],
     )
-    result["real_run"] = result["selected"] > 0 and verdict.get("exit_code") == returncode
-    return result
 
 
 # --- judging a result -----------------------------------------------------------------------------
 
 
-def run_problem(result: dict[str, Any]) -> str | None:
+def run_problem(result: GateResult) -> str | None:
     """Why a result is not one the gate can judge on at all."""
-    if result.get("error"):
-        return f"{result['error']}:\n{result.get('tail', '')}"
-    if result.get("exit_code") != result.get("returncode"):
+    if result.error is not None:
+        return f"{result.error}:\n{result.tail}"
+    if result.exit_code != result.returncode:
         return (
-            f"the gate's verification run exited {result.get('returncode')} but its verdict "
-            f"says {result.get('exit_code')}: something interfered with the run"
+            f"the gate's verification run exited {result.returncode} but its verdict "
+            f"says {result.exit_code}: something interfered with the run"
         )
     # The gate's own fingerprints, before and after (the verdict's are computed inside the
     # run, by the installed package, whose version may differ from the plugin's).
-    if result.get("fingerprint") != result.get("fingerprint_after"):
+    if result.fingerprint != result.fingerprint_after:
         return (
             "files changed while the gate's verification run was running (a criterion that "
             "writes into the tree, or another process): stop changing files, then "
@@ -391,7 +394,7 @@ def run_problem(result: dict[str, Any]) -> str | None:
     return None
 
 
-def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
+def done_problem(flow: Flow, result: GateResult) -> str | None:
     """What keeps /done from being accepted on this result; None when every pinned
     criterion passed in a complete run of the pinned spec on this tree."""
     problem = run_problem(result)
@@ -402,16 +405,16 @@ def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
             f"the spec as pinned at /implement cannot be collected ({flow.get('collect_error')})"
             f": {DONE} is not possible; call {ESCALATE} so a human fixes the spec"
         )
-    by_id = {str(c.get("id")): c for c in result.get("criteria") or []}
+    by_id = result.by_id()
     pinned = [str(c.get("id")) for c in flow.get("criteria") or []]
     missing = [ident for ident in pinned if ident not in by_id]
-    if missing or not result.get("complete"):
+    if missing or not result.complete:
         return (
             "the gate's run did not verify every criterion pinned at /implement (missing: "
-            f"{', '.join(missing[:LISTED]) or 'none'}, complete: {result.get('complete')})"
+            f"{', '.join(missing[:LISTED]) or 'none'}, complete: {result.complete})"
         )
-    failing = [by_id[i] for i in pinned if by_id[i].get("status") in ("failed", "error")]
-    manual = [by_id[i] for i in pinned if by_id[i].get("status") == "manual"]
+    failing = [by_id[i] for i in pinned if by_id[i].status in ("failed", "error")]
+    manual = [by_id[i] for i in pinned if by_id[i].status == "manual"]
     if failing:
         return (
             f"these criteria fail in the gate's own verification run: {named_criteria(failing)}. "
@@ -422,23 +425,22 @@ def done_problem(flow: Flow, result: dict[str, Any]) -> str | None:
             f"the automated criteria pass but manual criteria remain: {named_criteria(manual)}. "
             f"{DONE} is not possible: call {ESCALATE} with them so a human checks them"
         )
-    if result.get("status") != "pass" or result.get("returncode") != 0:
+    if result.status != "pass" or result.returncode != 0:
         return (
-            f"the gate's verification run ended with status {result.get('status')!r} (pytest "
-            f"exit code {result.get('returncode')}): "
-            + "; ".join(result.get("problems") or [])[:600]
+            f"the gate's verification run ended with status {result.status!r} (pytest "
+            f"exit code {result.returncode}): " + "; ".join(result.problems)[:600]
         )
     return None
 
 
-def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
+def escalate_problem(flow: Flow, result: GateResult) -> str | None:
     """/escalate needs a real run of the pinned spec (it selected criteria), any status."""
     if flow.get("collect_error"):
         return None  # the pinned spec itself is broken: that is a reason to escalate
     problem = run_problem(result)
     if problem is not None:
         return problem
-    if not result.get("real_run"):
+    if not result.real_run:
         return (
             "the gate's verification run of the pinned spec selected no criterion, so there is "
             "no evidence to escalate with"
@@ -451,12 +453,10 @@ def escalate_problem(flow: Flow, result: dict[str, Any]) -> str | None:
     return None
 
 
-def named_criteria(items: list[dict[str, Any]]) -> str:
+def named_criteria(items: list[CriterionOutcome]) -> str:
     """ "AC-3 title (failed: why); ..." for a block reason, the first LISTED of them."""
     named = [
-        f"{c.get('id', '?')} {c.get('title') or ''} ({c.get('status')}"
-        + (f": {str(c['message'])[:160]}" if c.get("message") else "")
-        + ")"
+        f"{c.id} {c.title} ({c.status}" + (f": {c.message[:160]}" if c.message else "") + ")"
         for c in items[:LISTED]
     ]
     more = f" and {len(items) - LISTED} more" if len(items) > LISTED else ""
@@ -483,7 +483,7 @@ def judge(
     problem = check(flow, result)
     if problem is not None:
         return f"The gate verified the spec pinned at /implement itself: {problem}.", None
-    return None, str(result["fingerprint"])
+    return None, result.fingerprint
 
 
 def _done_preconditions(flow: Flow, deadline_at: float) -> str | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -37,6 +38,7 @@ from typing import Any, Iterable
 
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
 from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.tree.hostile import open_regular
 
@@ -301,28 +303,36 @@ def _pinned_tests(session: Session | None) -> dict[str, Any]:
 # --- the judgement, at the gate -----------------------------------------------------------------
 
 
-def judge(flow: Flow, criteria: list[dict[str, Any]], found: dict[str, Session]) -> None:
-    """Fail each witnessed criterion that passed by its exit code but not by the witness."""
+def judge(
+    flow: Flow, criteria: tuple[CriterionOutcome, ...], found: dict[str, Session]
+) -> tuple[CriterionOutcome, ...]:
+    """`criteria`, each witnessed criterion that passed by its exit code but not by the
+    witness turned into a failure."""
     witnessed = set(_strings(flow.get("witnessed")))
     if not witnessed:
-        return
+        return criteria
     try:
         pinned = json.loads((flow.folder / "witness.json").read_bytes())
     except (OSError, ValueError):
         pinned = None
-    for criterion in criteria:
-        ident = str(criterion.get("id"))
-        if ident not in witnessed or criterion.get("status") != "passed":
-            continue
-        tests = pinned.get(ident) if isinstance(pinned, dict) else None
-        if not isinstance(tests, dict):
-            problem: str | None = "the tests pinned for it at /implement cannot be read"
-        else:
-            problem = refusal(tests, found.get(ident))
-        criterion["witnessed"] = problem is None
-        if problem is not None:
-            criterion["status"] = "failed"
-            criterion["message"] = f"not witnessed: {problem}"
+    return tuple(_judged(criterion, witnessed, pinned, found) for criterion in criteria)
+
+
+def _judged(
+    criterion: CriterionOutcome, witnessed: set[str], pinned: object, found: dict[str, Session]
+) -> CriterionOutcome:
+    if criterion.id not in witnessed or criterion.status != "passed":
+        return criterion
+    tests = pinned.get(criterion.id) if isinstance(pinned, dict) else None
+    if not isinstance(tests, dict):
+        problem: str | None = "the tests pinned for it at /implement cannot be read"
+    else:
+        problem = refusal(tests, found.get(criterion.id))
+    if problem is None:
+        return dataclasses.replace(criterion, witnessed=True)
+    return dataclasses.replace(
+        criterion, witnessed=False, status="failed", message=f"not witnessed: {problem}"
+    )
 
 
 def refusal(pinned: dict[str, Any], session: Session | None) -> str | None:
