@@ -22,6 +22,7 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import stat
 import time
@@ -35,6 +36,8 @@ Pin = Dict[str, List[str]]
 RACY_SECONDS = 3.0
 MAX_FILES = 400_000
 _LEFT_OUT = frozenset({"__pycache__", ".git"})
+# What Python imports as a module, longest first (an extension's suffix ends in ".so").
+_IMPORTABLE = tuple(sorted(set(importlib.machinery.all_suffixes()), key=len, reverse=True))
 # Folders of a project that hold environments, not the project's own modules.
 _NOT_THE_PROJECT = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".acceptance"})
 # pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones):
@@ -222,9 +225,12 @@ def module_names(pinned: Pin, roots: list[str]) -> set[str]:
 
 def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
     """relative path -> module name, for the modules the project's folders put first on an
-    import path: ``.py`` and sourceless ``.pyc`` files in folders that are no package
+    import path: every file Python imports as a module (source, sourceless ``.pyc``, native
+    extension: ``importlib.machinery.all_suffixes()``) in folders that are no package
     (pytest's rootdir-relative imports and ``python -c`` put such folders on ``sys.path``),
-    and packages whose parent is no package. Virtualenvs and .git are not the project's."""
+    packages whose parent is no package, and inside packages the files that are not source
+    (found before a ``.py`` of the same name, or with none). Virtualenvs and .git are not
+    the project's."""
     relatives = [
         os.path.relpath(path, repo)
         for path in _walk(repo, frozenset(), deadline_at, 0, _LEFT_OUT | _NOT_THE_PROJECT)
@@ -233,13 +239,14 @@ def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
     found = {}
     for relative in relatives:
         folder, name = os.path.split(relative)
-        stem, _, suffix = name.partition(".")
-        if suffix not in ("py", "pyc"):
-            continue
+        suffix = next((s for s in _IMPORTABLE if name.endswith(s)), None)
+        stem = name[: -len(suffix)] if suffix else ""
+        if not stem or "." in stem:
+            continue  # not a module name Python would import
         if stem == "__init__":
             if folder and os.path.dirname(folder) not in packages:
                 found[relative] = os.path.basename(folder)
-        elif folder not in packages or suffix == "pyc":
+        elif folder not in packages or suffix not in importlib.machinery.SOURCE_SUFFIXES:
             found[relative] = stem
     return found
 
@@ -253,7 +260,7 @@ def new_modules(before: list[str], now: dict[str, str], names: set[str]) -> list
     for relative, name in sorted(now.items()):
         if relative in known:
             continue
-        if relative.endswith(".pyc"):
+        if relative.endswith(tuple(importlib.machinery.BYTECODE_SUFFIXES)):
             found.append(f"{relative}: new bytecode without its source")
         elif name in names:
             found.append(f"{relative}: new, and named like a module the run could import")

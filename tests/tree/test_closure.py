@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import time
 from pathlib import Path
@@ -155,3 +156,20 @@ def test_a_project_module_named_like_an_installed_or_existing_one_is_found(
         "tests/thirdparty/__init__.py: new, and named like a module the run could import",
         "thirdparty.py: new, and named like a module the run could import",
     ]
+
+
+@pytest.mark.parametrize("suffix", importlib.machinery.EXTENSION_SUFFIXES)
+def test_a_native_extension_is_a_module_too(tmp_path: Path, suffix: str) -> None:
+    """Python's path finder tries extension suffixes before .py: a new tests/app<suffix>
+    is imported instead of the project's app.py. Found by the same listing as a .py (every
+    suffix Python imports); a new extension named like nothing the run imports is free."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "app.py").write_text("")
+    before = closure.project_modules(str(repo), deadline())
+    (repo / "tests" / f"app{suffix}").write_bytes(b"\x7fELF")
+    (repo / f"speedups{suffix}").write_bytes(b"\x7fELF")  # a build output: free
+    (repo / "tests" / "data.tar.gz").write_bytes(b"")  # not a module
+    now = closure.project_modules(str(repo), deadline())
+    found = closure.new_modules(list(before), now, set(before.values()))
+    assert found == [f"tests/app{suffix}: new, and named like a module the run could import"]
