@@ -5,7 +5,8 @@ A new test file is allowed (new tests never weaken anything), but pytest imports
 same process as the pinned tests: module-level code there can monkeypatch the code under
 test, swap ``sys.modules`` entries, edit ``builtins``, or write files the tests read. So a
 new module in a pinned test folder (or beside a pinned test) is reported when it does more at
-import than imports, definitions, classes, constants and ``pytestmark``.
+import than imports, definitions, classes, constants and ``pytestmark``; ``pytest_plugins``
+is configuration (it registers other modules as plugins), not a constant.
 
 Allowed at module (and class) level: docstrings, imports, ``def``/``class`` (their
 decorators, defaults, bases and annotations are checked like any expression), assignments
@@ -47,6 +48,9 @@ _READS = frozenset({"get", "keys", "items", "values", "copy", "__contains__", "_
 # A raise at import fails (or, SkipTest, skips) that module alone.
 _ALLOWED_STATEMENTS = (ast.Import, ast.ImportFrom, ast.Pass, ast.Raise)
 _SKIPS = frozenset({"skip", "importorskip", "skipTest"})  # pytest.skip(allow_module_level=True)
+# Module-level names pytest itself reads from a module it imports, beyond tests and marks:
+# `pytest_plugins` registers other modules as plugins (their hooks see every test).
+_PYTEST_READS = frozenset({"pytest_plugins"})
 
 
 def module_changes(content: bytes) -> str | None:
@@ -169,6 +173,9 @@ def _statement(node: ast.stmt, functions: Mapping[str, ast.AST]) -> str | None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if not all(_plain_names(target) for target in targets):
             return f"{where}: an assignment to an attribute or item of something else"
+        names = {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+        for name in sorted(names & _PYTEST_READS):
+            return f"{where}: `{name}`, which pytest reads as configuration"
         value = [node.value] if node.value is not None else []
         annotation = [node.annotation] if isinstance(node, ast.AnnAssign) else []
         return _first_in_expressions([*value, *annotation], functions, where)

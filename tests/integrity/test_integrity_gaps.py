@@ -302,6 +302,10 @@ IMPORT_TIME_ATTACKS = {
     "P = mock.patch('app.compute', return_value=3)\nSTARTED = P.start()\n",
     "a loop": "import app\nfor name in ['compute']:\n    pass\n",
     "the environment": "import os\nos.environ['APP_MODE'] = 'fake'\n",
+    # A constant to Python, configuration to pytest: it registers the named modules as
+    # plugins, whose hooks then see (and can rewrite) every test's report.
+    "pytest_plugins": "pytest_plugins = ['localcheck']\n",
+    "pytest_plugins, annotated": "pytest_plugins: list = ['localcheck']\n",
 }
 
 
