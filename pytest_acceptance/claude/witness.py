@@ -50,6 +50,8 @@ RECORD_LIMIT = 64 << 20  # bytes read from one session's records
 LISTED = 5  # tests named in one reason
 MODULES_LIMIT = 20000  # module sources kept, of each kind
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
+PLUGINS_KEY = "criteria_plugins"  # in flow.json: the plugins' metadata folders at /implement
+PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"  # witness_plugin.PLUGINS_VARIABLE
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
@@ -109,19 +111,24 @@ def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
 # --- the reporter, in a private folder ----------------------------------------------------------
 
 
-def prepare(folder: str) -> dict[str, str]:
+def prepare(folder: str, flow: Flow | None = None) -> dict[str, str]:
     """Copy the reporter into `folder` (a private folder of the run) and make its records
-    folder there; the variables that make a criterion's pytest load it (for clean_env)."""
+    folder there; the variables that make a criterion's pytest load it (for clean_env).
+    With the `flow` (the gate's run, not the pin), the installed plugins a criterion's
+    pytest may load are those it loaded at /implement (witness_plugin.py)."""
     plugin = os.path.join(folder, "witness-plugin")
     records = os.path.join(folder, "witness-records")
     os.makedirs(plugin, mode=0o700)
     os.makedirs(records, mode=0o700)
     source = Path(__file__).with_name("witness_plugin.py").read_bytes()
     Path(plugin, PLUGIN_MODULE + ".py").write_bytes(source)
-    return {
-        RECORDS_VARIABLE: records,
-        CRITERIA_ENV_PREFIX + "PYTHONPATH": plugin,
-    }
+    env = {RECORDS_VARIABLE: records, CRITERIA_ENV_PREFIX + "PYTHONPATH": plugin}
+    pinned = flow.get(PLUGINS_KEY) if flow is not None else None
+    if isinstance(pinned, list):
+        listing = os.path.join(folder, "witness-plugins.txt")
+        Path(listing).write_text("".join(f"{path}\n" for path in _strings(pinned)), "utf-8")
+        env[PLUGINS_VARIABLE] = listing
+    return env
 
 
 def criteria_pytest(base: str, collect_only: bool = False) -> dict[str, str]:
@@ -151,6 +158,7 @@ class Session:
         self.marked: list[str] = []
         self.plain: list[str] = []  # modules imported the ordinary way, by source file
         self.rewritten: list[str] = []  # modules pytest rewrote the asserts of
+        self.plugins: list[str] = []  # metadata folders of the installed plugins it loaded
         self.finished = False
         self.tests: dict[str, str] = {}
 
@@ -197,6 +205,7 @@ def _read(path: str) -> Session | None:
         elif session is not None and event == "modules":
             session.plain = _strings(record.get("plain"))
             session.rewritten = _strings(record.get("rewritten"))
+            session.plugins = _strings(record.get("plugins"))
         elif session is not None and event == "finish" and isinstance(record.get("tests"), dict):
             session.finished = True
             session.tests = {str(k): str(v) for k, v in record["tests"].items()}
@@ -230,6 +239,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         for item in criteria:
             pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])))
         learn_modules(flow, found.values())
+        flow.data[PLUGINS_KEY] = sorted({p for s in found.values() for p in s.plugins})
     write_json(flow.folder / "witness.json", pinned)
 
 

@@ -30,11 +30,68 @@ import time
 from typing import Any
 
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"
+PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"
 _RECORDS = os.environ.pop(RECORDS_VARIABLE, "")
+_PLUGINS = os.environ.get(PLUGINS_VARIABLE, "")  # kept: xdist workers load plugins too
 _CRITERION = os.environ.get("PYTEST_ACCEPTANCE_CRITERION", "")
 _MARKS = ("skip", "skipif", "xfail")
 # How a test ended, strongest last: a later phase never hides an earlier failure.
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 2}
+
+
+def _only_pinned_distributions(listing: str) -> None:
+    """Under the gate: the installed plugins pytest loads next (its ``pytest11`` entry points)
+    come only from the distributions that provided them at /implement, listed one metadata
+    folder a line in `listing`. A metadata folder written since, in the project (which is on
+    ``sys.path``) or anywhere else, declares nothing. pytest loads entry points right after
+    this module, the first ``-p`` of the run; the filter ends at the first hook after that."""
+    import importlib.metadata as metadata
+
+    try:
+        with open(listing, encoding="utf-8") as stream:
+            allowed = set(stream.read().splitlines())
+    except OSError:
+        allowed = set()
+    every = metadata.distributions
+
+    def pinned(**kwargs: Any) -> Any:
+        for distribution in every(**kwargs):
+            if str(getattr(distribution, "_path", "")) in allowed:
+                yield distribution
+
+    metadata.distributions = pinned
+    _RESTORE.append(lambda: setattr(metadata, "distributions", every))
+
+
+_RESTORE: list[Any] = []
+if _PLUGINS:
+    _only_pinned_distributions(_PLUGINS)
+
+
+def pytest_load_initial_conftests(early_config: Any) -> None:
+    while _RESTORE:
+        _RESTORE.pop()()
+
+
+# First among its peers (pluggy's own marker, written out: this module imports no pytest).
+pytest_load_initial_conftests.pytest_impl = {  # type: ignore[attr-defined]
+    "wrapper": False,
+    "hookwrapper": False,
+    "optionalhook": False,
+    "tryfirst": True,
+    "trylast": False,
+    "specname": None,
+}
+
+
+def plugin_distributions(config: Any) -> list[str]:
+    """The metadata folders of the installed plugins this session loaded."""
+    found = set()
+    for _, distribution in config.pluginmanager.list_plugin_distinfo():
+        path = getattr(distribution, "_path", None)
+        if path is not None:
+            found.add(str(path))
+    return sorted(found)
 
 
 class _Session:
@@ -119,7 +176,8 @@ def pytest_unconfigure(config: Any) -> None:
     if _session is None:
         return
     plain, rewritten = _module_sources()
-    _session.write({"event": "modules", "plain": plain, "rewritten": rewritten})
+    plugins = plugin_distributions(config)
+    _session.write({"event": "modules", "plain": plain, "rewritten": rewritten, "plugins": plugins})
 
 
 def _module_sources() -> tuple[list[str], list[str]]:

@@ -4,6 +4,7 @@ the reporter in a real pytest that starts a pytest of its own."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -222,3 +223,72 @@ def test_the_reporter_records_its_own_session_only(tmp_path: Path) -> None:
         "test_outer.py::test_skipped": "skipped",
     }
     assert recorded.collected == list(recorded.tests)
+
+
+# A plugin declared by a metadata folder at the project's root (pytest finds it through
+# sys.path, on which `python -m pytest` puts the root): it turns every failure into a pass.
+ROOT_PLUGIN = """\
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    report.outcome = "passed"
+    return report
+"""
+
+
+def root_plugin_project(root: Path) -> Path:
+    project = root / "project"
+    metadata = project / "localcheck-1.0.dist-info"
+    metadata.mkdir(parents=True)
+    (metadata / "METADATA").write_text("Metadata-Version: 2.1\nName: localcheck\nVersion: 1.0\n")
+    (metadata / "entry_points.txt").write_text("[pytest11]\nlocalcheck = localcheck\n")
+    (project / "localcheck.py").write_text(ROOT_PLUGIN)
+    (project / "test_app.py").write_text("def test_value():\n    assert 1 == 2\n")
+    return project
+
+
+def witnessed_run(project: Path, folder: Path, *args: str, pinned: list[str] | None) -> int:
+    """The criterion's pytest as the gate starts it, the plugins it loaded at /implement
+    `pinned` (None: as at /implement itself, where nothing is pinned yet)."""
+    folder.mkdir()
+    env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider -p no:randomly")
+    flow = None
+    if pinned is not None:
+        flow = type("Pin", (), {"get": staticmethod(lambda key: pinned)})()
+    env.update(witness.prepare(str(folder), flow))  # type: ignore[arg-type]
+    env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
+    env = criteria_env(env)
+    command = [sys.executable, "-m", "pytest", "-q", "test_app.py", *args]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True).returncode
+
+
+@pytest.mark.parametrize("workers", [(), ("-p", "xdist", "-n", "2")], ids=["alone", "xdist"])
+def test_a_plugin_declared_since_the_pin_never_loads(tmp_path: Path, workers: tuple) -> None:
+    """Without the pin's list, the root's metadata folder gets the failing test through
+    (the attack is real); with the plugins pinned at /implement (here: the environment's
+    own, none from the project), it declares nothing and the test fails, in xdist's workers
+    too. The list is the metadata folders the witness saw loaded at /implement."""
+    project = root_plugin_project(tmp_path)
+    assert witnessed_run(project, tmp_path / "open", *workers, pinned=None) == 0
+    environment = sorted(
+        str(d._path)  # type: ignore[attr-defined]
+        for d in importlib.metadata.distributions()
+        if any(e.group == "pytest11" for e in d.entry_points)
+    )
+    assert witnessed_run(project, tmp_path / "pinned", *workers, pinned=environment) == 1
+
+
+def test_the_pin_records_which_plugins_were_loaded(tmp_path: Path) -> None:
+    project = root_plugin_project(tmp_path)
+    (project / "localcheck-1.0.dist-info").rename(tmp_path / "gone")  # an honest project
+    witnessed_run(project, tmp_path / "private", pinned=None)
+    session = witness.sessions(str(tmp_path / "private" / "witness-records"))[""]
+    assert any(path.endswith("xdist-" + xdist_version() + ".dist-info") for path in session.plugins)
+    assert not [path for path in session.plugins if path.startswith(str(project))]
+
+
+def xdist_version() -> str:
+    return importlib.metadata.version("pytest-xdist")
