@@ -82,7 +82,9 @@ def _problem(skill: str, verified: bool, pin: PinnedFlow) -> str | None:
             "only with the evidence of a verification run of the spec in this /implement flow."
         )
     deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
-    reason, fingerprint = gate.judge(pin, skill, deadline_at)
+    # Never a stored result: whatever the agent did since, outside any fingerprint too (a file
+    # outside the project, an empty folder), this decision is made on a run of this moment.
+    reason, fingerprint = gate.judge(pin, skill, deadline_at, reuse=False)
     if reason is None:
         pin.record_terminal(skill, fingerprint)
     return reason

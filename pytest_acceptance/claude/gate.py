@@ -30,8 +30,10 @@ project's file), with:
   process group) and blocks with the reason.
 
 Trustworthy results are stored in the plugin's state under a fingerprint of every file of
-the project (``reuse_key``): the Stop hook after a /done the gate let through does not run
-again while nothing a run could read has changed.
+the project (``reuse_key``). Only the Stop hook reuses one: after a /done the gate let
+through on its own fresh run, with no tool call since, it does not run again while no file
+of the project changed. /done and /escalate are always judged on a fresh run: a stored
+result cannot stand for what changed outside the project meanwhile.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
         return stored
     started = time.time()
     with private_pycache() as pycache:
-        witness_env = witness.prepare(pycache)
+        witness_env = witness.prepare(pycache, flow)
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
         witnessed = witness.sessions(witness_env[witness.RECORDS_VARIABLE])
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
@@ -244,7 +246,7 @@ def _pytest(
     tail = _tail(log_path)
     if not gate_bytecode.untouched(flow):
         return "the gate's own bytecode folder changed during its run", returncode, tail
-    if criteria_bytecode and not gate_bytecode.untouched(flow, gate_bytecode.CRITERIA):
+    if not gate_bytecode.untouched(flow, gate_bytecode.CRITERIA):
         return "the criteria's bytecode folder changed during the gate's run", returncode, tail
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
@@ -253,20 +255,20 @@ def _pytest(
 
 def _criteria_bytecode(flow: Flow, python: str) -> str:
     """The folder of bytecode the gate compiled for the modules its criteria's pytest imports
-    from the environment, or "" (then they compile everything afresh, as slowly as safely):
-    no witnessed criterion named any, or it cannot be built."""
+    from the environment (empty when the witness saw none, or when they cannot be compiled:
+    then they compile afresh, slowly and safely). It always exists and is witnessed
+    unchanged: a folder the criteria's Pythons read that one criterion could fill for the
+    next unseen would be planted bytecode."""
     known = flow.get(witness.MODULES_KEY)
     known = known if isinstance(known, dict) else {}
     sources = gate_bytecode.Sources(
         tuple(str(path) for path in known.get("plain") or []),
         tuple(str(path) for path in known.get("rewritten") or []),
     )
-    if not sources.plain and not sources.rewritten:
-        return ""
     try:
         return gate_bytecode.criteria_ready(flow, python, sources, clean_env(python))
     except gate_bytecode.BytecodeError:
-        return ""
+        return gate_bytecode.criteria_ready(flow, python, gate_bytecode.NOTHING, {})
 
 
 def _run_env(

@@ -85,6 +85,9 @@ class Sources:
         return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
+NOTHING = Sources((), ())
+
+
 def criteria_ready(flow: Flow, python: str, sources: Sources, env: dict[str, str]) -> str:
     """The criteria's folder, exactly as the gate last recorded it for these `sources`, or
     rebuilt now (also when the witness has seen new modules since)."""
@@ -217,6 +220,8 @@ def build_criteria(python: str, target: Path, sources: Sources, env: dict[str, s
     """The criteria's bytecode of `sources` (the environment's modules a criterion's pytest
     imports, as the witness saw them), compiled by the pinned interpreter under ``-I``:
     nothing the project wrote runs here."""
+    if not sources.plain and not sources.rewritten:
+        return
     command = [python, "-I", "-X", f"pycache_prefix={target}", "-c", _BUILD_SCRIPT]
     wanted = {"plain": list(sources.plain), "rewritten": list(sources.rewritten)}
     _compile(command, env, json.dumps(wanted).encode("utf-8", "surrogateescape"))
