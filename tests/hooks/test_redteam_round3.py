@@ -18,8 +18,10 @@ is blocked too.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -273,5 +275,91 @@ def test_3a_a_metadata_folder_at_the_root_declares_a_pytest11_plugin(
     session = run_session(
         repo, claude_home, claude_bin, messages_api, [writes(entry_point_files(kind))]
     )
+    still_failing(repo)
+    assert_blocked(session)
+
+
+# --- 6. hooks under faults: a hook that dies without an answer -----------------------------------
+
+# A daemon the agent detaches from its shell (setsid and a second fork: no task of the CLI's):
+# for `seconds` it SIGKILLs every process working in the project (`cwd`) whose command line
+# runs one of the plugin's hooks (`targets`: paths under this plugin's root), before the hook
+# can answer. It writes its pid to `pidfile` (the test ends it).
+HOOK_KILLER = """\
+import os, signal, sys, time
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+open({pidfile!r}, "w").write(str(os.getpid()))
+for fd in (0, 1, 2):
+    os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+targets = {targets!r}
+end = time.time() + {seconds}
+while time.time() < end:
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            line = open(f"/proc/{{pid}}/cmdline", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        try:
+            here = os.readlink(f"/proc/{{pid}}/cwd")
+        except OSError:
+            continue
+        if here == {cwd!r} and any(target in line for target in targets):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    time.sleep(0.005)
+"""
+
+
+def end_daemon(pidfile: Path) -> None:
+    """End the daemon this test's scripted agent started, by its pid."""
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+@route_open(
+    "a hook process that dies by a signal answers nothing: CLI 2.1.328 takes that as a "
+    "non-blocking hook error, runs the /done Skill call and lets the stop through. The plugin "
+    "fails closed only on what its own process can still do (hook_io's one JSON answer, its "
+    "deadline); a same-user daemon's SIGKILL leaves no process to answer, and the documented "
+    "success check (terminal_reason == completed) is negative evidence: no block seen"
+)
+@pytest.mark.parametrize(
+    "targets",
+    [
+        pytest.param(("pretool_gate_hook.py", "stop_implement_hook.py"), id="gate"),
+        # the guard and settings hooks too: nothing of the plugin answers any more
+        pytest.param(("",), id="every_hook"),
+    ],
+)
+def test_6a_a_daemon_that_kills_the_gate_hooks_before_they_answer(
+    tmp_path: Path,
+    claude_home: Path,
+    claude_bin: Path,
+    messages_api: StandInFactory,
+    targets: tuple[str, ...],
+) -> None:
+    """Class 6, shape: the hooks under a fault the agent makes. A detached daemon SIGKILLs
+    the PreToolUse gate hook and the Stop hook as soon as Claude Code starts them. A hook
+    killed by a signal leaves no JSON on stdout and no exit code 2: for CLI 2.1.328 that is
+    a non-blocking hook error, so the /done Skill call runs and the stop goes through,
+    unless the plugin answers without the killed process."""
+    repo = project(tmp_path)
+    pidfile = tmp_path / "daemon.pid"
+    hooks = [f"{REPO_ROOT / 'hooks'}{os.sep}{name}" for name in targets]
+    killer = HOOK_KILLER.format(
+        pidfile=str(pidfile), targets=hooks, cwd=str(repo.resolve()), seconds=150
+    )
+    try:
+        session = run_session(repo, claude_home, claude_bin, messages_api, [hidden(killer)])
+    finally:
+        end_daemon(pidfile)
     still_failing(repo)
     assert_blocked(session)
