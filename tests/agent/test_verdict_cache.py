@@ -111,7 +111,8 @@ def test_editing_one_criterion_invalidates_its_entry_and_no_other(
         f"[pytest]\nacceptance_agent_command = {sys.executable} {outside / 'judge.py'}"
     )
     pytester.makefile(".md", spec=agent_spec("log calls pass a dict"))
-    (pytester.path / ".gitignore").write_text("stdout\nstderr\nrunpytest-*\n")  # pytester's own files
+    # pytester keeps each run's output and temp folder in the project: not its files
+    (pytester.path / ".gitignore").write_text("stdout\nstderr\nrunpytest-*\n")
     make_repo_here(pytester.path)
 
     def judged() -> list[str]:
