@@ -38,6 +38,15 @@ BASH, AGENT = Method.BASH, Method.SUBAGENT
         ("Done when `make test` passes. Judgment gate.", (AGENT, None, None)),
         ("WHEN `login` succeeds THEN the system SHALL redirect", (AGENT, None, None)),
         ("When `sync` passes, the badge turns green", (AGENT, None, None)),
+        (
+            "**Given** a report, **When** exported, **Then** `test -f out.csv` exits 0",
+            (BASH, "test -f out.csv", None),
+        ),
+        (
+            "WHEN a key rotates THEN `audit --last` prints `rotated`",
+            (BASH, "audit --last", "output contains 'rotated'"),
+        ),
+        ("IF `lint` passes THEN the badge turns green", (AGENT, None, None)),
         ("The `validate` step passes the schema to the loader", (AGENT, None, None)),
         ("The `limits` table passes review", (AGENT, None, None)),
         ("Done when `make` passes and `lint` prints nothing", (AGENT, None, None)),
