@@ -102,7 +102,9 @@ class SpecKitFormat:
         document = builder.document
         text = document.plain(block.text)
         owned = children(blocks, index)
-        details = nested_text(document, [b for b in owned if b.kind == "paragraph"])
+        paragraphs = [b for b in owned if b.kind == "paragraph"]
+        details = nested_text(document, paragraphs)
+        prose = [block.text, *(b.text for b in paragraphs)]  # markdown: a check's backticks
         found = _ITEM_ID.match(text)
         if found:
             rest = found["rest"]
@@ -116,6 +118,7 @@ class SpecKitFormat:
                 category=category,
                 priority=keyword_priority(rest),
                 owned=owned,
+                prose=prose,
             )
         elif story is not None and block.number and block.depth == 1 and _GIVEN.search(text):
             builder.add(
@@ -128,6 +131,7 @@ class SpecKitFormat:
                 category=story.heading,
                 priority=story.priority,
                 owned=owned,
+                prose=prose,
             )
 
 
