@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status, Task
+from pytest_acceptance.text import spec_location
 
 GIT_TIMEOUT = 60.0  # seconds for one git command
 _DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")
@@ -122,7 +123,7 @@ def check_task(
     """A ticked task's own evidence: its command and its files (``changed``: what changed
     since the base, or ``TaskEvidenceError``). A task that names none is a phantom."""
     if not task.evidence:
-        return _no_evidence(criterion)
+        return _no_evidence(criterion, context.rootdir)
     issues: list[Issue] = []
     output = ""
     duration = 0.0
@@ -160,13 +161,13 @@ def check_task(
     return Result(Status.PASSED, duration=duration, output=output, message=message, extra=extra)
 
 
-def _no_evidence(criterion: Criterion) -> Result:
+def _no_evidence(criterion: Criterion, rootdir: Path) -> Result:
     missing = "it names no verify command, no file and no requirement to check it by"
     expected = (
         "a **Verify**: `command`, the files it changes, or the requirements it meets "
         "(_Requirements: 1.2_, [US1])"
     )
-    issue = Issue(str(criterion.location), expected, missing)
+    issue = Issue(spec_location(criterion, rootdir), expected, missing)
     message = (
         f"phantom completion: task {criterion.id} is ticked, but {missing}. Next: add "
         f"{expected} to the task, or untick it."

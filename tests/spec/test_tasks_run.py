@@ -126,6 +126,8 @@ def test_a_ticked_task_that_names_no_evidence_is_a_phantom_completion_saying_wha
         "phantom completion: task 4 is ticked, but it names no verify command, no file and no "
         "requirement to check it by. Next: add a **Verify**: `command`"
     )
+    [issue] = task["issues"]  # type: ignore[misc]
+    assert issue["location"] == ".kiro/specs/reset/tasks.md:8"
 
 
 def test_a_ticked_task_whose_cited_criteria_fail_is_a_phantom_completion(
