@@ -21,6 +21,19 @@ def requirements(spec: Spec) -> list[tuple[str, tuple[str, ...]]]:
     return [(r.id, r.criteria) for r in spec.requirements]
 
 
+def test_speckit_stories_and_id_items_are_the_requirements_of_the_matrix() -> None:
+    spec = parsed("speckit/specs/001-csv-export/spec.md")
+    assert requirements(spec) == [
+        ("US1", ("US1-AC1", "US1-AC2")),
+        ("US2", ("US2-AC1",)),
+        ("US3", ("US3-AC1",)),
+        *((ident, (ident,)) for ident in ("FR-001", "FR-002", "FR-003", "FR-004")),
+        ("SC-001", ("SC-001",)),
+        ("SC-002", ("SC-002",)),
+    ]
+    assert spec.requirements[0].title == "Download a saved report"
+
+
 def test_kiro_numbered_sections_are_requirements_with_n_m_criteria() -> None:
     relative = "kiro-sections/requirements.md"
     spec = parsed(relative)

@@ -8,6 +8,9 @@
   ``### User Story N - Title (Priority: Pk)`` is a criterion ``USN-ACk`` (spec-kit's
   ``US1/AC2``: ``/`` cannot be in a file name); P1 -> MUST, P2 -> SHOULD, P3+ -> COULD; the
   ``**Independent Test**`` line is context for the agent.
+
+Requirements (the matrix): each user story ``USN``, verified by its scenarios, and each
+``**ID**:`` item, verified by itself.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class SpecKitFormat:
                 if found:
                     priority = _priority(found["p"])
                     story = _Story(found["n"], block.text, block.level, priority)
+                    title = found["title"] or block.text
+                    builder.requirement(f"US{story.number}", title, block.line)
                 elif story is not None and block.level <= story.level:
                     story = None
                 category = block.text
@@ -109,7 +114,7 @@ class SpecKitFormat:
         if found:
             rest = found["rest"]
             scoped = story is not None and found["id"] in repeated
-            builder.add(
+            ident = builder.add(
                 f"US{story.number}-{found['id']}" if scoped else found["id"],  # type: ignore[union-attr]
                 block.line,
                 title=rest,
@@ -120,6 +125,8 @@ class SpecKitFormat:
                 owned=owned,
                 prose=prose,
             )
+            if ident is not None:
+                builder.requirement(ident, document.plain(rest), block.line, [ident])
         elif story is not None and block.number and block.depth == 1 and _GIVEN.search(text):
             builder.add(
                 f"US{story.number}-AC{block.number}",
@@ -132,6 +139,7 @@ class SpecKitFormat:
                 priority=story.priority,
                 owned=owned,
                 prose=prose,
+                requirement=f"US{story.number}",
             )
 
 
