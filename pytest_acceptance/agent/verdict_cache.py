@@ -106,5 +106,5 @@ class _SpecBlindHashes(HashCache):
         records = super().hash_files(files, limits)
         return [
             relative + b"\0" + SPEC_TEXT if os.path.realpath(path) in self.specs else record
-            for (relative, path), record in zip(files, records)
+            for (relative, path), record in zip(files, records, strict=True)
         ]
