@@ -8,7 +8,11 @@ agent criteria only: this process runs the checks a wave at a time, a new one as
 one finishes) is what is measured. Printed per round and as medians:
 - the whole run, wall clock, pytest's start-up included (the target ratio);
 - the agent phase: first judge start to last judge end (for information);
-- the peak number of judges running at once (must equal the wave size, never exceed it).
+- the peak number of judges running at once (must equal the wave size, never exceed it);
+- the CPU seconds the run used (pytest and its judges), and the start-up of the same
+  pytest command with ``--collect-only`` in the same round: on a loaded machine that
+  start-up is most of what the whole run spends beyond the ideal, so the ratio of the run
+  without it is printed too (for information), with the load average.
 
 Usage: python bench/bench_agent_waves.py [--rounds N] [--criteria N] [--wave N]
 """
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,14 +55,20 @@ def spec(count: int) -> str:
     return f"# Bench\n\n## Acceptance Criteria\n\n### Category: Bench\n\n{blocks}"
 
 
-def one_round(root: Path, log: Path, wave: int) -> tuple[float, float, int]:
-    """(agent phase seconds, wall seconds, peak concurrency) of one pytest run."""
+def one_round(root: Path, log: Path, wave: int) -> tuple[float, float, int, float, float]:
+    """(agent phase seconds, wall seconds, peak concurrency, CPU seconds, start-up seconds)
+    of one pytest run."""
     log.write_text("")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     command += ["--acceptance", "spec.md", "--acceptance-wave", str(wave)]
     started = time.perf_counter()
+    subprocess.run([*command, "--collect-only"], cwd=root, capture_output=True, check=True)
+    startup = time.perf_counter() - started
+    before = _children_cpu()
+    started = time.perf_counter()
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - started
+    cpu = _children_cpu() - before
     if done.returncode != 0:
         sys.exit(f"pytest exited {done.returncode}:\n{done.stdout[-3000:]}{done.stderr[-2000:]}")
     events = sorted(
@@ -67,7 +79,12 @@ def one_round(root: Path, log: Path, wave: int) -> tuple[float, float, int]:
     for _, step in events:
         running += step
         peak = max(peak, running)
-    return events[-1][0] - events[0][0], wall, peak
+    return events[-1][0] - events[0][0], wall, peak, cpu, startup
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def main() -> None:
@@ -83,11 +100,22 @@ def main() -> None:
         judge.chmod(0o755)
         (root / "pytest.ini").write_text(f"[pytest]\nacceptance_agent_command = {judge}\n")
         (root / "spec.md").write_text(spec(args.criteria))
-        phases, walls, peaks = [], [], []
+        phases: list[float] = []
+        walls: list[float] = []
+        peaks: list[int] = []
+        cpus: list[float] = []
+        runs: list[float] = []
         for number in range(1, args.rounds + 1):
-            phase, wall, peak = one_round(root, log, args.wave)
-            phases.append(phase), walls.append(wall), peaks.append(peak)
-            print(f"round {number}: agent phase {phase:.3f}s, wall {wall:.3f}s, peak {peak}")
+            phase, wall, peak, cpu, startup = one_round(root, log, args.wave)
+            phases.append(phase)
+            walls.append(wall)
+            peaks.append(peak)
+            cpus.append(cpu)
+            runs.append(wall - startup)
+            print(
+                f"round {number}: agent phase {phase:.3f}s, wall {wall:.3f}s, peak {peak}, "
+                f"CPU {cpu:.2f}s, start-up (--collect-only) {startup:.3f}s"
+            )
     phase, wall = statistics.median(phases), statistics.median(walls)
     ratio = min(walls) / ideal
     print(
@@ -96,6 +124,12 @@ def main() -> None:
         f"{ratio:.3f} (target <= {TARGET}) {'ok' if ratio <= TARGET else 'OVER TARGET'}; "
         f"median whole run {wall:.3f}s (ratio {wall / ideal:.3f}); agent phase {phase:.3f}s "
         f"(ratio {phase / ideal:.3f}); peak concurrency {max(peaks)} (wave {args.wave})"
+    )
+    print(
+        f"without pytest's start-up: median {statistics.median(runs):.3f}s (ratio "
+        f"{statistics.median(runs) / ideal:.3f}); median CPU of the run "
+        f"{statistics.median(cpus):.2f}s; load average {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} CPUs"
     )
     if max(peaks) > args.wave:
         sys.exit(f"more than {args.wave} agents ran at once")

@@ -455,9 +455,8 @@ class AgentVerifier:
         evidence: str | None,
     ) -> Result:
         from pytest_acceptance.agent.prompt import PROMPT_VERSION
-        from pytest_acceptance.agent.verdict_cache import VerdictCache, cache_key
+        from pytest_acceptance.agent.verdict_cache import VerdictCache, cache_key, judged_tree
         from pytest_acceptance.tree.file_hash import FingerprintError
-        from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
         cache = VerdictCache(request.cwd)
         configuration = {
@@ -469,8 +468,9 @@ class AgentVerifier:
             "evidence": hashlib.sha256(evidence.encode()).hexdigest() if evidence else None,
         }
         key = cache_key(criterion, configuration)
+        specs = self._spec_files(criterion)
         try:
-            before = tree_fingerprint(request.cwd)
+            before = judged_tree(request.cwd, specs)
         except FingerprintError:  # an unknown tree: no cached pass can describe it
             return self._judge(backend, request, criterion, extra)
         hit = cache.lookup(key, before)
@@ -480,9 +480,17 @@ class AgentVerifier:
             extra = {**extra, "cached": True, "dispatches": 0, "usage": usage}
             return replace(hit, message=message, extra=extra)
         result = self._judge(backend, request, criterion, extra)
-        if _same_tree(request.cwd, before):  # the verdict describes one tree
+        if _same_tree(request.cwd, specs, before):  # the verdict describes one tree
             cache.store(key, before, result)
         return result
+
+    def _spec_files(self, criterion: Criterion) -> list[Path]:
+        """The run's spec files: their text is in each criterion's key, not in the tree's
+        fingerprint (editing one criterion invalidates its own cached pass only)."""
+        from pytest_acceptance.options import spec_paths
+
+        run = spec_paths(self.config) if self.config is not None else []
+        return [criterion.location.path, *run]
 
     def _prompt(
         self,
@@ -867,11 +875,11 @@ def _default_to_waves(config: pytest.Config) -> None:
         option.dist = "load"
 
 
-def _same_tree(root: Path | str, before: str) -> bool:
+def _same_tree(root: Path, specs: list[Path], before: str) -> bool:
+    from pytest_acceptance.agent.verdict_cache import judged_tree
     from pytest_acceptance.tree.file_hash import FingerprintError
-    from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
     try:
-        return tree_fingerprint(root) == before
+        return judged_tree(root, specs) == before
     except FingerprintError:
         return False

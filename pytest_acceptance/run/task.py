@@ -13,7 +13,8 @@ names holds:
   working-tree fingerprint runs it: a clean environment, no fsmonitor, a ``git`` outside the
   project.
 
-Otherwise it fails as a **phantom completion** naming what is missing. The requirements it
+Otherwise it fails as a **phantom completion** naming what is missing, and so does a
+ticked task that names no evidence at all. The requirements it
 cites are checked on the controller, once their criteria have reported
 (``pytest_acceptance.verdict.tasks``). An unticked task is listed (status ``unticked``),
 never run; ``--acceptance-unticked fail`` fails it instead. Task items run after the other
@@ -31,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status, Task
+from pytest_acceptance.text import spec_location
 
 GIT_TIMEOUT = 60.0  # seconds for one git command
 _DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")
@@ -119,7 +121,9 @@ def check_task(
     criterion: Criterion, task: Task, context: RunContext, changed: Callable[[], Changes]
 ) -> Result:
     """A ticked task's own evidence: its command and its files (``changed``: what changed
-    since the base, or ``TaskEvidenceError``)."""
+    since the base, or ``TaskEvidenceError``). A task that names none is a phantom."""
+    if not task.evidence:
+        return _no_evidence(criterion, context.rootdir)
     issues: list[Issue] = []
     output = ""
     duration = 0.0
@@ -155,6 +159,20 @@ def check_task(
     extra = {"cites": list(task.cites)} if task.cites else {}
     message = "evidence holds: " + "; ".join(held) if held else "evidence: what it cites"
     return Result(Status.PASSED, duration=duration, output=output, message=message, extra=extra)
+
+
+def _no_evidence(criterion: Criterion, rootdir: Path) -> Result:
+    missing = "it names no verify command, no file and no requirement to check it by"
+    expected = (
+        "a **Verify**: `command`, the files it changes, or the requirements it meets "
+        "(_Requirements: 1.2_, [US1])"
+    )
+    issue = Issue(spec_location(criterion, rootdir), expected, missing)
+    message = (
+        f"phantom completion: task {criterion.id} is ticked, but {missing}. Next: add "
+        f"{expected} to the task, or untick it."
+    )
+    return Result(Status.FAILED, issues=(issue,), message=message)
 
 
 def _run_command(criterion: Criterion, command: str, context: RunContext) -> Result:

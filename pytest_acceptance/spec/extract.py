@@ -22,6 +22,8 @@ Also:
 - a checklist item (``- [ ] The parser accepts ...``, ticked or not) is one requirement,
   whatever its words, and so is a table row with a checkbox cell
   (``| Simple file creation | [ ] | [ ] |``): a definition of done lists what must hold;
+- a paragraph that opens with a clause number (``§2.1 The exporter MUST ...``) is one
+  criterion, ``S2.1``, whatever its sentences;
 - a paragraph or list item that starts with the author's id (``**FR-0.3**: ...``,
   ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences
   (under a "Requirements" / "Acceptance Criteria" heading even without a keyword: MUST);
@@ -91,6 +93,8 @@ _DEFINITION = re.compile(
     r"\W*(?:MUST|SHALL|SHOULD|COULD|MAY|REQUIRED|RECOMMENDED|OPTIONAL)(?:\s+NOT)?[\W_]*"
     r"(?::|\u2014|\u2013|-|=|\bmeans\b|\bindicates\b|\bis used\b|\bdenotes\b)"
 )
+# "§2.1 The exporter MUST ...": a paragraph the author numbered is one clause, id ``S2.1``.
+_CLAUSE = re.compile(r"[\s*_]*§\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?[*_]*\s+(?=\S)")
 _BOILERPLATE = re.compile(r"RFC\s*2119|RFC\s*8174|BCP\s*14|interpreted as described", re.I)
 PRIORITY = {
     "MUST": Priority.MUST,
@@ -132,6 +136,7 @@ class _Draft:
     line: int
     ident: str | None = None
     raw: str = ""  # its inline markdown: where a stated check's backticks are
+    clause: str = ""  # "S2.1" for a paragraph the author opened with "§2.1"
 
 
 def extract_criteria(
@@ -191,6 +196,12 @@ def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -
         raw = block.text[author.end() :]
         yield _Draft(section, plain(raw), strongest, block.line, author["id"], raw)
         return
+    clause = _CLAUSE.match(block.text)
+    if clause is not None and (statements or section.named):
+        raw = block.text[clause.end() :]
+        ref = f"S{clause['ref']}"
+        yield _Draft(section, plain(raw), strongest, block.line, raw=raw, clause=ref)
+        return
     checkbox = _CHECKBOX.match(block.text) if block.item else None
     if checkbox is not None:  # a checklist item: one requirement, whatever its words
         raw = block.text[checkbox.end() :]
@@ -238,7 +249,7 @@ def _criteria(drafts: list[_Draft], path: Path) -> list[Criterion]:
     for draft in drafts:
         ident = draft.ident
         if ident is None:
-            base = f"{draft.section.ref}-{id_words(draft.raw or draft.statement)}"
+            base = draft.clause or f"{draft.section.ref}-{id_words(draft.raw or draft.statement)}"
             ident, repeat = base, 1
             while ident.casefold() in taken:
                 repeat += 1

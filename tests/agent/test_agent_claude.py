@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from support.claude_harness import (
     structured,
     text,
     tool_names,
+    tool_results,
     tool_use,
     user_text,
 )
@@ -289,7 +291,10 @@ def test_pip_installed_judge_works_with_nothing_on_path_and_reports_its_cost(
     """`pip install 'pytest-acceptance[claude]'` and no `claude` anywhere on PATH: the CLI
     bundled in claude-agent-sdk judges, and what it cost reaches verdict.json."""
     stand_in = claude_project([structured(PASS)], agent("AC-1", "Error pattern"))
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # without the stand-in's `claude` link
+    path = basic_tools_only(pytester.mkdir("tools"))
+    assert shutil.which("claude", path=path) is None
+    assert shutil.which("node", path=path) is None  # nor any Node.js to run an npm CLI
+    monkeypatch.setenv("PATH", path)
     result = run(pytester, "-n", "0")
     assert result.ret == 0, result.stdout.str()
     assert len(stand_in.requests) == 1  # the stand-in reports 10 input and 10 output tokens
@@ -301,6 +306,40 @@ def test_pip_installed_judge_works_with_nothing_on_path_and_reports_its_cost(
     assert result.stdout.lines[-2].startswith(
         "agents: 1 agent call for 1 criterion (0 cached), $0."
     )
+
+
+def basic_tools_only(directory: Path) -> str:
+    """A PATH of one folder linking a few basic tools: no `claude`, no `node`, no npm."""
+    for tool in ("bash", "sh", "env", "git", "cat", "ls", "grep", "sed", "tail", "uname"):
+        found = shutil.which(tool)
+        if found is not None:
+            (directory / tool).symlink_to(found)
+    return str(directory)
+
+
+def test_the_judge_cannot_write_or_run_commands_whatever_the_model_asks(
+    pytester: pytest.Pytester, claude_project: StartProject
+) -> None:
+    """Read-only by the CLI's own flags (its tools, disallowed tools, permission mode), not
+    by the prompt: a model that calls Bash, Write and Edit anyway changes nothing."""
+    target = pytester.path / "notes.txt"
+    target.write_text("as it was\n")
+    attempts = reply(
+        tool_use("Bash", {"command": "touch ran-a-command"}),
+        tool_use("Write", {"file_path": str(pytester.path / "written.txt"), "content": "x"}),
+        tool_use(
+            "Edit",
+            {"file_path": str(target), "old_string": "as it was", "new_string": "changed"},
+        ),
+    )
+    stand_in = claude_project([attempts, structured(PASS)], agent("AC-1"))
+    assert run(pytester, "-n", "0").ret == 0
+    assert not (pytester.path / "ran-a-command").exists()
+    assert not (pytester.path / "written.txt").exists()
+    assert target.read_text() == "as it was\n"
+    results = [r for request in stand_in.requests for r in tool_results(request)]
+    assert len(results) == 3
+    assert all(r.get("is_error") for r in results), results
 
 
 def test_explicit_cli_path_is_used_when_no_sdk_is_installed(

@@ -215,6 +215,16 @@ _SHAPE_PIECES = st.sampled_from(
         "#### Scenario: Exists (REMOVED)\n",
         "#### Scenario: Done\n- **WHEN** a\n- **THEN** b\n",
         "## ADDED Requirements\n",
+        "### User Story 1 - Download (Priority: P1)\n",
+        "**Acceptance Scenarios**:\n",
+        "1. **Given** a, **When** b, **Then** `test -f x` exits 0\n",
+        "- **FR-001**: System MUST export.\n",
+        "- **SC-001**: Done when `make check` passes.\n",
+        "**Independent Test**: export one\n",
+        "§2.1 The exporter MUST write.\n",
+        "## §3 Limits\n",
+        "## Acceptance Criteria\n1. Given a when b then c\n",
+        "**AC1 — Title:**\n",
         "`cmd` passes\n",
         "`x` prints `y`\n",
         "WHEN `x` succeeds THEN\n",
@@ -256,7 +266,21 @@ _GHERKIN_PIECES = st.sampled_from(
     ]
 )
 _FORMATS = st.sampled_from(
-    [None, "kiro", "stories", "manifest", "tasks", "prose", "openspec", "gherkin", "gauge"]
+    [
+        None,
+        "kiro",
+        "kiro-design",
+        "stories",
+        "manifest",
+        "tasks",
+        "prose",
+        "openspec",
+        "spec-kit",
+        "bmad",
+        "acceptance",
+        "gherkin",
+        "gauge",
+    ]
 )
 
 

@@ -128,6 +128,35 @@ def test_ids_do_not_move_when_text_above_them_changes() -> None:
     assert after["S2.5-new-rule-hold"][0] == "A new rule MUST hold."
 
 
+CLAUSES = """\
+# Design of the exporter
+
+## §2 Behaviour
+
+§2.1 The exporter MUST write one file per report.
+It MUST refuse a report with no rows.
+
+§2.2 Every file SHALL start with a header line.
+
+§2.2 A second clause numbered alike SHOULD still be read.
+
+§2.3 This clause states nothing required.
+"""
+
+
+def test_a_paragraph_opened_by_a_clause_number_is_one_criterion_named_by_it() -> None:
+    found = extract(CLAUSES)
+    assert list(found) == ["S2.1", "S2.2", "S2.2-2"]
+    statement, priority, line, _category = found["S2.1"]
+    assert statement.startswith("The exporter MUST write one file per report.")
+    assert statement.endswith("It MUST refuse a report with no rows.")
+    assert (priority, line) == (Priority.MUST, 5)
+    assert found["S2.2-2"][1] is Priority.SHOULD
+    # Prose added above (another clause, a longer intro) moves no id.
+    longer = CLAUSES.replace("## §2 Behaviour\n", "Intro.\n\n## §2 Behaviour\n\nMore.\n")
+    assert list(extract(longer)) == list(found)
+
+
 def test_the_strongest_keyword_sets_the_priority() -> None:
     text = "## 4 Rules\n\nIt SHOULD be quick and MUST be right.\n"
     assert extract(text)["S4-quick-right"][1] is Priority.MUST

@@ -38,6 +38,15 @@ BASH, AGENT = Method.BASH, Method.SUBAGENT
         ("Done when `make test` passes. Judgment gate.", (AGENT, None, None)),
         ("WHEN `login` succeeds THEN the system SHALL redirect", (AGENT, None, None)),
         ("When `sync` passes, the badge turns green", (AGENT, None, None)),
+        (
+            "**Given** a report, **When** exported, **Then** `test -f out.csv` exits 0",
+            (BASH, "test -f out.csv", None),
+        ),
+        (
+            "WHEN a key rotates THEN `audit --last` prints `rotated`",
+            (BASH, "audit --last", "output contains 'rotated'"),
+        ),
+        ("IF `lint` passes THEN the badge turns green", (AGENT, None, None)),
         ("The `validate` step passes the schema to the loader", (AGENT, None, None)),
         ("The `limits` table passes review", (AGENT, None, None)),
         ("Done when `make` passes and `lint` prints nothing", (AGENT, None, None)),
@@ -66,6 +75,25 @@ def test_only_the_criterions_own_words_count_not_its_context() -> None:
     )
     criterion = parse_spec_text(text, Path("requirements.md")).criteria[0]
     assert (criterion.method, criterion.how) == (AGENT, "agent: no runnable check stated")
+
+
+def test_a_speckit_scenario_or_requirement_that_names_its_check_runs_it() -> None:
+    text = (
+        "# Feature Specification: Export\n\n## User Scenarios & Testing\n\n"
+        "### User Story 1 - Download (Priority: P1)\n\n**Acceptance Scenarios**:\n\n"
+        "1. **Given** a report, **When** exported, **Then** `test -f out.csv` exits 0\n"
+        "2. **Given** a report, **When** `export --dry` runs, **Then** nothing is written\n\n"
+        "## Requirements\n\n- **FR-001**: System MUST export every report.\n"
+        "- **FR-002**: Done when `make check` passes.\n"
+    )
+    spec = parse_spec_text(text, Path("spec.md"))
+    found = {c.id: (c.method, c.command) for c in spec.criteria}
+    assert found == {
+        "US1-AC1": (BASH, "test -f out.csv"),
+        "US1-AC2": (AGENT, None),
+        "FR-001": (AGENT, None),
+        "FR-002": (BASH, "make check"),
+    }
 
 
 def test_the_collection_line_says_how_each_criterion_is_verified(pytester: pytest.Pytester) -> None:

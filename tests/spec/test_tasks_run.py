@@ -105,6 +105,31 @@ def test_a_ticked_task_whose_files_did_not_change_is_a_phantom_completion(
     assert "src/tokens.py does not exist" in str(found["1"]["message"])
 
 
+def test_a_ticked_task_that_names_no_evidence_is_a_phantom_completion_saying_what_to_add(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    """Ticked, with no verify command, no file and no requirement: nothing shows it done,
+    and no agent is asked to take the list's word for it."""
+    tasks = project / ".kiro" / "specs" / "reset" / "tasks.md"
+    tasks.write_text(TASKS + "- [x] 4. Review the wording of the reset mail\n")
+    result = run(pytester, "-n", "0", "-v", "--acceptance-agent", "none")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*tasks.md::4 Review the wording of the reset mail [[]task: ticked; evidence: none "
+            "named (a phantom completion)[]] FAILED*"
+        ]
+    )
+    task = verdict(project)["4"]
+    assert task["status"] == "failed"
+    assert str(task["message"]).startswith(
+        "phantom completion: task 4 is ticked, but it names no verify command, no file and no "
+        "requirement to check it by. Next: add a **Verify**: `command`"
+    )
+    [issue] = task["issues"]  # type: ignore[misc]
+    assert issue["location"] == ".kiro/specs/reset/tasks.md:8"
+
+
 def test_a_ticked_task_whose_cited_criteria_fail_is_a_phantom_completion(
     pytester: pytest.Pytester, project: Path
 ) -> None:

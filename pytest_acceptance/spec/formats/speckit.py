@@ -8,6 +8,9 @@
   ``### User Story N - Title (Priority: Pk)`` is a criterion ``USN-ACk`` (spec-kit's
   ``US1/AC2``: ``/`` cannot be in a file name); P1 -> MUST, P2 -> SHOULD, P3+ -> COULD; the
   ``**Independent Test**`` line is context for the agent.
+
+Requirements (the matrix): each user story ``USN``, verified by its scenarios, and each
+``**ID**:`` item, verified by itself.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class SpecKitFormat:
                 if found:
                     priority = _priority(found["p"])
                     story = _Story(found["n"], block.text, block.level, priority)
+                    title = found["title"] or block.text
+                    builder.requirement(f"US{story.number}", title, block.line)
                 elif story is not None and block.level <= story.level:
                     story = None
                 category = block.text
@@ -102,12 +107,14 @@ class SpecKitFormat:
         document = builder.document
         text = document.plain(block.text)
         owned = children(blocks, index)
-        details = nested_text(document, [b for b in owned if b.kind == "paragraph"])
+        paragraphs = [b for b in owned if b.kind == "paragraph"]
+        details = nested_text(document, paragraphs)
+        prose = [block.text, *(b.text for b in paragraphs)]  # markdown: a check's backticks
         found = _ITEM_ID.match(text)
         if found:
             rest = found["rest"]
             scoped = story is not None and found["id"] in repeated
-            builder.add(
+            ident = builder.add(
                 f"US{story.number}-{found['id']}" if scoped else found["id"],  # type: ignore[union-attr]
                 block.line,
                 title=rest,
@@ -116,7 +123,10 @@ class SpecKitFormat:
                 category=category,
                 priority=keyword_priority(rest),
                 owned=owned,
+                prose=prose,
             )
+            if ident is not None:
+                builder.requirement(ident, document.plain(rest), block.line, [ident])
         elif story is not None and block.number and block.depth == 1 and _GIVEN.search(text):
             builder.add(
                 f"US{story.number}-AC{block.number}",
@@ -128,6 +138,8 @@ class SpecKitFormat:
                 category=story.heading,
                 priority=story.priority,
                 owned=owned,
+                prose=prose,
+                requirement=f"US{story.number}",
             )
 
 

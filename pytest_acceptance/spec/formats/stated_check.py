@@ -4,7 +4,8 @@
 Conservative by design: a command counts only when it is in backticks and a pass phrase
 follows it directly ("exits 0", "exits with code 2", "passes", "succeeds", "prints
 nothing", "prints `ok`"), and never inside a condition ("WHEN `x` succeeds THEN ...": that
-is a trigger, not a check). "Judgment gate." always means an agent. Whatever is chosen, and
+is a trigger, not a check; after THEN it is the outcome: "Given ..., Then `x` exits 0").
+"Judgment gate." always means an agent. Whatever is chosen, and
 why, goes into ``Choice.how``, which the collection line shows: nothing is guessed silently.
 """
 
@@ -56,6 +57,8 @@ _CONDITION_OPENING = re.compile(
     r"[\s*_]*(?:-\s+)?[\s*_]*(?:when|if|while|where|given|after|once|unless|until)\b", re.I
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?;]\s|\n)")
+# "Given ..., When ..., Then `x` exits 0": what follows THEN is the outcome, a check.
+_OUTCOME = re.compile(r"\bthen\b[\s*_,]*", re.IGNORECASE)
 _DETERMINISTIC = re.compile(r"\bDeterministic gate\b", re.IGNORECASE)
 _JUDGMENT = re.compile(r"\bJudgment gate\b", re.IGNORECASE)
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9_./~$-][^\s()]*(?:\s|\Z)")
@@ -120,6 +123,9 @@ def _in_condition(text: str, start: int) -> bool:
     """Whether the clause holding ``start`` is a condition ("WHEN `x` succeeds, ...")."""
     sentence = max((m.end() for m in _SENTENCE_START.finditer(text, 0, start)), default=0)
     clause = text[sentence:start]
+    outcomes = list(_OUTCOME.finditer(clause))
+    if outcomes:
+        clause = clause[outcomes[-1].end() :]
     return _CONDITION.search(clause) is not None or _CONDITION_OPENING.match(clause) is not None
 
 

@@ -15,7 +15,7 @@ inline code span of the ``**Verify**:`` line, several joined by ``&&``, or a she
 under it), the files it names (backticked, or a path with a ``/`` and an extension; "remove
 `x`" names a file that must be gone), and the requirements it cites. Whether they hold is
 decided when the run checks it (``pytest_acceptance.run.task``). A ticked task that names
-no evidence at all is judged by an agent against its words. An unticked task is listed,
+no evidence at all is a phantom completion: nothing shows it done. An unticked task is listed,
 never run (``--acceptance-unticked fail`` fails it). Category: the phase heading.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.model import Method, Spec, Task, one_line
 from pytest_acceptance.spec.extract import id_words
@@ -131,14 +130,6 @@ class TasksFormat:
             for name, value in labels.items()
             if name in ("do", "files", "done when", "verify") and value[0]
         ]
-        fields: dict[str, Any]
-        if not claim.ticked or claim.evidence:
-            fields = {"method": Method.TASK}
-            how = "task: " + _evidence_words(claim)
-        else:
-            claims = f"The task list claims this task done: {title}"
-            fields = {"method": Method.SUBAGENT, "checks": (claims, *details)}
-            how = "agent: the ticked task names no command, file or requirement"
         builder.add(
             ident,
             line,
@@ -146,8 +137,8 @@ class TasksFormat:
             text=title,
             steps=details,
             category=category,
-            fields=fields,
-            how=how,
+            fields={"method": Method.TASK},
+            how="task: " + _evidence_words(claim),
             extra={"task": claim},
         )
 
@@ -165,7 +156,7 @@ def _evidence_words(claim: Task) -> str:
         parts.append("cited " + ", ".join(claim.cites[:4]) + (" …" if len(claim.cites) > 4 else ""))
     if claim.subtasks:
         parts.append("sub-tasks " + ", ".join(claim.subtasks[:4]))
-    return "ticked; evidence: " + ", ".join(parts)
+    return "ticked; evidence: " + (", ".join(parts) or "none named (a phantom completion)")
 
 
 def _subtasks(builder: Builder, blocks: list[Block], index: int) -> tuple[str, ...]:
