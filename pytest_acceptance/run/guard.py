@@ -64,9 +64,13 @@ class RunGuard:
     # -- signals -----------------------------------------------------------------------------
 
     def _install_handlers(self) -> None:
+        """Not for a signal the run was started to ignore: ``nohup`` ignores SIGHUP and a
+        script's background job SIGINT, so that a closed terminal or a Ctrl-C meant for the
+        script does not stop the run."""
         for signum in _STOPPING:
             with contextlib.suppress(ValueError, OSError):  # not the main thread
-                self.previous_handlers[signum] = signal.signal(signum, self._stop)
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    self.previous_handlers[signum] = signal.signal(signum, self._stop)
 
     def _stop(self, signum: int, frame: FrameType | None) -> None:
         """Kill what criteria started, then stop like Ctrl-C does; at once the second time."""
