@@ -161,10 +161,15 @@ def test_a_second_ctrl_c_does_not_wait_for_a_slow_end_of_the_session(tmp_path: P
     assert {c["id"]: c["status"] for c in data["criteria"]}["AC-1"] == "passed"
 
 
-@pytest.mark.parametrize("ignored", ["SIGHUP", "SIGINT"])
-def test_a_signal_the_run_was_started_to_ignore_stays_ignored(tmp_path: Path, ignored: str) -> None:
+@pytest.mark.parametrize(
+    ("ignored", "ends"), [("SIGHUP", "pass"), ("SIGINT", "pass"), ("SIGTERM", "interrupted")]
+)
+def test_a_signal_the_run_was_started_to_ignore_stays_ignored_but_sigterm(
+    tmp_path: Path, ignored: str, ends: str
+) -> None:
     """``nohup pytest --acceptance …`` ignores SIGHUP, and a script's background job ignores
-    SIGINT: a closed terminal or a Ctrl-C meant for the script must not stop that run."""
+    SIGINT: a closed terminal or a Ctrl-C meant for the script must not stop that run.
+    SIGTERM, a supervisor's stop, stops it whatever it was started with."""
     root = project(
         tmp_path, spec(bash("AC-1", "echo x > started; until [ -f go ]; do sleep 0.05; done"))
     )
@@ -184,10 +189,12 @@ def test_a_signal_the_run_was_started_to_ignore_stays_ignored(tmp_path: Path, ig
     try:
         wait_for(root / "started", process)  # the plugin's handlers are in place by now
         os.killpg(process.pid, getattr(signal, ignored))
-        (root / "go").write_text("x")
+        if ends == "pass":
+            (root / "go").write_text("x")
         output, _ = process.communicate(timeout=120)
     finally:
         with contextlib.suppress(ProcessLookupError):
             process.kill()
-    assert process.returncode == 0, output
-    assert verdict(root)["status"] == "pass"
+    assert_no_traceback(output)
+    assert verdict(root)["status"] == ends, output
+    assert process.returncode == (0 if ends == "pass" else pytest.ExitCode.INTERRUPTED), output
