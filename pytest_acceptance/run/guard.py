@@ -64,9 +64,15 @@ class RunGuard:
     # -- signals -----------------------------------------------------------------------------
 
     def _install_handlers(self) -> None:
+        """Not for SIGINT or SIGHUP when the run was started to ignore it: ``nohup`` ignores
+        SIGHUP and a script's background job SIGINT, so that a closed terminal or a Ctrl-C
+        meant for the script does not stop the run. SIGTERM, how a supervisor (the gate's
+        hook, a CI runner) stops a run, always stops it."""
         for signum in _STOPPING:
+            ignored = signum != signal.SIGTERM and signal.getsignal(signum) is signal.SIG_IGN
             with contextlib.suppress(ValueError, OSError):  # not the main thread
-                self.previous_handlers[signum] = signal.signal(signum, self._stop)
+                if not ignored:
+                    self.previous_handlers[signum] = signal.signal(signum, self._stop)
 
     def _stop(self, signum: int, frame: FrameType | None) -> None:
         """Kill what criteria started, then stop like Ctrl-C does; at once the second time."""

@@ -8,7 +8,7 @@ from pytest_acceptance.model import Criterion, one_line
 from pytest_acceptance.run.conditions import VOCABULARY_HINT, closest_phrase
 
 HOW_TO_CONFIGURE = (
-    "Install the judge with `pip install 'pytest-acceptance[claude]'` (or name a Claude Code "
+    "install the judge with `pip install 'pytest-acceptance[claude]'` (or name a Claude Code "
     "CLI: `--acceptance-claude PATH`), or configure a command that reads the prompt on "
     "stdin and prints the verdict JSON: `--acceptance-agent-command CMD`."
 )

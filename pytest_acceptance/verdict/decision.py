@@ -141,7 +141,7 @@ def render(
     lines += _not_run_section(verdict.of(Status.NOT_RUN))
     lines += _unticked_section(verdict.of(Status.UNTICKED))
     if passed and quiet:  # counted, not listed: a line, not an empty section
-        lines += [f"{len(passed)} passed", ""]
+        lines += [_passed_count(passed), ""]
     elif passed:
         lines.append(f"### Passed ({len(passed)})")
         lines += _by_spec(passed, rootdir, several, lambda o: [_passed_line(o)])
@@ -274,6 +274,19 @@ def _passed_line(outcome: Outcome) -> str:
     if unstable := unstable_note(outcome.result):
         line += f" ({unstable})"
     return line
+
+
+def _passed_count(passed: list[Outcome]) -> str:
+    """``3 passed``, naming those that passed only on a retry or by a person's sign-off
+    (``-q`` lists no passes, and these are the ones a reader would want to know of)."""
+    flaky = [o.criterion.id for o in passed if o.result.status is Status.FLAKY]
+    signed = [o.criterion.id for o in passed if sign_off_words(o.result)]
+    notes = [
+        f"{label}: {', '.join(ids)}"
+        for label, ids in (("flaky", flaky), ("signed off", signed))
+        if ids
+    ]
+    return f"{len(passed)} passed" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def sign_off_words(result: Result) -> str:

@@ -115,26 +115,19 @@ def test_the_readme_verification_blocks_in_list_items_make_bash_criteria() -> No
     assert reset.command == "python -m pytest tests/test_reset.py -q -k used_once"
 
 
-MANUAL_AC3 = """
-#### AC-3: The greeting reads well
-```yaml
-method: manual
-checks: ["a native speaker finds it friendly"]
-```
-"""
-
-
 def test_the_readme_spec_of_your_own_goes_green_with_its_manual_criterion_signed_off(
     tmp_path: Path,
 ) -> None:
-    """The README's greeting spec (with a manual AC-3, as the README's manual example has it)
-    in a project of its own: the manual criterion waits for a person (exit 10) until the
-    README's sign-off command records one; then the verdict passes (exit 0)."""
+    """The README's greeting spec and its manual AC-3, in a project of its own: the manual
+    criterion waits for a person (exit 10), listed at the line and with the check the README
+    shows, until the README's sign-off command records one; then the verdict passes."""
     import shlex
 
     text = (REPO / "README.md").read_text(encoding="utf-8")
     spec_text = text.split("could read:\n\n````markdown\n", 1)[1].split("````", 1)[0]
-    (tmp_path / "spec.md").write_text(spec_text + MANUAL_AC3)
+    manual = text.split("a third criterion for a person,\n\n````markdown\n", 1)[1]
+    shown = manual.split("```console\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "spec.md").write_text(spec_text + "\n" + manual.split("````", 1)[0])
     (tmp_path / "greet.py").write_text("import sys\nprint(f'Hello, {sys.argv[1]}!')\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_greet.py").write_text("def test_it():\n    assert True\n")
@@ -144,6 +137,7 @@ def test_the_readme_spec_of_your_own_goes_green_with_its_manual_criterion_signed
 
     waiting = run_in(tmp_path, ["--acceptance", "spec.md"])
     assert waiting.returncode == 10, waiting.stdout + waiting.stderr
+    assert shown.split("\n\n")[0] in waiting.stdout  # the README's block, as the run prints it
     signed = run_in(tmp_path, words[1:])
     assert signed.returncode == 0, signed.stdout + signed.stderr
     green = run_in(tmp_path, ["--acceptance", "spec.md"])

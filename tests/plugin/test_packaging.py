@@ -91,3 +91,12 @@ def test_the_test_dependencies_are_pinned_and_the_test_commands_use_the_pins() -
     install = "-c constraints/test.txt -e '.[test]'"
     for name in ("README.md", "CONTRIBUTING.md", ".ci/run"):
         assert install in (REPO / name).read_text(encoding="utf-8"), name
+
+
+def test_the_readme_installs_the_plugin_from_the_declared_repository() -> None:
+    """The marketplace command names the repository of [project.urls], not a placeholder."""
+    repository = pyproject()["project"]["urls"]["Repository"]
+    owner_and_name = repository.removeprefix("https://github.com/")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"claude plugin marketplace add {owner_and_name} " in readme
+    assert "<owner>" not in readme

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from support.processes import kill_all, wait_gone
-from support.runs import Lines, interrupt, project, recorded, start, verdict, wait_for
+from support.runs import BASE, Lines, interrupt, project, recorded, start, verdict, wait_for
 from support.specs import bash, spec
 
 from pytest_acceptance.evidence.fragments import spec_dir
@@ -156,3 +159,42 @@ def test_a_second_ctrl_c_does_not_wait_for_a_slow_end_of_the_session(tmp_path: P
     data = verdict(root)
     assert data["status"] == "interrupted"
     assert {c["id"]: c["status"] for c in data["criteria"]}["AC-1"] == "passed"
+
+
+@pytest.mark.parametrize(
+    ("ignored", "ends"), [("SIGHUP", "pass"), ("SIGINT", "pass"), ("SIGTERM", "interrupted")]
+)
+def test_a_signal_the_run_was_started_to_ignore_stays_ignored_but_sigterm(
+    tmp_path: Path, ignored: str, ends: str
+) -> None:
+    """``nohup pytest --acceptance …`` ignores SIGHUP, and a script's background job ignores
+    SIGINT: a closed terminal or a Ctrl-C meant for the script must not stop that run.
+    SIGTERM, a supervisor's stop, stops it whatever it was started with."""
+    root = project(
+        tmp_path, spec(bash("AC-1", "echo x > started; until [ -f go ]; do sleep 0.05; done"))
+    )
+    ignoring = (
+        "import os, signal, sys\n"
+        f"signal.signal(signal.{ignored}, signal.SIG_IGN)\n"
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", ignoring, *BASE[1:], "--acceptance", "spec.md"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_for(root / "started", process)  # the plugin's handlers are in place by now
+        os.killpg(process.pid, getattr(signal, ignored))
+        if ends == "pass":
+            (root / "go").write_text("x")
+        output, _ = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    assert_no_traceback(output)
+    assert verdict(root)["status"] == ends, output
+    assert process.returncode == (0 if ends == "pass" else pytest.ExitCode.INTERRUPTED), output

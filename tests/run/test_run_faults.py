@@ -165,14 +165,14 @@ HELD = spec(
 
 
 def beside_a_held_run(
-    root: Path, *args: str
+    root: Path, *args: str, name: str = "spec.md"
 ) -> tuple[subprocess.CompletedProcess[str], subprocess.Popen[str], str]:
-    """A second run while a first holds the spec (released once the second ended): the
-    second's result, the first run and its output."""
+    """A second run (of spec ``name``) while a first holds spec.md (released once the second
+    ended): the second's result, the first run and its output."""
     first = start(root)
     try:
         wait_for(root / "started", first)
-        second = run(root, *args)
+        second = run(root, *args, name=name)
         (root / "release").touch()
         output, _ = first.communicate(timeout=60)
     finally:
@@ -226,6 +226,27 @@ def test_a_second_run_waits_for_the_first_saying_so_then_runs(tmp_path: Path) ->
     assert_clean(output)
     data = verdict(root)
     assert data["run_pid"] == second.pid and data["status"] == "pass"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the lock is keyed by the spec file run (evidence/trail.py), not by the spec it "
+    "stands for: the gate's copy takes a lock of its own beside the agent's /verify",
+)
+def test_a_run_of_a_spec_copy_waits_for_a_run_of_the_spec_it_stands_for(tmp_path: Path) -> None:
+    """The Claude Code gate verifies a copy of the spec pinned at /implement, kept outside
+    the project, with --acceptance-spec-origin naming the project's spec: it must not run
+    beside the agent's own /verify of that spec (their commands share the project)."""
+    root = project(tmp_path / "project", HELD)
+    copy = tmp_path / "pinned" / "spec.md"
+    copy.parent.mkdir()
+    copy.write_text(HELD)
+    gate_shape = ("--acceptance-spec-origin", "spec.md", "--rootdir", str(root), "-k", "AC-2")
+    second, first, _ = beside_a_held_run(
+        root, "-o", "acceptance_lock_timeout=0", *gate_shape, name=str(copy)
+    )
+    assert second.returncode == pytest.ExitCode.USAGE_ERROR, second.stdout + second.stderr
+    assert f"another pytest-acceptance run (pid {first.pid}) is verifying" in second.stderr
 
 
 def test_a_second_run_stops_waiting_at_the_bound_with_a_usage_error(tmp_path: Path) -> None:

@@ -87,6 +87,24 @@ def test_quiet_lists_failures_and_only_counts_passes(pytester: pytest.Pytester) 
 
 
 @pytest.mark.usefixtures("person")
+def test_quiet_names_the_passes_that_were_flaky_or_signed_off(pytester: pytest.Pytester) -> None:
+    """-q lists no passes, but one that needed a retry or a person is named in the count."""
+    flaky = "if [ -f once ]; then exit 0; fi; touch once; exit 1"
+    text = spec(
+        bash("AC-1", "true", "fine"),
+        bash("AC-2", flaky, "flaky", retries=1),
+        manual("AC-3", "reads well", checks=["friendly"]),
+    )
+    pytester.makefile(".md", spec=text)
+    signed = pytester.runpytest("--acceptance", "spec.md", "--acceptance-sign-off", "AC-3",
+                                "--acceptance-by", "Ada")  # fmt: skip
+    assert signed.ret == 0
+    result = run(pytester, text, "-q")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["3 passed (flaky: AC-2; signed off: AC-3)"])
+
+
+@pytest.mark.usefixtures("person")
 def test_several_specs_are_grouped_by_spec(pytester: pytest.Pytester) -> None:
     pytester.makefile(".md", one=spec(bash("AC-1", "true", "first")))
     pytester.makefile(".md", two=spec(bash("AC-1", "true", "second")))
