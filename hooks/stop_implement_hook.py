@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pytest_acceptance.claude import agent_verdict as evidence
 from pytest_acceptance.claude import background, caps, gate, hook_io, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
+from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.transcript import (
     BLOCK_TAG,
     ImplementFlow,
@@ -88,6 +89,8 @@ def main() -> int:
     situation = pinned_flow.resolve(pin, transcript)
     if situation.flow is None:
         return 0  # not in an /implement flow
+    reason: str | None
+    message: str | None
     if situation.tamper is not None:
         reason, message = situation.tamper, None
     else:
@@ -211,9 +214,9 @@ def _evidence_gap(
 
 
 def _not_passing(spec: Path, verdict: evidence.AgentVerdict) -> str:
-    items = verdict.not_passing(spec)
-    failing = [item for item in items if item.get("status") in ("failed", "error")]
-    manual = [item for item in items if item.get("status") == "manual"]
+    items = [CriterionOutcome.from_json(item) for item in verdict.not_passing(spec)]
+    failing = [item for item in items if item.status in ("failed", "error")]
+    manual = [item for item in items if item.status == "manual"]
     where = f"(verification of {format_epoch(verdict.finished)}, {verdict.path})"
     if failing:
         return (

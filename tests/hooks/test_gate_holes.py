@@ -472,4 +472,36 @@ def test_the_hooks_run_isolated_from_python_environment_variables() -> None:
         for group in groups
         for hook in group["hooks"]
     ]
-    assert commands and all(c.startswith("python3 -E -S ") for c in commands)
+    launcher = '/bin/sh "${CLAUDE_PLUGIN_ROOT}/hooks/python3" '
+    assert commands and all(c.startswith(launcher) for c in commands)
+
+
+def fake_python(folder: Path, name: str, venv: bool) -> None:
+    """A python3 that says which one it is and how it was started."""
+    folder.mkdir(parents=True)
+    (folder / "python3").write_text(f'#!/bin/sh\necho "{name} $*"\n')
+    (folder / "python3").chmod(0o755)
+    if venv:
+        (folder.parent / "pyvenv.cfg").write_text("home = /elsewhere\n")
+
+
+def launch(path: list[Path]) -> str:
+    done = subprocess.run(
+        ["/bin/sh", str(REPO_ROOT / "hooks" / "python3"), "hook.py"],
+        env={"PATH": os.pathsep.join(map(str, path))},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_the_hooks_python3_is_no_virtualenvs(tmp_path: Path) -> None:
+    """An activated virtualenv's python3 reads its standard library where the venv's
+    pyvenv.cfg says (a file of the project, which the agent can rewrite), whatever -E -S:
+    the hooks take the first python3 on PATH that belongs to no virtualenv."""
+    venv, system = tmp_path / ".venv" / "bin", tmp_path / "usr" / "bin"
+    fake_python(venv, "venv", venv=True)
+    fake_python(system, "system", venv=False)
+    assert launch([venv, tmp_path / "empty", system]) == "system -E -S hook.py"
+    assert launch([venv]) == "venv -E -S hook.py"  # nothing else: the first one
