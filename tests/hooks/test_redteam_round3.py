@@ -44,13 +44,12 @@ from support.claude_harness import (
     tool_results,
     tool_use,
 )
+from test_gate_witness import TEST_APP, TESTS, write
 
 pytestmark = pytest.mark.e2e
 
 StandInFactory = Callable[..., MessagesStandIn]
 SPEC = "specs/feature.md"
-TESTS = "python -m pytest -q tests"
-TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
 VERIFY = "python -m pytest --acceptance specs/feature.md --acceptance-log={log}; echo exit=$?"
 COMPLETE = "## Implementation Complete\n- AC-1: the value is two"
 
@@ -66,13 +65,6 @@ def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None =
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "tests")
     return repo
-
-
-def write(repo: Path, files: dict[str, str]) -> None:
-    for name, content in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
 
 
 def hidden(code: str) -> Block:
