@@ -260,13 +260,7 @@ def entry_point_files(kind: str) -> dict[str, str]:
     }
 
 
-@route_open(
-    "a criterion's pytest autoloads plugins (witness.criteria_pytest sets "
-    "PYTEST_DISABLE_PLUGIN_AUTOLOAD to '') and importlib.metadata finds distributions on the "
-    "whole sys.path, whose first entry under `python -m pytest` is the project root: a "
-    "*.dist-info / *.egg-info folder there is a plugin no closure pin, no shadow check "
-    "(closure.project_modules lists .py/.pyc only) and no integrity pin covers"
-)
+# Blocked: a criterion's pytest loads plugins only from the distributions of /implement.
 @pytest.mark.parametrize("kind", ["dist-info", "egg-info"])
 def test_3a_a_metadata_folder_at_the_root_declares_a_pytest11_plugin(
     tmp_path: Path,
@@ -422,11 +416,7 @@ def stale_session(
     return session
 
 
-@route_open(
-    "gate.reuse_key's everything_fingerprint never counts .acceptance/ or .git/objects/ "
-    "(fingerprint._NEVER_COUNTED, at the root): a module there that app.py imports changes "
-    "after the pass is stored, and /done reuses the pass"
-)
+# Blocked: /done is always judged on a fresh run; no stored result stands for it.
 @pytest.mark.parametrize("folder", [".acceptance/lib", ".git/objects/lib"])
 def test_2a_a_helper_in_a_folder_the_fingerprint_never_counts(
     tmp_path: Path,
@@ -444,11 +434,7 @@ def test_2a_a_helper_in_a_folder_the_fingerprint_never_counts(
     assert_blocked(session)
 
 
-@route_open(
-    "gate.reuse_key fingerprints the files under the project (and symlink targets); a file "
-    "the code reads by an absolute path outside the project is in no fingerprint, so a pass "
-    "stored before it changed stands in for the run"
-)
+# Blocked: /done is always judged on a fresh run; no stored result stands for it.
 def test_2b_a_helper_read_by_an_absolute_path_outside_the_project(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -469,11 +455,7 @@ VALUE = 2 if os.path.isdir(os.path.join(_here, "build", "ready")) else 1
 """
 
 
-@route_open(
-    "the fingerprints (tree and reuse key) list files, never folders: an empty folder "
-    "appears and disappears unseen (git tracks none either), so a pass stored while it "
-    "existed stands for a tree without it"
-)
+# Blocked: /done is always judged on a fresh run; no stored result stands for it.
 def test_2c_an_empty_folder_the_code_reads_is_removed_after_the_stored_pass(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -627,11 +609,7 @@ def test_plugin_loads():
 """
 
 
-@route_open(
-    "criterion integrity lets a new test file hold constants, and `pytest_plugins = [...]` "
-    "is one; pytest registers the named module (a new root module, outside the test folders) "
-    "as a plugin when it imports the file. Reported only in pinned files and conftests"
-)
+# Blocked: criterion integrity: `pytest_plugins` in a new test module is configuration.
 def test_1c_a_new_test_file_naming_a_plugin_in_pytest_plugins(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -692,11 +670,7 @@ def compile_extension(target: str) -> Block:
     )
 
 
-@route_open(
-    "closure.project_modules lists .py and .pyc only, and integrity treats any other new "
-    "file in a test folder as free data: an extension module (app.<EXT_SUFFIX>) in tests/, "
-    "which pytest's rootdir-relative import puts first on sys.path, shadows app.py"
-)
+# Blocked: a new module of any importable suffix named like one the run imports blocks.
 def test_4a_a_compiled_extension_in_the_test_folder_shadows_the_code_under_test(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -735,11 +709,7 @@ if sys.pycache_prefix and "pytest" not in sys.modules:
 IMPORTS = "python -c 'import app'"
 
 
-@route_open(
-    "gate_runtime.clean_env gives every criterion of one run the same PYTHONPYCACHEPREFIX "
-    "(ACCEPTANCE_CRITERIA_PYCACHEPREFIX): fresh per run, but shared between criteria, so "
-    "project code run by an earlier criterion writes bytecode a later criterion's Python reads"
-)
+# Blocked: the criteria's bytecode folder always exists and is witnessed unchanged.
 def test_4b_an_earlier_criterion_plants_bytecode_in_the_runs_own_pycache_prefix(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -831,11 +801,7 @@ for flow in glob.glob(os.path.expanduser({data!r}) + "/*/flows/*/"):
 """
 
 
-@route_open(
-    "documented as the sandbox's to stop: the plugin's state is written by the same user; a "
-    "stored result (flow_state.result_for) is believed on its file name and reuse_key alone, "
-    "so a result the agent files for its failing tree stands in for the gate's run"
-)
+# Blocked: /done is always judged on a fresh run; no stored result stands for it.
 def test_5b_a_result_filed_in_the_plugins_state_for_the_failing_tree(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -891,12 +857,7 @@ open(config, "w").write("\\n".join(lines) + "\\n")
 """
 
 
-@route_open(
-    "hooks.json starts every hook as `python3 -E -S` found on the CLI's PATH; with the "
-    "project's virtualenv activated (the README's overnight run) that python3 reads the "
-    "venv's pyvenv.cfg, whose `home` chooses the standard library: -E/-S/-I do not cover it, "
-    "and the gate that pins pyvenv.cfg runs inside the hook that never gets that far"
-)
+# Blocked: the hooks start under a python3 that belongs to no virtualenv (hooks/python3).
 def test_3b_the_activated_venvs_pyvenv_cfg_gives_the_hooks_another_stdlib(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
