@@ -99,9 +99,10 @@ def assemble(
     before = _previous_entries(previous)
     entries = []
     path = evidence_path(rootdir, spec.path)
-    found = on_disk(spec, path)
+    items = sorted(expected, key=lambda e: e.index)
+    found = on_disk(spec, path, {item.index: item for item in items}, rootdir)
     where = display_path(path, rootdir)
-    for item in sorted(expected, key=lambda e: e.index):
+    for item in items:
         entry = _entry(item, rootdir, problems, found.pop(item.index, None), where)
         _classify(entry, before)
         entries.append(entry)
@@ -141,10 +142,16 @@ def _ran_in(expected: list[Expected], rootdir: Path) -> list[dict[str, Any]]:
     return [{"folder": folder, "criteria": ids} for folder, ids in folders.items()]
 
 
-def on_disk(spec: Spec, path: Path) -> dict[int, dict[str, Any]]:
-    """The spec's fragments in its evidence file, by the criterion's place in the spec (a
-    criterion run again, as pytest-rerunfailures does, is its last line). A fragment that
-    names no criterion of the spec at its place stops the assembly."""
+def on_disk(
+    spec: Spec, path: Path, expected: dict[int, Expected], rootdir: Path
+) -> dict[int, dict[str, Any]]:
+    """The fragments in the spec's evidence file of the ``expected`` criteria, by their
+    place in the spec (a criterion run again, as pytest-rerunfailures does, is its last
+    line), in one pass over the file. A fragment that names no criterion of the spec at its
+    place stops the assembly.
+
+    A fragment equal to the one the run's own result gives is that one, built in memory:
+    its strings are the run's, not thousands of copies decoded from the file."""
     found: dict[int, dict[str, Any]] = {}
     criteria = spec.criteria
     for line, fragment in read_evidence(path):
@@ -156,7 +163,9 @@ def on_disk(spec: Spec, path: Path) -> dict[int, dict[str, Any]]:
                 f"it names {ident} at index {index}, but the spec's place {index} {held}",
                 line,
             )
-        found[index] = fragment
+        if (item := expected.get(index)) is not None:
+            ours = build_fragment(item.criterion, index, item.recorded, rootdir)
+            found[index] = ours if ours == fragment else fragment
     return found
 
 
@@ -271,11 +280,22 @@ def load_previous(path: Path, rootdir: Path) -> Previous:
     """Read an earlier report.json; an unusable one means no deltas, and says why."""
     source = display_path(path, rootdir)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_hook=_what_deltas_read)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         return Previous(source, None, f"cannot be read as JSON ({error})")
     reason = _previous_problem(data)
     return Previous(source, None, reason) if reason else Previous(source, data)
+
+
+def _what_deltas_read(value: dict[str, Any]) -> dict[str, Any]:
+    """A criterion of an earlier report as the deltas read it (id, title, status, issues):
+    a report of thousands of criteria is not held whole while the next one is built."""
+    if "id" in value and "status" in value and "issues" in value:
+        return {key: value[key] for key in _DELTA_KEYS if key in value}
+    return value
+
+
+_DELTA_KEYS = ("id", "title", "status", "issues")
 
 
 def _previous_problem(data: Any) -> str:

@@ -110,7 +110,7 @@ class FragmentWriter:
             log, indexes = self.spec_facts(criterion.location.path)
             index = indexes[criterion.id]
             log.append(build_fragment(criterion, index, result, self.rootdir))
-        except (OSError, SpecError, KeyError) as error:
+        except (OSError, SpecError, KeyError, ValueError) as error:  # ValueError: no UTF-8
             self.failed(criterion.id, error)
 
     def failed(self, criterion_id: str, error: BaseException) -> None:
