@@ -8,13 +8,12 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 from support.processes import kill_all
-from support.runs import BASE, assert_clean, project, recorded, start, wait_for
+from support.runs import assert_clean, project, recorded, run, start, wait_for
 from support.specs import bash, spec
 
 from pytest_acceptance.evidence.fragments import evidence_path, read_evidence
@@ -82,7 +81,7 @@ COUNTER = textwrap.dedent(
 
 
 def test_the_controller_reads_each_specs_evidence_once_and_writes_no_file_per_criterion(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     count = 40
     root = tmp_path / "project"
@@ -94,16 +93,9 @@ def test_the_controller_reads_each_specs_evidence_once_and_writes_no_file_per_cr
         )
     (tmp_path / "counter.py").write_text(COUNTER)
     log = tmp_path / "opened.json"
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "OPENED_LOG": str(log)}
-    done = subprocess.run(
-        [*BASE, "-p", "counter", "--acceptance", "one.md", "--acceptance", "two.md", "-n", "2"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the run's processes load counter.py
+    monkeypatch.setenv("OPENED_LOG", str(log))
+    done = run(root, "--acceptance", "two.md", "-p", "counter", "-n", "2", name="one.md")
     assert_clean(done.stdout + done.stderr)
     assert done.returncode == 0, done.stdout + done.stderr
     opened = json.loads(log.read_text())
