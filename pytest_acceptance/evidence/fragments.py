@@ -1,16 +1,20 @@
-"""Evidence fragments: one JSON file per verified criterion, written where it ran.
+"""Evidence: one fragment (a JSON object) per criterion result, one line each in an
+append-only file per spec, written by the controller as each result arrives.
 
 Layout (under the git-ignored ``<rootdir>/.acceptance/``)::
 
     specs/<spec-stem>-<8 hex of sha256(absolute spec path)>/
-        fragments/<NNNN>-<ID>.json   # NNNN: the criterion's 0-based place in the spec
-        fragments/<NNNN>-<ID>.done   # exists once the fragment is complete
+        evidence.jsonl               # one fragment a line, in the order results arrived
         report.json, report.md       # assembled by report.py on the controller
 
-A fragment is written with temp file + rename, so a reader (or an xdist worker writing the
-same name) never sees half a file. ``load_fragment`` validates it against the schema below
-and raises ``FragmentError`` naming the file and the field; assembly treats that as a hard
-error, never as a pass.
+Each fragment is one ``write`` of a whole line to a file opened once with ``O_APPEND``: it
+is on disk (in the kernel) before the next result is taken, so a run that is killed leaves
+the evidence of every criterion that finished; no file is created per criterion (creating
+a file costs up to a millisecond on some file systems, as much as a short criterion).
+A line without its newline is a write that a kill cut short: ``read_evidence`` ignores it,
+so that criterion has no evidence (an error, never a pass). Any other line that fails the
+schema below raises ``FragmentError`` naming the file and line; assembly treats that as a
+hard error, never as a pass.
 """
 
 from __future__ import annotations
@@ -24,20 +28,21 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_acceptance.model import Criterion, Method, Priority, Result, Status
 from pytest_acceptance.store import OUTPUT_DIR, output_dir
 from pytest_acceptance.text import display_path
-from pytest_acceptance.tree.hostile import write_atomic
+from pytest_acceptance.tree.hostile import NOFOLLOW, open_regular
 
 SCHEMA = "pytest-acceptance/fragment"
 SCHEMA_VERSION = 1
 OUTPUT_LIMIT = 4000  # characters of output kept: the tail, where failures show
 TEXT_LIMIT = 2000  # message, and each issue field
 ISSUE_LIMIT = 50
-NAME_LIMIT = 100  # bytes of a spec stem or criterion id in a file name
+NAME_LIMIT = 100  # bytes of a spec stem in a directory name
 
 # field -> the JSON type it must have (bool is excluded from int explicitly below)
 _FIELDS: dict[str, type | tuple[type, ...]] = {
@@ -69,16 +74,18 @@ _SIGN_OFF_FIELDS = ("state", "by", "at", "note")
 
 
 class FragmentError(Exception):
-    """A fragment file that cannot be used as evidence."""
+    """A fragment that cannot be used as evidence (``line``: its line in the evidence file)."""
 
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(path, problem)
+    def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
+        super().__init__(path, problem, line)
         self.path = path
         self.problem = problem
+        self.line = line
 
     def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
         return (
-            f"evidence fragment {self.path}: {self.problem}; it was not written by this "
+            f"evidence fragment {where}: {self.problem}; it was not written by this "
             "version of pytest-acceptance or was edited by hand: delete it and run again"
         )
 
@@ -109,32 +116,35 @@ def _bounded(text: str, limit: int) -> str:
 
 
 def prepare_dir(rootdir: Path, spec_path: Path) -> Path:
-    """Create the spec's fragments directory; returns it."""
+    """Create the spec's directory (and the self-ignoring ``.acceptance``); returns it."""
     output_dir(rootdir)  # creates .acceptance with its .gitignore first
-    directory = spec_dir(rootdir, spec_path) / "fragments"
+    directory = spec_dir(rootdir, spec_path)
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 
 
-def fragment_name(index: int, criterion_id: str) -> str:
-    """``0003-AC-4``: zero-padded so names sort in spec order. A long id is cut to
-    NAME_LIMIT bytes with a digest of the whole: a file name has at most 255 bytes, and
-    the temp file of an atomic write adds ~40 to it."""
-    return f"{index:04d}-{_bounded(criterion_id, NAME_LIMIT)}"
+def evidence_path(rootdir: Path, spec_path: Path) -> Path:
+    return spec_dir(rootdir, spec_path) / EVIDENCE_FILE
 
 
-def fragment_path(rootdir: Path, spec_path: Path, index: int, criterion_id: str) -> Path:
-    return spec_dir(rootdir, spec_path) / "fragments" / f"{fragment_name(index, criterion_id)}.json"
+EVIDENCE_FILE = "evidence.jsonl"
 
 
-def clear_fragments(rootdir: Path, spec_path: Path) -> None:
-    """Forget the fragments of the previous run (reports stay, for the deltas).
+def clear_evidence(rootdir: Path, spec_path: Path) -> None:
+    """Forget the evidence of the previous run (reports stay, for the deltas).
 
-    The directory is renamed aside at once and deleted by a detached ``rm -rf``: unlinking
-    hundreds of files here, even on a thread, would slow the run down (file creation and
-    removal are slow on some file systems, and a thread competes for the GIL). Whatever
-    is not removed in time is swept up by the next run."""
+    The evidence file goes at once. A ``fragments`` directory left by an earlier version
+    (a file per criterion) is renamed aside and deleted by a detached ``rm -rf``: unlinking
+    thousands of files here would hold up the run. Whatever is not removed in time is swept
+    up by the next run."""
     parent = spec_dir(rootdir, spec_path)
+    try:
+        (parent / EVIDENCE_FILE).unlink()
+    except FileNotFoundError:
+        pass
+    except OSError:  # a folder we may not change: empty the file, if it is one we may write
+        with contextlib.suppress(OSError):
+            os.truncate(parent / EVIDENCE_FILE, 0)
     directory = parent / "fragments"
     if directory.is_dir():
         with contextlib.suppress(OSError):
@@ -223,40 +233,96 @@ def _usage(result: Result) -> dict[str, Any] | None:
     return kept
 
 
-def write_fragment(path: Path, fragment: dict[str, Any]) -> None:
-    """Write the fragment atomically, then its ``.done`` marker. The directory must exist
-    (``prepare_dir``)."""
-    # Compact: json's C encoder only runs without indent; one fragment per criterion adds up.
-    write_atomic(path, json.dumps(fragment, ensure_ascii=False, separators=(",", ":")))
-    mark_done(path.with_suffix(".done"), path)
+class EvidenceLog:
+    """The spec's evidence file, opened once for appending; one ``append`` per result.
+
+    One writer (the controller) and whole lines: a failed write (a full disk) is cut back to
+    the last whole line, so the fragments after it still start on a line of their own."""
+
+    def __init__(self, path: Path) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | NOFOLLOW
+        self.path = path
+        self.handle = os.open(path, flags, 0o644)
+        self.size = os.fstat(self.handle).st_size
+
+    def append(self, fragment: dict[str, Any]) -> None:
+        """Write the fragment as one line; OSError when it cannot (nothing half written
+        stays, as far as the file system lets us cut it back)."""
+        # Compact: json's C encoder only runs without indent; one line per criterion adds up.
+        line = json.dumps(fragment, ensure_ascii=False, separators=(",", ":")) + "\n"
+        view = memoryview(line.encode("utf-8"))
+        written = 0
+        try:
+            while written < len(view):
+                written += os.write(self.handle, view[written:])
+        except OSError:
+            if written:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self.handle, self.size)
+            raise
+        self.size += written
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.handle)
 
 
-def mark_done(marker: Path, fragment: Path) -> None:
-    """The marker is a hard link to the fragment: creating a file costs up to ~1 ms on some
-    file systems, a link ~0.03 ms. Only its existence means anything."""
+# Above any line we write (its texts are bounded; a title is one line of a spec of at most
+# 16 MiB, JSON-escaped): a longer line was not written by us, and is never read whole.
+LINE_LIMIT = 128 << 20
+
+
+def read_evidence(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each fragment of an evidence file with its line number, validated, read in one pass
+    (one line in memory at a time). A missing file has none. The last line, when it has no
+    newline, is a write cut short by a kill: ignored, so its criterion has no evidence.
+    ``FragmentError`` names the file and line of anything else that is not a fragment."""
     try:
-        os.link(fragment, marker)
-    except FileExistsError:  # another writer of the same fragment got there first
-        pass
-    except OSError:  # no hard links here: an empty file
-        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
-
-
-def load_fragment(path: Path) -> dict[str, Any]:
-    """Read and validate one fragment; ``FragmentError`` says what is wrong with it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
+        handle = os.fdopen(open_regular(path), "rb")
+    except FileNotFoundError:
+        return
+    except OSError as error:
         raise FragmentError(path, f"cannot be read ({error})") from None
+    with handle:
+        number = 0
+        while raw := _line(handle, path, number + 1):
+            number += 1
+            if not raw.endswith(b"\n"):
+                return  # cut short: no evidence of that criterion, never a pass
+            yield number, _fragment(raw, path, number)
+
+
+def _line(handle: IO[bytes], path: Path, number: int) -> bytes:
+    try:
+        raw = handle.readline(LINE_LIMIT + 1)
+    except OSError as error:
+        raise FragmentError(path, f"cannot be read ({error})", number) from None
+    if len(raw) > LINE_LIMIT:
+        raise FragmentError(path, f"the line is longer than {LINE_LIMIT} bytes", number)
+    return raw
+
+
+def _fragment(raw: bytes, path: Path, number: int) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, RecursionError) as error:
+        raise FragmentError(path, f"cannot be read ({error})", number) from None
     except json.JSONDecodeError as error:
         raise FragmentError(
-            path, f"is not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+            path, f"is not JSON (column {error.colno}: {error.msg})", number
         ) from None
-    validate_fragment(data, path)
-    return dict(data)
+    validate_fragment(data, path, number)
+    return data  # type: ignore[no-any-return]
 
 
-def validate_fragment(data: Any, path: Path) -> None:
+def validate_fragment(data: Any, path: Path, line: int | None = None) -> None:
+    try:
+        _validate(data, path)
+    except FragmentError as error:
+        raise FragmentError(path, error.problem, line) from None
+
+
+def _validate(data: Any, path: Path) -> None:
     if not isinstance(data, dict):
         raise FragmentError(path, f"must be a JSON object, not {type(data).__name__}")
     if data.get("schema") != SCHEMA or data.get("version") != SCHEMA_VERSION:

@@ -1,10 +1,11 @@
-"""Assembly: evidence fragments on disk → report.json + report.md, deterministically.
+"""Assembly: the evidence on disk → report.json + report.md, deterministically.
 
-Model → tool → model: runners leave fragments (fragments.py), this module — no
-judgement, only counting and sorting — turns them into one report per spec, in spec order,
-with the same bytes for the same fragments. A selected criterion without a fragment becomes
-an error entry (never a silent gap); a fragment that fails validation stops the assembly
-(``FragmentError``, naming the file).
+Model → tool → model: the controller appends one fragment per result to the spec's evidence
+file (fragments.py); this module — no judgement, only counting and sorting — reads that file
+once and turns it into one report per spec, in spec order, with the same bytes for the same
+fragments. A selected criterion without a fragment becomes an error entry (never a silent
+gap); a fragment that fails validation stops the assembly (``FragmentError``, naming the
+file and line).
 
 Gap classes (MoSCoW priority against status; no test-coverage field exists here, so
 "partial with/without tests" collapse into one "partial"):
@@ -37,9 +38,8 @@ from typing import Any
 from pytest_acceptance.evidence.fragments import (
     FragmentError,
     build_fragment,
-    fragment_path,
-    load_fragment,
-    spec_dir,
+    evidence_path,
+    read_evidence,
 )
 from pytest_acceptance.model import Criterion, Method, Priority, Result, Spec, Status
 from pytest_acceptance.text import display_path
@@ -93,13 +93,17 @@ def assemble(
     previous: Previous | None = None,
     fingerprint: str = "",
 ) -> dict[str, Any]:
-    """The report of one spec from its fragments on disk. Raises ``FragmentError``."""
+    """The report of one spec from its evidence file on disk, read once. Raises
+    ``FragmentError``."""
     problems: list[str] = []
     before = _previous_entries(previous)
     entries = []
-    present = _listing(spec_dir(rootdir, spec.path) / "fragments")  # one listing, no stat each
-    for item in sorted(expected, key=lambda e: e.index):
-        entry = _entry(item, spec, rootdir, problems, present)
+    path = evidence_path(rootdir, spec.path)
+    items = sorted(expected, key=lambda e: e.index)
+    found = on_disk(spec, path, {item.index: item for item in items}, rootdir)
+    where = display_path(path, rootdir)
+    for item in items:
+        entry = _entry(item, rootdir, problems, found.pop(item.index, None), where)
         _classify(entry, before)
         entries.append(entry)
     ids = {criterion.id for criterion in spec.criteria}
@@ -138,27 +142,43 @@ def _ran_in(expected: list[Expected], rootdir: Path) -> list[dict[str, Any]]:
     return [{"folder": folder, "criteria": ids} for folder, ids in folders.items()]
 
 
-def _listing(directory: Path) -> set[str]:
-    try:
-        return set(os.listdir(directory))
-    except OSError:
-        return set()
+def on_disk(
+    spec: Spec, path: Path, expected: dict[int, Expected], rootdir: Path
+) -> dict[int, dict[str, Any]]:
+    """The fragments in the spec's evidence file of the ``expected`` criteria, by their
+    place in the spec (a criterion run again, as pytest-rerunfailures does, is its last
+    line), in one pass over the file. A fragment that names no criterion of the spec at its
+    place stops the assembly.
+
+    A fragment equal to the one the run's own result gives is that one, built in memory:
+    its strings are the run's, not thousands of copies decoded from the file."""
+    found: dict[int, dict[str, Any]] = {}
+    criteria = spec.criteria
+    for line, fragment in read_evidence(path):
+        index, ident = fragment["index"], fragment["id"]
+        if index >= len(criteria) or criteria[index].id != ident:
+            held = f"holds {criteria[index].id}" if index < len(criteria) else "has none"
+            raise FragmentError(
+                path,
+                f"it names {ident} at index {index}, but the spec's place {index} {held}",
+                line,
+            )
+        if (item := expected.get(index)) is not None:
+            ours = build_fragment(item.criterion, index, item.recorded, rootdir)
+            found[index] = ours if ours == fragment else fragment
+    return found
 
 
 def _entry(
-    item: Expected, spec: Spec, rootdir: Path, problems: list[str], present: set[str]
+    item: Expected,
+    rootdir: Path,
+    problems: list[str],
+    fragment: dict[str, Any] | None,
+    where: str,
 ) -> dict[str, Any]:
     criterion = item.criterion
-    path = fragment_path(rootdir, spec.path, item.index, criterion.id)
-    if path.name not in present:
-        return _missing(item, path, rootdir, problems)
-    fragment = load_fragment(path)
-    if (fragment["index"], fragment["id"]) != (item.index, criterion.id):
-        raise FragmentError(
-            path,
-            f"it names {fragment['id']} at index {fragment['index']}, but its file name "
-            f"belongs to {criterion.id} at index {item.index}",
-        )
+    if fragment is None:
+        return _missing(item, where, rootdir, problems)
     if item.recorded.extra.get("settled"):
         # A task whose cited criteria the controller checked (verdict/tasks.py): the worker's
         # fragment holds its own checks only; the settled result is the controller's fact.
@@ -166,16 +186,15 @@ def _entry(
     if fragment["status"] != item.recorded.status.value:
         problems.append(
             f"{criterion.id}: the fragment says {fragment['status']} but the run recorded "
-            f"{item.recorded.status.value} ({display_path(path, rootdir)})"
+            f"{item.recorded.status.value} ({where})"
         )
     return _strip(fragment)
 
 
-def _missing(item: Expected, path: Path, rootdir: Path, problems: list[str]) -> dict[str, Any]:
+def _missing(item: Expected, where: str, rootdir: Path, problems: list[str]) -> dict[str, Any]:
     recorded = item.recorded
     if recorded.status is Status.NOT_RUN:  # never ran, so it never left a fragment
         return _strip(build_fragment(item.criterion, item.index, recorded, rootdir))
-    where = display_path(path, rootdir)
     if recorded.status is not Status.ERROR:
         problems.append(
             f"{item.criterion.id}: the run recorded {recorded.status.value} but no evidence "
@@ -189,7 +208,10 @@ def _missing(item: Expected, path: Path, rootdir: Path, problems: list[str]) -> 
 
 
 def _strip(fragment: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in fragment.items() if k not in ("schema", "version", "spec")}
+    """The fragment as a report entry, in place (thousands of them: no copies)."""
+    for key in ("schema", "version", "spec"):
+        del fragment[key]
+    return fragment
 
 
 # --- gaps and resolutions ------------------------------------------------------------------
@@ -258,11 +280,22 @@ def load_previous(path: Path, rootdir: Path) -> Previous:
     """Read an earlier report.json; an unusable one means no deltas, and says why."""
     source = display_path(path, rootdir)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_hook=_what_deltas_read)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         return Previous(source, None, f"cannot be read as JSON ({error})")
     reason = _previous_problem(data)
     return Previous(source, None, reason) if reason else Previous(source, data)
+
+
+def _what_deltas_read(value: dict[str, Any]) -> dict[str, Any]:
+    """A criterion of an earlier report as the deltas read it (id, title, status, issues):
+    a report of thousands of criteria is not held whole while the next one is built."""
+    if "id" in value and "status" in value and "issues" in value:
+        return {key: value[key] for key in _DELTA_KEYS if key in value}
+    return value
+
+
+_DELTA_KEYS = ("id", "title", "status", "issues")
 
 
 def _previous_problem(data: Any) -> str:

@@ -1,12 +1,13 @@
-"""The evidence trail: fragments where criteria run, reports and deltas on the controller,
-and CI annotations. A pytest plugin module (listed in ``plugin.pytest_plugins``); its
+"""The evidence trail: fragments of the results, reports and deltas on the controller, and
+CI annotations. A pytest plugin module (listed in ``plugin.pytest_plugins``); its
 hookimpls are registered only when ``--acceptance`` is used.
 
-- ``FragmentWriter`` (the controller, or the only process) writes one fragment per
-  criterion result as it arrives, wherever the criterion ran (fragments.py).
-- ``EvidenceReporter`` (the controller, or the only process) clears the specs' fragments
-  before anything runs, assembles ``report.json`` / ``report.md`` per spec from the
-  fragments on disk when the verdict is decided (report.py), prints gaps and deltas after
+- ``FragmentWriter`` (the controller, or the only process) appends one fragment per
+  criterion result to its spec's evidence file as it arrives, wherever the criterion ran
+  (fragments.py).
+- ``EvidenceReporter`` (the controller, or the only process) clears the specs' evidence
+  before anything runs, assembles ``report.json`` / ``report.md`` per spec from its
+  evidence file, read once, when the verdict is decided (report.py), prints gaps and deltas after
   the verdict, and on GitHub Actions one ``::error`` annotation per failed criterion.
   Evidence that cannot be assembled fails a verdict that would otherwise pass.
 """
@@ -17,13 +18,13 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:  # the stage modules load only with --acceptance
+    from pytest_acceptance.evidence.fragments import EvidenceLog
     from pytest_acceptance.evidence.report import Previous
     from pytest_acceptance.model import Criterion, Result, Spec
     from pytest_acceptance.verdict.decision import RunFacts, Verdict
@@ -72,24 +73,22 @@ def _previous_paths(config: pytest.Config) -> list[Path]:
 
 
 class FragmentWriter:
-    """Writes the fragment of each criterion as its result arrives on the controller (or
-    the only process): the one writer of evidence, wherever the criterion ran. An xdist
-    worker, maybe on another machine, sends its results back in its test reports
-    (``pytest_acceptance_result``); nothing it writes to its own disk counts.
+    """Appends the fragment of each criterion to its spec's evidence file as the result
+    arrives on the controller (or the only process): the one writer of evidence, wherever
+    the criterion ran. An xdist worker, maybe on another machine, sends its results back in
+    its test reports (``pytest_acceptance_result``); nothing it writes to its own disk
+    counts.
 
-    Creating a file costs up to a millisecond of CPU on some file systems, as much as a
-    short bash criterion: without xdist, each fragment is written while the next
-    criterion's command runs (containment.while_waiting), and whatever is still pending when
-    the session finishes is written then, before the verdict is assembled. An xdist
-    controller runs no commands: it writes each fragment on arrival, while the workers
-    run. A fragment lost is found missing by the assembly, which then fails the run loudly.
+    Each spec's file is opened once and each fragment is one write of a line, done at once:
+    a run killed later still leaves it on disk. A fragment lost is found missing by the
+    assembly, which then fails the run loudly, with the cause recorded here.
     """
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.rootdir = config.rootpath
         self.errors: list[str] = []  # fragments that could not be written, and why
-        self.specs: dict[Path, tuple[Path, dict[str, int]]] = {}
+        self.specs: dict[Path, tuple[EvidenceLog, dict[str, int]]] = {}
 
     @pytest.hookimpl
     def pytest_acceptance_result(
@@ -97,46 +96,22 @@ class FragmentWriter:
     ) -> None:
         self.write(criterion, result)
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_sessionfinish(self) -> Generator[None, None, None]:
-        self.flush()
-        return (yield)
+    def pytest_unconfigure(self) -> None:
+        for log, _ in self.specs.values():
+            log.close()
 
     def write(self, criterion: Criterion, result: Result) -> None:
-        from pytest_acceptance.evidence.fragments import build_fragment, fragment_name
+        from pytest_acceptance.evidence.fragments import build_fragment
         from pytest_acceptance.model import SpecError
 
         # A fragment that cannot be written (disk full, permissions, a spec edited into
-        # something else mid-run) is found missing by the assembly on the controller, which
-        # then fails the run loudly, with the cause recorded here.
+        # something else mid-run) is found missing by the assembly on the controller.
         try:
-            directory, indexes = self.spec_facts(criterion.location.path)
+            log, indexes = self.spec_facts(criterion.location.path)
             index = indexes[criterion.id]
-            path = directory / f"{fragment_name(index, criterion.id)}.json"
-            self.submit(path, build_fragment(criterion, index, result, self.rootdir))
-        except (OSError, SpecError, KeyError) as error:
+            log.append(build_fragment(criterion, index, result, self.rootdir))
+        except (OSError, SpecError, KeyError, ValueError) as error:  # ValueError: no UTF-8
             self.failed(criterion.id, error)
-
-    def submit(self, path: Path, fragment: dict[str, Any]) -> None:
-        from pytest_acceptance.run.containment import while_waiting
-
-        if self.config.pluginmanager.has_plugin("dsession"):  # xdist's controller
-            self._write_now(path, fragment)
-        else:
-            while_waiting(lambda: self._write_now(path, fragment))
-
-    def flush(self) -> None:
-        from pytest_acceptance.run.containment import run_pending
-
-        run_pending()
-
-    def _write_now(self, path: Path, fragment: dict[str, Any]) -> None:
-        from pytest_acceptance.evidence.fragments import write_fragment
-
-        try:
-            write_fragment(path, fragment)
-        except OSError as error:
-            self.failed(str(fragment.get("id")), error)
 
     def failed(self, criterion_id: str, error: BaseException) -> None:
         from pytest_acceptance.store import describe_os_error
@@ -144,15 +119,16 @@ class FragmentWriter:
         reason = describe_os_error(error) if isinstance(error, OSError) else repr(error)
         self.errors.append(f"could not write the evidence fragment of {criterion_id}: {reason}")
 
-    def spec_facts(self, spec_path: Path) -> tuple[Path, dict[str, int]]:
-        """The spec's fragments directory (created once) and each criterion's index."""
+    def spec_facts(self, spec_path: Path) -> tuple[EvidenceLog, dict[str, int]]:
+        """The spec's evidence file (opened once) and each criterion's index."""
         if spec_path not in self.specs:
             from pytest_acceptance.collect import load_spec
-            from pytest_acceptance.evidence.fragments import prepare_dir
+            from pytest_acceptance.evidence.fragments import EvidenceLog, evidence_path, prepare_dir
 
             spec = load_spec(spec_path, self.rootdir)
             indexes = {c.id: i for i, c in enumerate(spec.criteria)}
-            self.specs[spec_path] = (prepare_dir(self.rootdir, spec_path), indexes)
+            prepare_dir(self.rootdir, spec_path)
+            self.specs[spec_path] = (EvidenceLog(evidence_path(self.rootdir, spec_path)), indexes)
         return self.specs[spec_path]
 
 
@@ -160,7 +136,7 @@ class EvidenceReporter:
     """Controller side: clear, assemble, print, annotate."""
 
     def __init__(self, config: pytest.Config, specs: list[Path], previous: list[Path]) -> None:
-        from pytest_acceptance.evidence.fragments import clear_fragments
+        from pytest_acceptance.evidence.fragments import clear_evidence
 
         self.config = config
         self.rootdir = config.rootpath
@@ -176,7 +152,7 @@ class EvidenceReporter:
 
             self.locks = _lock_specs(self.rootdir, specs, lock_timeout(config))
             for spec in specs:
-                clear_fragments(self.rootdir, spec)
+                clear_evidence(self.rootdir, spec)
 
     def pytest_unconfigure(self) -> None:
         for handle in self.locks:
@@ -229,7 +205,7 @@ class EvidenceReporter:
                 f"{spec_path.name}: {', '.join(unknown)} ran but the spec as read at the start "
                 "of the run has no such criterion: was the spec edited during the run?"
             )
-        directory = prepare_dir(self.rootdir, spec_path).parent
+        directory = prepare_dir(self.rootdir, spec_path)
         try:
             report = assemble(
                 spec, expected, self.rootdir, self._previous(spec, directory), fingerprint
@@ -357,7 +333,7 @@ def _incomplete(verdict: Verdict) -> bool:
 
 def _lock_specs(rootdir: Path, specs: list[Path], wait: float) -> list[Any]:
     """One lock per spec, held for the run: a second run of the same spec in the same
-    project would clear and rewrite the fragments this one is writing (and compute its
+    project would clear and rewrite the evidence this one is writing (and compute its
     deltas against a half-written report), so it waits for the first, saying so, up to
     ``wait`` seconds; then it is refused with a usage error."""
     from pytest_acceptance.evidence.fragments import spec_dir

@@ -17,7 +17,7 @@ from support.execnet_servers import socket_servers
 from support.runs import BASE, assert_clean, project, verdict
 from support.specs import bash, spec
 
-from pytest_acceptance.evidence.fragments import spec_dir
+from pytest_acceptance.evidence.fragments import evidence_path, read_evidence, spec_dir
 
 # xdist says --rsyncdir is deprecated (it still is how xdist sends a project): not shown.
 INI = (
@@ -48,9 +48,8 @@ def run_remote(
 
 
 def fragments(root: Path) -> dict[str, dict[str, Any]]:
-    directory = spec_dir(root, root / "spec.md") / "fragments"
-    loaded = (json.loads(path.read_text()) for path in directory.glob("*.json"))
-    return {fragment["id"]: fragment for fragment in loaded}
+    loaded = read_evidence(evidence_path(root, root / "spec.md"))
+    return {fragment["id"]: fragment for _, fragment in loaded}
 
 
 @pytest.mark.parametrize("spec_arg", ["spec.md", "sp*.md"])
@@ -79,7 +78,8 @@ def test_popen_chdir_workers_run_a_relative_spec_in_their_copy(
         assert ran_in.name == "project" and ran_in.parent in machines, fragment["output"]
     report = json.loads((spec_dir(root, root / "spec.md") / "report.json").read_text())
     assert report["complete"] and report["problems"] == []
-    assert not [p for m in machines for p in m.rglob("*.json") if "fragments" in p.parts]
+    assert not [p for m in machines for p in m.rglob("*") if p.name == "evidence.jsonl"]
+    assert not [p for m in machines for p in m.rglob("*") if p.name == "fragments"]
 
 
 def test_socket_workers_bring_a_failure_home_with_its_evidence(tmp_path: Path) -> None:

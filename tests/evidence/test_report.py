@@ -1,5 +1,6 @@
-"""Report assembly from fragments on disk: determinism, spec order, missing and invalid
-fragments, every resolution against a previous report, and the priority gap classes."""
+"""Report assembly from the evidence file on disk: determinism, spec order, missing and
+invalid fragments, every resolution against a previous report, and the priority gap
+classes."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 import pytest
 
 from pytest_acceptance.evidence.fragments import (
+    EvidenceLog,
     FragmentError,
     build_fragment,
-    fragment_path,
+    clear_evidence,
+    evidence_path,
     prepare_dir,
-    write_fragment,
 )
 from pytest_acceptance.evidence.report import (
     Expected,
@@ -46,7 +48,7 @@ def result(status: str, issue_count: int = 0) -> Result:
 
 
 class Project:
-    """A spec on disk and runs of it that leave fragments, as the plugin does."""
+    """A spec on disk and runs of it that leave their evidence file, as the plugin does."""
 
     def __init__(self, root: Path, *ids: str, **criteria_fields: Any) -> None:
         self.root = root
@@ -70,17 +72,28 @@ class Project:
         return self.spec
 
     def run(self, outcomes: dict[str, Result], write: bool = True) -> list[Expected]:
+        """A run's results; ``write``: a new evidence file holding them, as a run starts."""
         expected = []
         prepare_dir(self.root, self.path)
+        if write:
+            clear_evidence(self.root, self.path)
+        log = EvidenceLog(self.evidence)
         for index, criterion in enumerate(self.spec.criteria):
             if criterion.id not in outcomes:
                 continue
             outcome = outcomes[criterion.id]
             if write:
-                path = fragment_path(self.root, self.path, index, criterion.id)
-                write_fragment(path, build_fragment(criterion, index, outcome, self.root))
+                log.append(build_fragment(criterion, index, outcome, self.root))
             expected.append(Expected(index, criterion, outcome))
+        log.close()
         return expected
+
+    @property
+    def evidence(self) -> Path:
+        return evidence_path(self.root, self.path)
+
+    def lines(self) -> list[str]:
+        return self.evidence.read_text().splitlines(keepends=True)
 
     def assemble(self, expected: list[Expected], previous: Previous | None = None) -> dict:
         return assemble(self.spec, expected, self.root, previous, "git:abc")
@@ -130,11 +143,11 @@ def test_criteria_are_in_spec_order_with_counts_and_scope(project: Project) -> N
 
 def test_a_missing_fragment_is_an_error_entry_and_a_problem(project: Project) -> None:
     expected = project.run({"AC-1": result("passed"), "AC-2": result("passed")})
-    path = fragment_path(project.root, project.path, 1, "AC-2")
-    path.unlink()
+    first, _ = project.lines()
+    project.evidence.write_text(first)
     report = project.assemble(expected)
     missing = by_id(report)["AC-2"]
-    where = path.relative_to(project.root).as_posix()
+    where = project.evidence.relative_to(project.root).as_posix()
     assert missing["status"] == "error"
     assert (
         missing["message"]
@@ -158,25 +171,35 @@ def test_a_criterion_that_never_reported_is_an_error_entry_without_a_problem(
 
 def test_an_invalid_fragment_stops_the_assembly_naming_the_file(project: Project) -> None:
     expected = project.run({"AC-1": result("passed")})
-    path = fragment_path(project.root, project.path, 0, "AC-1")
-    path.write_text('{"schema": "pytest-acceptance/fragment", "version": 1}')
-    with pytest.raises(FragmentError, match=str(path).replace(".", r"\.")):
+    project.evidence.write_text('{"schema": "pytest-acceptance/fragment", "version": 1}\n')
+    where = f"{project.evidence}:1".replace(".", r"\.")
+    with pytest.raises(FragmentError, match=where):
         project.assemble(expected)
 
 
-def test_a_fragment_under_another_criterions_name_stops_the_assembly(project: Project) -> None:
+def test_a_fragment_under_another_criterions_place_stops_the_assembly(project: Project) -> None:
     expected = project.run({"AC-1": result("passed"), "AC-2": result("passed")})
-    first = fragment_path(project.root, project.path, 0, "AC-1")
-    first.write_text(fragment_path(project.root, project.path, 1, "AC-2").read_text())
-    with pytest.raises(FragmentError, match="it names AC-2 at index 1"):
+    first, second = project.lines()
+    project.evidence.write_text(first + second.replace('"index":1', '"index":0'))
+    with pytest.raises(FragmentError, match="it names AC-2 at index 0, but the spec's place 0"):
         project.assemble(expected)
+
+
+def test_the_last_fragment_of_a_criterion_run_again_is_its_evidence(project: Project) -> None:
+    """pytest-rerunfailures runs a criterion again: its later line is what the report shows."""
+    project.run({"AC-1": result("failed", 1)})
+    log = EvidenceLog(project.evidence)
+    log.append(build_fragment(project.spec.criteria[0], 0, result("passed"), project.root))
+    log.close()
+    report = project.assemble(project.run({"AC-1": result("passed")}, write=False))
+    assert by_id(report)["AC-1"]["status"] == "passed" and report["problems"] == []
 
 
 def test_a_fragment_contradicting_the_recorded_result_is_a_problem(project: Project) -> None:
     project.run({"AC-1": result("failed", 1)})
     expected = project.run({"AC-1": result("passed")}, write=False)
     report = project.assemble(expected)
-    where = fragment_path(project.root, project.path, 0, "AC-1").relative_to(project.root)
+    where = project.evidence.relative_to(project.root)
     assert by_id(report)["AC-1"]["status"] == "failed"
     assert report["problems"] == [
         f"AC-1: the fragment says failed but the run recorded passed ({where.as_posix()})"
@@ -343,8 +366,6 @@ def test_report_json_is_valid_json_in_the_documented_shape(project: Project) -> 
 
 def test_a_criterion_that_was_not_run_is_no_problem_no_gap_and_no_delta(project: Project) -> None:
     previous = project.baseline({"AC-1": result("passed"), "AC-2": result("failed", 1)})
-    for fragment in fragment_path(project.root, project.path, 0, "AC-1").parent.iterdir():
-        fragment.unlink()  # a run starts from no fragments
     expected = project.run({"AC-1": result("failed", 1)})
     expected += project.run({"AC-2": result("not_run")}, write=False)  # it left no fragment
     report = project.assemble(expected, previous)

@@ -20,7 +20,7 @@ import pytest
 from support.processes import kill_all, wait_gone
 from support.specs import bash, spec
 
-from pytest_acceptance.evidence.fragments import spec_dir
+from pytest_acceptance.evidence.fragments import evidence_path, read_evidence
 
 VERIFIED = "*: verified.*"
 
@@ -34,9 +34,9 @@ def statuses(pytester: pytest.Pytester) -> dict[str, str]:
 
 
 def fragment(pytester: pytest.Pytester, ident: str) -> dict[str, Any]:
-    directory = spec_dir(pytester.path, pytester.path / "spec.md") / "fragments"
-    (path,) = directory.glob(f"*-{ident}.json")
-    return json.loads(path.read_text())
+    """The criterion's evidence: the last of its lines (a rerun appends one per run)."""
+    path = evidence_path(pytester.path, pytester.path / "spec.md")
+    return [fragment for _, fragment in read_evidence(path) if fragment["id"] == ident][-1]
 
 
 # --- the cache's selections ------------------------------------------------------------------

@@ -34,7 +34,7 @@ from support.runs import (
 )
 from support.specs import bash, spec
 
-from pytest_acceptance.evidence.fragments import spec_dir
+from pytest_acceptance.evidence.fragments import read_evidence, spec_dir
 from pytest_acceptance.run import containment
 from pytest_acceptance.run.guard import WAVE_PREFIX, remove_free_wave_directories
 
@@ -294,11 +294,10 @@ def test_long_criterion_ids_and_spec_names_get_bounded_distinct_file_names(tmp_p
     done = run(root, name=name)
     assert_clean(done.stdout + done.stderr)
     assert done.returncode == 1, done.stdout
-    fragments = spec_dir(root, root / name) / "fragments"
-    names = sorted(path.name for path in fragments.glob("*.json"))
-    assert len(names) == 2 and all(len(n.encode()) <= 120 for n in names)
-    statuses = {json.loads((fragments / n).read_text())["id"]: "" for n in names}
-    assert set(statuses) == {long_a, long_b}
+    directory = spec_dir(root, root / name)
+    assert len(directory.name.encode()) <= 120
+    found = {fragment["id"] for _, fragment in read_evidence(directory / "evidence.jsonl")}
+    assert found == {long_a, long_b}
 
 
 # --- file-system faults --------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The evidence trail through real `pytest --acceptance` runs: fragments from xdist workers,
+"""The evidence trail through real `pytest --acceptance` runs: evidence from xdist workers,
 reports and deltas across runs, evidence problems that fail the run, the JUnit properties
 and the GitHub Actions annotations."""
 
@@ -33,7 +33,7 @@ def write_spec(pytester: pytest.Pytester, *blocks: str) -> Path:
     return pytester.makefile(".md", spec=spec(*blocks))
 
 
-def test_workers_leave_one_fragment_per_criterion_and_the_controller_one_report(
+def test_one_evidence_line_per_criterion_from_the_workers_and_the_controller_one_report(
     pytester: pytest.Pytester,
 ) -> None:
     write_spec(
@@ -53,11 +53,11 @@ def test_workers_leave_one_fragment_per_criterion_and_the_controller_one_report(
             "  gaps: 1 medium (a MUST partly met, or a SHOULD not met): AC-2",
         ]
     )
-    fragments = report_dir(pytester) / "fragments"
-    assert sorted(p.name for p in fragments.iterdir()) == [
-        "0000-AC-1.done", "0000-AC-1.json", "0001-AC-2.done", "0001-AC-2.json",
-        "0002-AC-3.done", "0002-AC-3.json", "0003-AC-4.done", "0003-AC-4.json",
+    assert sorted(p.name for p in report_dir(pytester).iterdir()) == [
+        "baseline.json", "evidence.jsonl", "report.json", "report.md",
     ]  # fmt: skip
+    lines = (report_dir(pytester) / "evidence.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["id"] for line in lines) == ["AC-1", "AC-2", "AC-3", "AC-4"]
     assembled = report(pytester)
     assert [(c["id"], c["status"]) for c in assembled["criteria"]] == [
         ("AC-1", "passed"), ("AC-2", "failed"), ("AC-3", "manual"), ("AC-4", "passed"),
@@ -124,15 +124,18 @@ def test_a_missing_previous_report_is_a_usage_error(pytester: pytest.Pytester) -
     result.stderr.fnmatch_lines(["*--acceptance-previous x: no such file*"])
 
 
-# A criterion whose command tampers with the evidence of the criterion before it.
-CORRUPT = "echo '{\"schema\": 1}' > .acceptance/specs/*/fragments/0000-AC-1.json"
-DELETE = "rm .acceptance/specs/*/fragments/0000-AC-1.json"
+# A criterion whose command tampers with the evidence of the criterion before it: a line
+# that is no fragment, or the criterion's line taken out (the file rewritten in place).
+CORRUPT = "echo '{\"schema\": 1}' >> .acceptance/specs/*/evidence.jsonl"
+DELETE = (
+    'f=$(echo .acceptance/specs/*/evidence.jsonl); grep -v \'"id":"AC-1"\' $f > kept; cat kept > $f'
+)
 
 
 @pytest.mark.parametrize(
     ("tamper", "problem"),
     [
-        (CORRUPT, "evidence: evidence fragment */fragments/0000-AC-1.json: schema must be*"),
+        (CORRUPT, "evidence: evidence fragment */evidence.jsonl:2: schema must be*"),
         (DELETE, "evidence: spec.md: AC-1: the run recorded passed but no evidence fragment*"),
     ],
 )
