@@ -148,9 +148,13 @@ class EvidenceReporter:
         self.loaded = _load_specs(specs, self.rootdir)  # as the workers will see them
         self.locks: list[Any] = []
         if not config.option.collectonly:  # before any worker starts
-            from pytest_acceptance.options import lock_timeout
+            from pytest_acceptance.options import lock_timeout, spec_origins
 
-            self.locks = _lock_specs(self.rootdir, specs, lock_timeout(config))
+            # A copy verified for the spec it stands for (the Claude Code gate's) waits for
+            # a run of that spec: their commands share the project.
+            stands_for = dict(spec_origins(config))
+            locked = [stands_for.get(spec, stands_for.get(spec.resolve(), spec)) for spec in specs]
+            self.locks = _lock_specs(self.rootdir, locked, lock_timeout(config))
             for spec in specs:
                 clear_evidence(self.rootdir, spec)
 

@@ -228,11 +228,6 @@ def test_a_second_run_waits_for_the_first_saying_so_then_runs(tmp_path: Path) ->
     assert data["run_pid"] == second.pid and data["status"] == "pass"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the lock is keyed by the spec file run (evidence/trail.py), not by the spec it "
-    "stands for: the gate's copy takes a lock of its own beside the agent's /verify",
-)
 def test_a_run_of_a_spec_copy_waits_for_a_run_of_the_spec_it_stands_for(tmp_path: Path) -> None:
     """The Claude Code gate verifies a copy of the spec pinned at /implement, kept outside
     the project, with --acceptance-spec-origin naming the project's spec: it must not run
