@@ -32,7 +32,6 @@ machines where writing cgroups is not wanted, and for the tests that prove each 
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import ctypes
 import math
@@ -42,7 +41,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -399,39 +398,12 @@ def fill(stream: IO[bytes], data: bytes) -> None:
         written += os.pwrite(fd, data[written:], written)
 
 
-_WHILE_WAITING: collections.deque[Callable[[], None]] = collections.deque()
-
-
-def while_waiting(job: Callable[[], None]) -> None:
-    """Run `job` while the next command runs (see wait_for_exit), or at run_pending().
-
-    Bookkeeping of the criterion just finished -- writing its evidence fragment, a new file
-    that costs up to a millisecond of CPU -- then overlaps with the next criterion's
-    command on another core, instead of holding up the main thread or contending with it
-    for the GIL from a thread. A job handles its own errors."""
-    _WHILE_WAITING.append(job)
-
-
-def run_pending() -> None:
-    """Every job queued by while_waiting, now (the end of a session must not lose one)."""
-    while True:
-        try:
-            job = _WHILE_WAITING.popleft()
-        except IndexError:
-            return
-        job()
-
-
 def wait_for_exit(process: subprocess.Popen[bytes], timeout: float) -> int | None:
-    """The exit code, or None on timeout; pending while_waiting jobs run first, while the
-    process does.
+    """The exit code, or None on timeout.
 
     Waits on a pidfd where Linux has one: ``Popen.wait(timeout)`` polls with growing
     sleeps, which adds milliseconds to every short command.
     """
-    deadline = time.monotonic() + timeout
-    run_pending()
-    timeout = max(0.0, deadline - time.monotonic())
     try:
         pidfd = os.pidfd_open(process.pid)
     except (AttributeError, OSError):  # not Linux >= 5.3: poll like subprocess does

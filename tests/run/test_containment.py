@@ -185,7 +185,6 @@ def test_a_dead_runs_cgroup_is_swept_with_its_processes(tmp_path: Path) -> None:
     assert home is not None
     dead = home / f"{containment.RUN_PREFIX}999999999"
     (dead / "gw0" / "1").mkdir(parents=True)
-    import subprocess
 
     sleeper = subprocess.Popen(["sleep", "300"])
     try:
@@ -205,7 +204,6 @@ def test_a_process_a_test_started_before_the_criterion_is_left_alone(
 ) -> None:
     """In a session mixing Python tests and criteria, a server a fixture started earlier
     lives in the same cgroup as the commands: only what started after the command goes."""
-    import subprocess
 
     server = subprocess.Popen(["sleep", "300"])
     try:
@@ -245,17 +243,3 @@ def test_a_process_moved_into_a_cgroup_the_command_made_is_still_killed(
     kill_all(survivors)
     assert result.status is Status.PASSED
     assert pids and survivors == []
-
-
-def test_queued_bookkeeping_runs_while_the_next_command_runs_and_none_is_lost() -> None:
-    """A job queued with while_waiting (an evidence fragment to write) runs while the next
-    command is still running -- overlapped with it, off the main thread's critical path --
-    and run_pending() runs whatever no command came to take."""
-    seen: list[object] = []
-    process = subprocess.Popen(["sleep", "0.3"])
-    containment.while_waiting(lambda: seen.append(process.poll()))
-    assert containment.wait_for_exit(process, 10) == 0
-    assert seen == [None]  # it ran before the command ended
-    containment.while_waiting(lambda: seen.append("at the end"))
-    containment.run_pending()
-    assert seen == [None, "at the end"]
