@@ -438,6 +438,36 @@ command: "{2}"
 """
 
 
+# A project whose AC-1 runs its tests with pytest (a witnessed criterion); the pinned test
+# fails until app.py says VALUE = 2.
+TESTS = "python -m pytest -q tests"
+TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
+
+
+def write(repo: Path, files: dict[str, str]) -> None:
+    """Write `files` (path: text) into `repo`, their folders made."""
+    for name, text in files.items():
+        path = repo / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def implement_arguments(spec: str, max_turns: int) -> list[str]:
+    """The CLI's arguments for a headless `/implement SPEC` session with this plugin loaded."""
+    return [
+        "-p",
+        f"/{PLUGIN}:implement {spec}",
+        "--output-format",
+        "json",
+        "--plugin-dir",
+        str(REPO_ROOT),
+        "--allowedTools",
+        "Skill Bash Read Write",
+        "--max-turns",
+        str(max_turns),
+    ]
+
+
 def spec_with(*commands: str) -> str:
     """A spec whose AC-1, AC-2, ... run `commands` (bash, exit code 0)."""
     return "# Spec\n" + "".join(

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import urllib.request
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from support.claude_harness import (
     SIDE_REPLY_TEXT,
     ClaudeRunError,
     MessagesStandIn,
+    StandInFactory,
     claude_env,
     read_transcript,
     reply,
@@ -38,7 +38,6 @@ from support.claude_harness import (
     user_text,
 )
 
-StandInFactory = Callable[..., MessagesStandIn]
 TOOLS = [{"name": "Bash", "input_schema": {"type": "object"}}]
 
 

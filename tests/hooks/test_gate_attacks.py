@@ -13,18 +13,23 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hook_transcripts import BLOCK_TAG, VALUE_SPEC, git
-from support.claude_harness import MessagesStandIn, Scripted, text, tool_results, tool_use
+from support.claude_harness import (
+    MessagesStandIn,
+    Scripted,
+    StandInFactory,
+    text,
+    tool_results,
+    tool_use,
+)
 from test_plugin_cli import PYTEST, implement
 
 pytestmark = pytest.mark.e2e
 
-StandInFactory = Callable[..., MessagesStandIn]
 PY = sys.executable
 PASS_AGENT = (
     f'{PY} -c "print(\'{{\\"status\\": \\"pass\\", \\"summary\\": \\"ok\\", \\"issues\\": []}}\')"'

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from hook_transcripts import (
+    TEST_APP,
+    TESTS,
     TranscriptBuilder,
     ask_gate,
     git,
@@ -31,11 +33,10 @@ from hook_transcripts import (
     pinned_flow,
     plugin_data,
     spec_with,
+    write,
 )
 
 SPEC = "specs/feature.md"
-TESTS = "python -m pytest -q tests"
-TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
 TEST_OTHER = "def test_other():\n    assert 1 + 1 == 2\n"
 NOT_WITNESSED = "not witnessed"
 
@@ -51,13 +52,6 @@ def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None =
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "tests")
     return repo
-
-
-def write(repo: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
 
 def honestly(repo: Path, command: str = TESTS) -> int:

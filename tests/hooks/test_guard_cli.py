@@ -31,6 +31,7 @@ from hook_transcripts import (
 )
 from support.claude_harness import (
     MessagesStandIn,
+    StandInFactory,
     claude_env,
     reply,
     run_claude,
@@ -41,7 +42,6 @@ from support.claude_harness import (
 
 pytestmark = pytest.mark.e2e
 
-StandInFactory = Callable[..., MessagesStandIn]
 GUARD_TAG = "[pytest-acceptance guard]"
 SPEC_PATH = "specs/feature.md"
 SPEC = """# Spec: the value

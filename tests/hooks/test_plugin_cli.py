@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import BLOCK_TAG, REPO_ROOT
+from hook_transcripts import BLOCK_TAG, REPO_ROOT, implement_arguments
 from support.claude_harness import (
     MessagesStandIn,
+    StandInFactory,
     claude_env,
     read_transcript,
     run_claude,
@@ -27,7 +27,6 @@ from support.claude_harness import (
 
 pytestmark = pytest.mark.e2e
 
-StandInFactory = Callable[..., MessagesStandIn]
 PYTEST = f"{sys.executable} -m pytest --acceptance spec.md -p no:cacheprovider"
 
 
@@ -43,18 +42,7 @@ def implement(
     environment["ACCEPTANCE_GATE_PYTHON"] = sys.executable
     environment.update(env or {})
     return run_claude(
-        [
-            "-p",
-            "/pytest-acceptance:implement spec.md",
-            "--output-format",
-            "json",
-            "--plugin-dir",
-            str(REPO_ROOT),
-            "--allowedTools",
-            "Skill Bash Read Write",
-            "--max-turns",
-            "12",
-        ],
+        implement_arguments("spec.md", 12),
         project,
         environment,
         timeout=240,

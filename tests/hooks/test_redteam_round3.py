@@ -27,28 +27,38 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import BLOCK_TAG, PLUGIN, REPO_ROOT, git, make_repo, spec_with
+from hook_transcripts import (
+    BLOCK_TAG,
+    PLUGIN,
+    REPO_ROOT,
+    TEST_APP,
+    TESTS,
+    git,
+    implement_arguments,
+    make_repo,
+    spec_with,
+    write,
+)
 from support.claude_harness import (
     Block,
     MessagesStandIn,
     Reply,
+    StandInFactory,
     claude_env,
     run_claude,
     text,
     tool_results,
     tool_use,
 )
-from test_gate_witness import TEST_APP, TESTS, write
 
 pytestmark = pytest.mark.e2e
 
-StandInFactory = Callable[..., MessagesStandIn]
 SPEC = "specs/feature.md"
 VERIFY = "python -m pytest --acceptance specs/feature.md --acceptance-log={log}; echo exit=$?"
 COMPLETE = "## Implementation Complete\n- AC-1: the value is two"
@@ -151,18 +161,7 @@ def run_session(
     environment["ACCEPTANCE_HOOK_MAX_BLOCKS"] = "1"
     environment.update(env or {})
     result = run_claude(
-        [
-            "-p",
-            f"/{PLUGIN}:implement {SPEC}",
-            "--output-format",
-            "json",
-            "--plugin-dir",
-            str(REPO_ROOT),
-            "--allowedTools",
-            "Skill Bash Read Write",
-            "--max-turns",
-            "16",
-        ],
+        implement_arguments(SPEC, 16),
         repo,
         environment,
         timeout=420,

@@ -462,3 +462,7 @@ def transcript_tool_uses(entries: Sequence[Mapping[str, Any]]) -> list[dict[str,
         content = entry.get("message", {}).get("content", [])
         uses.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
     return uses
+
+
+# What the `messages_api` fixture hands a test: it starts a stand-in with the given turns.
+StandInFactory = Callable[..., MessagesStandIn]
