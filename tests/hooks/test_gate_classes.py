@@ -24,6 +24,8 @@ from hook_transcripts import (
     git,
     make_repo,
     pinned_flow,
+    run_hook,
+    stop_payload,
 )
 
 SPEC = "specs/feature.md"
@@ -96,9 +98,13 @@ def test_a_pass_stored_by_a_refused_escalate_is_not_reused_after_a_hidden_change
     assert "AC-1" in done.deny_reason and "fail" in done.deny_reason, done.deny_reason
 
 
-def test_an_unchanged_tree_reuses_the_stored_result(tmp_path: Path, plugin_state: Path) -> None:
-    """The honest control: /done after a refused /escalate on the same files runs nothing
-    again (one gate run in the flow)."""
+def test_done_runs_afresh_and_only_the_stop_right_after_it_reuses_its_run(
+    tmp_path: Path, plugin_state: Path
+) -> None:
+    """The honest control: /done after a refused /escalate on the same files is judged on a
+    run of its own (a stored result never stands for /done: what changed where no
+    fingerprint looks would count for nothing), and the stop right after the accepted /done
+    reuses that run: two gate runs in the flow, and the flow ends cleanly."""
     repo = make_repo(tmp_path / "repo", spec_reading("."))
     ignored_helper(repo, tmp_path)
     builder = pinned_flow(repo)
@@ -107,8 +113,13 @@ def test_an_unchanged_tree_reuses_the_stored_result(tmp_path: Path, plugin_state
     builder.escalate(outcome="denied")
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.stdout
+    builder.done()
+    builder.text("All criteria verified.")
+    transcript = builder.write(tmp_path / "session.jsonl")
+    stopped = run_hook("Stop", stop_payload(transcript, repo))
+    assert not stopped.blocked, stopped.reason
     flows = [json.loads(path.read_text()) for path in plugin_state.rglob("flow.json")]
-    assert [flow["gate_runs"] for flow in flows] == [1]
+    assert [flow["gate_runs"] for flow in flows] == [2]
 
 
 def test_a_transient_error_is_never_stored_as_the_trees_result(tmp_path: Path) -> None:
