@@ -141,10 +141,11 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
         criteria=witness.judge(flow, result.criteria, witnessed),
         duration=round(time.time() - started, 3),
     )
-    if run_problem(result) is None:  # what the next run's criteria need compiled
+    trustworthy = run_problem(result) is None
+    if trustworthy:  # what the next run's criteria need compiled
         witness.learn_modules(flow, witnessed.values())
     flow.count_run(result)
-    if key is not None and run_problem(result) is None and reuse_key(flow, deadline_at) == key:
+    if key is not None and trustworthy and reuse_key(flow, deadline_at) == key:
         flow.store_result(result, key)
     return result
 

@@ -108,7 +108,8 @@ def untouched(flow: Flow, name: str = GATE) -> bool:
 
 def _ready(flow: Flow, name: str, build: Callable[[Path], None], built_from: str = "") -> str:
     target = folder(flow, name)
-    if untouched(flow, name) and _recorded(flow, name).get(_BUILT_FROM, "") == built_from:
+    recorded = _recorded(flow, name)
+    if recorded.pop(_BUILT_FROM, "") == built_from and recorded and keys(target) == recorded:
         return str(target)
     (flow.folder / f"{name}.json").unlink(missing_ok=True)  # never a record of a half build
     shutil.rmtree(target, ignore_errors=True)
@@ -197,9 +198,9 @@ for path in wanted["plain"]:
             py_compile.compile(path, cfile=cached, doraise=True, invalidation_mode=mode)
     except (OSError, ValueError, SyntaxError, py_compile.PyCompileError):
         pass  # compiled afresh where it is imported
-try:
+try:  # every private name used below, or none of them
     from _pytest.assertion import rewrite
-    helpers = (rewrite._rewrite_test, rewrite._write_pyc_fp, rewrite.get_cache_dir)
+    rewrite._rewrite_test, rewrite._write_pyc_fp, rewrite.get_cache_dir, rewrite.PYC_TAIL
 except (ImportError, AttributeError):
     wanted["rewritten"] = []
 for path in wanted["rewritten"]:
