@@ -1,5 +1,6 @@
-"""The two places that need pytest's private names fail closed, with a clear message, on a
-pytest without them (checked against pytest 9.2.0).
+"""The places that need pytest's private names fail closed, with a clear message, on a
+pytest without them (checked against pytest 9.2.0); the gate's bytecode for the criteria,
+which caches pytest's rewritten plugins in pytest's own format, only gets slower.
 
 A pytest without the names cannot be installed here: each case runs a real Python process
 whose ``_pytest.config.findpaths`` has the name deleted before the code under test looks
@@ -15,6 +16,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import xdist.plugin as xdist_plugin
+from _pytest.assertion import rewrite
 from support.specs import bash, spec
 
 from pytest_acceptance import gate_probe, rootdir
@@ -131,3 +134,19 @@ def test_a_config_without_the_private_attributes_is_a_usage_error() -> None:
     pytest cannot be installed here) is refused before anything is changed."""
     with pytest.raises(pytest.UsageError, match="lacks _rootpath, _inipath, _inicfg, _inicache"):
         rootdir.private_setup_api(SimpleNamespace())
+
+
+def test_pytests_rewritten_plugins_are_cached_in_the_format_pytest_reads(tmp_path: Path) -> None:
+    """The gate compiles an installed plugin as pytest rewrites it, with pytest's private
+    helpers: a criterion's pytest finds it where it looks (the prefix path, its own name)
+    and its own reader accepts it."""
+    from pytest_acceptance.claude import gate_bytecode
+
+    source = Path(xdist_plugin.__file__)
+    target = tmp_path / "criteria-bytecode"
+    target.mkdir()
+    sources = gate_bytecode.Sources((), (str(source),))
+    gate_bytecode.build_criteria(sys.executable, target, sources, {})
+    cached = target / Path(*source.parts[1:-1]) / (source.name[:-3] + rewrite.PYC_TAIL)
+    assert cached.is_file()
+    assert rewrite._read_pyc(source, cached) is not None
