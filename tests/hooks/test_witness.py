@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from pytest_acceptance.claude import witness
 from pytest_acceptance.claude.criteria_env import criteria_env
+from pytest_acceptance.claude.flow_state import Flow
 
 WATCHED = [
     "pytest",
@@ -255,10 +256,8 @@ def witnessed_run(project: Path, folder: Path, *args: str, pinned: list[str] | N
     `pinned` (None: as at /implement itself, where nothing is pinned yet)."""
     folder.mkdir()
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider -p no:randomly")
-    flow = None
-    if pinned is not None:
-        flow = type("Pin", (), {"get": staticmethod(lambda key: pinned)})()
-    env.update(witness.prepare(str(folder), flow))  # type: ignore[arg-type]
+    flow = None if pinned is None else Flow(folder, {witness.PLUGINS_KEY: pinned})
+    env.update(witness.prepare(str(folder), flow))
     env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
     env = criteria_env(env)
     command = [sys.executable, "-m", "pytest", "-q", "test_app.py", *args]
