@@ -135,10 +135,12 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
         witness_env = witness.prepare(pycache, flow)
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
         witnessed = witness.sessions(witness_env[witness.RECORDS_VARIABLE])
+    result = _result(flow, verdict, returncode, tail, before, before)
+    alone = _pinned_alone(flow, deadline_at, witness.joined(flow, result.criteria, witnessed))
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
-    result = _result(flow, verdict, returncode, tail, before, after)
     result = result.replace(
-        criteria=witness.judge(flow, result.criteria, witnessed),
+        fingerprint_after=after,
+        criteria=witness.judge(flow, result.criteria, witnessed, alone),
         duration=round(time.time() - started, 3),
     )
     trustworthy = run_problem(result) is None
@@ -148,6 +150,22 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
     if key is not None and trustworthy and reuse_key(flow, deadline_at) == key:
         flow.store_result(result, key)
     return result
+
+
+def _pinned_alone(
+    flow: Flow, deadline_at: float, criteria: tuple[str, ...]
+) -> dict[str, witness.Session | None]:
+    """The `criteria` run again, their pytest collecting only the files that held pinned
+    tests: each one's session there (None when it reported none, or the run's channel was
+    not trusted). Nothing when no criterion is given."""
+    if not criteria:
+        return {}
+    with private_pycache() as pycache:
+        env = witness.prepare(pycache, flow, only=witness.pinned_files(flow))
+        verdict, _, _ = _pytest(flow, deadline_at, pycache, env, criteria)
+        found = witness.sessions(env[witness.RECORDS_VARIABLE])
+    trusted = not isinstance(verdict, str)
+    return {criterion: found.get(criterion) if trusted else None for criterion in criteria}
 
 
 def purge_bytecode_caches(repo: str) -> None:
@@ -181,10 +199,15 @@ def reuse_key(flow: Flow, deadline_at: float) -> str | None:
 
 
 def _pytest(
-    flow: Flow, deadline_at: float, pycache: str, witness_env: dict[str, str]
+    flow: Flow,
+    deadline_at: float,
+    pycache: str,
+    witness_env: dict[str, str],
+    only: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any] | str | None, int, str]:
     """(the verdict, or why the channel is not trusted, or None), pytest's exit code, the
     log's tail. `pycache`, a fresh folder, holds the run's temporary files and the witness.
+    `only`: the criteria to run (default: every one), logged apart from the full run.
     The gate's pytest and workers, and the Pythons the criteria start, read only bytecode
     the gate compiled and witnessed unchanged (gate_bytecode.py), with writing off: the
     project's own code is compiled afresh in every process."""
@@ -199,6 +222,7 @@ def _pytest(
     command = [python, "-I", "-B", "-X", f"pycache_prefix={bytecode}", "-m", "pytest"]
     command += ["--acceptance"]
     command += [str(flow.spec_copy)]
+    command += [f"{flow.spec_copy}::{criterion}" for criterion in only]
     command += ["--rootdir", flow.repo, "-c", str(write_ini(flow)), "--noconftest"]
     command += ["-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin", "-p", "xdist.plugin"]
     command += ["--acceptance-verdict-fd", str(writer), "-q", "--color=no"]
@@ -210,7 +234,7 @@ def _pytest(
     command += ["--acceptance-signoffs", str(flow.config_folder / SIGNOFF_FILE)]
     if flow.spec_path is not None:
         command += ["--acceptance-spec-origin", flow.spec_path]
-    log_path = flow.folder / "gate-run.log"
+    log_path = flow.folder / ("gate-run-pinned-only.log" if only else "gate-run.log")
     chunks: list[bytes] = []
     try:
         with open(log_path, "wb") as log:

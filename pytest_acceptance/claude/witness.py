@@ -19,6 +19,14 @@ witness says that its last pytest session reached ``pytest_sessionfinish``, that
 passed in it, and that every pinned node id ended passed (skipped or xfailed is accepted
 only for a test that carried a skip, skipif or xfail mark at /implement; a pinned
 parametrized id that is gone is matched by as many ids of the same test, all passed).
+
+New test files run in the same process as the pinned tests: whatever they do when pytest
+imports them or runs them (a metaclass, a decorator, a test that patches the code under test
+and never restores it) can make a pinned test pass that would fail. So when a criterion's
+session collected tests from files that held no pinned test, the gate runs that criterion
+again with the reporter collecting the pinned tests' files only (``only`` in
+:func:`prepare`), and the pinned tests must pass there too: judged in a process no new test
+file ran in, whatever the new files do.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ MODULES_LIMIT = 20000  # module sources kept, of each kind
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
 PLUGINS_KEY = "criteria_plugins"  # in flow.json: the plugins' metadata folders at /implement
 PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"  # witness_plugin.PLUGINS_VARIABLE
+ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
@@ -111,11 +120,14 @@ def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
 # --- the reporter, in a private folder ----------------------------------------------------------
 
 
-def prepare(folder: str, flow: Flow | None = None) -> dict[str, str]:
+def prepare(
+    folder: str, flow: Flow | None = None, only: Iterable[str] | None = None
+) -> dict[str, str]:
     """Copy the reporter into `folder` (a private folder of the run) and make its records
     folder there; the variables that make a criterion's pytest load it (for clean_env).
     With the `flow` (the gate's run, not the pin), the installed plugins a criterion's
-    pytest may load are those it loaded at /implement (witness_plugin.py)."""
+    pytest may load are those it loaded at /implement (witness_plugin.py). With `only`
+    (paths relative to the rootdir), a criterion's pytest collects no other file."""
     plugin = os.path.join(folder, "witness-plugin")
     records = os.path.join(folder, "witness-records")
     os.makedirs(plugin, mode=0o700)
@@ -128,6 +140,10 @@ def prepare(folder: str, flow: Flow | None = None) -> dict[str, str]:
         listing = os.path.join(folder, "witness-plugins.txt")
         Path(listing).write_text("".join(f"{path}\n" for path in _strings(pinned)), "utf-8")
         env[PLUGINS_VARIABLE] = listing
+    if only is not None:
+        listing = os.path.join(folder, "witness-only.txt")
+        Path(listing).write_text("".join(f"{path}\n" for path in sorted(only)), "utf-8")
+        env[ONLY_VARIABLE] = listing
     return env
 
 
@@ -161,6 +177,8 @@ class Session:
         self.plugins: list[str] = []  # metadata folders of the installed plugins it loaded
         self.finished = False
         self.tests: dict[str, str] = {}
+        self.files: list[str] = []  # files it collected (its xdist workers' included)
+        self.worker = False  # an xdist worker's record: its collected files, only
 
 
 def sessions(records: str) -> dict[str, Session]:
@@ -172,8 +190,13 @@ def sessions(records: str) -> dict[str, Session]:
         return latest
     for name in names:
         session = _read(os.path.join(records, name))
-        if session is not None:
+        if session is None:
+            continue
+        owner = latest.get(session.criterion)
+        if not session.worker:
             latest[session.criterion] = session
+        elif owner is not None:  # a worker starts after the session that started it
+            owner.files += session.files
     return latest
 
 
@@ -197,11 +220,16 @@ def _read(path: str) -> Session | None:
         if not isinstance(record, dict):
             continue
         event = record.get("event")
-        if event == "start" and session is None:
+        if event in ("start", "worker") and session is None:
             session = Session(str(record.get("criterion") or ""))
+            session.worker = event == "worker"
         elif session is not None and event == "collected":
-            session.collected = _strings(record.get("ids"))
-            session.marked = _strings(record.get("marked"))
+            session.files = _strings(record.get("files"))
+            if not session.worker:
+                session.collected = _strings(record.get("ids"))
+                session.marked = _strings(record.get("marked"))
+        elif session is not None and session.worker:
+            continue  # a worker records its collected files, nothing else
         elif session is not None and event == "modules":
             session.plain = _strings(record.get("plain"))
             session.rewritten = _strings(record.get("rewritten"))
@@ -307,37 +335,101 @@ def _pinned_tests(session: Session | None) -> dict[str, Any]:
     if session is None or not session.finished or session.collected is None:
         return {"ids": [], "marked": [], "note": "its pytest did not finish collecting"}
     # Sorted: a set, in whatever order the run collected it (pytest-randomly shuffles).
-    return {"ids": sorted(session.collected), "marked": sorted(session.marked)}
+    return {
+        "ids": sorted(session.collected),
+        "marked": sorted(session.marked),
+        "files": sorted(set(session.files)),
+    }
 
 
 # --- the judgement, at the gate -----------------------------------------------------------------
 
 
-def judge(
-    flow: Flow, criteria: tuple[CriterionOutcome, ...], found: dict[str, Session]
-) -> tuple[CriterionOutcome, ...]:
-    """`criteria`, each witnessed criterion that passed by its exit code but not by the
-    witness turned into a failure."""
-    witnessed = set(_strings(flow.get("witnessed")))
-    if not witnessed:
-        return criteria
+def _pinned(flow: Flow) -> dict[str, Any] | None:
+    """witness.json: the tests pinned for each witnessed criterion (None: unreadable)."""
     try:
         pinned = json.loads((flow.folder / "witness.json").read_bytes())
     except (OSError, ValueError):
-        pinned = None
-    return tuple(_judged(criterion, witnessed, pinned, found) for criterion in criteria)
+        return None
+    return pinned if isinstance(pinned, dict) else None
+
+
+def pinned_files(flow: Flow) -> frozenset[str]:
+    """The files, relative to the rootdir, that any criterion's pytest collected at
+    /implement (those holding a pinned test at least)."""
+    pinned = _pinned(flow) or {}
+    return frozenset(
+        path
+        for tests in pinned.values()
+        if isinstance(tests, dict)
+        for path in _strings(tests.get("files")) + [_file_of(i) for i in _strings(tests.get("ids"))]
+    )
+
+
+def _file_of(ident: str) -> str:
+    return ident.split("::", 1)[0]
+
+
+def joined(
+    flow: Flow, criteria: tuple[CriterionOutcome, ...], found: dict[str, Session]
+) -> tuple[str, ...]:
+    """The witnessed criteria that passed with pinned tests and whose session collected a
+    file (or ran a test of one) that none collected at /implement: the ones to run again
+    with those files only."""
+    witnessed = set(_strings(flow.get("witnessed")))
+    pinned = _pinned(flow) or {}
+    files = pinned_files(flow)
+    chosen = []
+    for criterion in criteria:
+        tests = pinned.get(criterion.id)
+        session = found.get(criterion.id)
+        if criterion.id not in witnessed or criterion.status != "passed" or session is None:
+            continue
+        if not isinstance(tests, dict) or not _strings(tests.get("ids")):
+            continue
+        collected = [*session.files, *map(_file_of, [*(session.collected or []), *session.tests])]
+        if any(path not in files for path in collected):
+            chosen.append(criterion.id)
+    return tuple(chosen)
+
+
+def judge(
+    flow: Flow,
+    criteria: tuple[CriterionOutcome, ...],
+    found: dict[str, Session],
+    alone: dict[str, Session | None] | None = None,
+) -> tuple[CriterionOutcome, ...]:
+    """`criteria`, each witnessed criterion that passed by its exit code but not by the
+    witness turned into a failure. `alone`: for each criterion :func:`joined` chose, its
+    session in the run with the pinned files only (None: it reported none); there too every
+    pinned test must pass."""
+    witnessed = set(_strings(flow.get("witnessed")))
+    if not witnessed:
+        return criteria
+    pinned = _pinned(flow)
+    return tuple(
+        _judged(criterion, witnessed, pinned, found, alone or {}) for criterion in criteria
+    )
 
 
 def _judged(
-    criterion: CriterionOutcome, witnessed: set[str], pinned: object, found: dict[str, Session]
+    criterion: CriterionOutcome,
+    witnessed: set[str],
+    pinned: dict[str, Any] | None,
+    found: dict[str, Session],
+    alone: dict[str, Session | None],
 ) -> CriterionOutcome:
     if criterion.id not in witnessed or criterion.status != "passed":
         return criterion
-    tests = pinned.get(criterion.id) if isinstance(pinned, dict) else None
+    tests = pinned.get(criterion.id) if pinned is not None else None
     if not isinstance(tests, dict):
         problem: str | None = "the tests pinned for it at /implement cannot be read"
     else:
         problem = refusal(tests, found.get(criterion.id))
+    if problem is None and isinstance(tests, dict) and criterion.id in alone:
+        problem = refusal(tests, alone[criterion.id])
+        if problem is not None:
+            problem = f"run again without the test files added since /implement, {problem}"
     if problem is None:
         return dataclasses.replace(criterion, witnessed=True)
     return dataclasses.replace(

@@ -9,11 +9,19 @@ It writes, into the folder named by ``ACCEPTANCE_WITNESS_RECORDS`` (a private fo
 gate's, made fresh for each run), one file per pytest session, one JSON object per line:
 
 - ``start`` when the session starts: the criterion (``PYTEST_ACCEPTANCE_CRITERION``);
-- ``collected``: the node ids the session selected, and which carry a skip or xfail mark;
+- ``collected``: the node ids the session selected, which carry a skip or xfail mark, and
+  the files it collected (a module with no test among them: it was imported all the same);
+  under xdist each worker writes its own file (``worker``, then ``collected``) of the files
+  it collected, the controller having told it where (``workerinput``);
 - ``finish`` at ``pytest_sessionfinish``: how each test ended, and pytest's exit status;
 - ``modules`` at ``pytest_unconfigure``: the source file of every module imported by then
   (``rewritten``: those pytest's assertion rewriting loaded), which the gate compiles once
   for its runs (gate_bytecode.py).
+
+With ``ACCEPTANCE_WITNESS_ONLY`` (a file listing paths relative to the rootdir, one a line),
+pytest collects no file but those, conftest files and ``__init__.py``: the gate's second run
+of a criterion whose tests were joined by new test files, so that the pinned tests are judged
+in a process no new test file ran in (witness.py).
 
 A session cut short (``os._exit``, a kill, a crash) never writes ``finish``. The variable
 is taken out of the environment when this module loads, before any of the project's code
@@ -31,8 +39,10 @@ from typing import Any
 
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"
 PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"
+ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"
 _RECORDS = os.environ.pop(RECORDS_VARIABLE, "")
 _PLUGINS = os.environ.get(PLUGINS_VARIABLE, "")  # kept: xdist workers load plugins too
+_ONLY = os.environ.get(ONLY_VARIABLE, "")  # kept: xdist workers collect
 _CRITERION = os.environ.get("PYTEST_ACCEPTANCE_CRITERION", "")
 _MARKS = ("skip", "skipif", "xfail")
 # How a test ended, strongest last: a later phase never hides an earlier failure.
@@ -74,7 +84,7 @@ def pytest_load_initial_conftests(early_config: Any) -> None:
 
 
 # First among its peers (pluggy's own marker, written out: this module imports no pytest).
-pytest_load_initial_conftests.pytest_impl = {  # type: ignore[attr-defined]
+_FIRST = {
     "wrapper": False,
     "hookwrapper": False,
     "optionalhook": False,
@@ -82,6 +92,36 @@ pytest_load_initial_conftests.pytest_impl = {  # type: ignore[attr-defined]
     "trylast": False,
     "specname": None,
 }
+pytest_load_initial_conftests.pytest_impl = _FIRST  # type: ignore[attr-defined]
+# A hook of xdist's: optional, since the criterion's pytest may run without it.
+_OPTIONAL = {**_FIRST, "optionalhook": True, "tryfirst": False}
+_WORKER_RECORDS = "acceptance_witness_records"  # the records folder, in xdist's workerinput
+
+
+def _listed(listing: str) -> frozenset[str]:
+    try:
+        with open(listing, encoding="utf-8") as stream:
+            return frozenset(stream.read().splitlines())
+    except OSError:
+        return frozenset()  # nothing listed: nothing but conftest files is collected
+
+
+_COLLECTED_ONLY = _listed(_ONLY) if _ONLY else None
+_ALWAYS_COLLECTED = ("conftest.py", "__init__.py")  # configuration and packages, pinned whole
+
+
+def pytest_ignore_collect(collection_path: Any, config: Any) -> bool | None:
+    """Under ``ACCEPTANCE_WITNESS_ONLY``: every file not listed is left uncollected, so never
+    imported. First: a conftest answering False would otherwise have it collected."""
+    if _COLLECTED_ONLY is None or collection_path.is_dir():
+        return None
+    if collection_path.name in _ALWAYS_COLLECTED:
+        return None
+    relative = os.path.relpath(str(collection_path), str(config.rootpath))
+    return None if relative.replace(os.sep, "/") in _COLLECTED_ONLY else True
+
+
+pytest_ignore_collect.pytest_impl = _FIRST  # type: ignore[attr-defined]
 
 
 def plugin_distributions(config: Any) -> list[str]:
@@ -95,9 +135,11 @@ def plugin_distributions(config: Any) -> list[str]:
 
 
 class _Session:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, worker: bool = False) -> None:
         self.path = path
+        self.worker = worker  # an xdist worker's: it records the files it collects, only
         self.outcomes: dict[str, str] = {}
+        self.collected: set[str] = set()  # node ids of collectors: files, folders, classes
 
     def write(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
@@ -111,13 +153,35 @@ class _Session:
 _session: _Session | None = None
 
 
+def pytest_configure_node(node: Any) -> None:
+    """xdist's controller, for each worker it starts: where the worker records."""
+    if _RECORDS:
+        node.workerinput[_WORKER_RECORDS] = _RECORDS
+
+
+pytest_configure_node.pytest_impl = _OPTIONAL  # type: ignore[attr-defined]
+
+
 def pytest_sessionstart(session: Any) -> None:
+    """First: before xdist's controller starts the workers, whose records come after."""
     global _session
-    if not _RECORDS or _session is not None or hasattr(session.config, "workerinput"):
+    if _session is not None:
+        return
+    workerinput = getattr(session.config, "workerinput", None)
+    records = workerinput.get(_WORKER_RECORDS) if isinstance(workerinput, dict) else _RECORDS
+    if not records:
         return
     name = f"{time.time_ns()}-{os.getpid()}.jsonl"
-    _session = _Session(os.path.join(_RECORDS, name))
-    _session.write({"event": "start", "criterion": _CRITERION})
+    _session = _Session(os.path.join(records, name), worker=workerinput is not None)
+    _session.write({"event": "worker" if _session.worker else "start", "criterion": _CRITERION})
+
+
+pytest_sessionstart.pytest_impl = _FIRST  # type: ignore[attr-defined]
+
+
+def pytest_collectreport(report: Any) -> None:
+    if _session is not None and report.nodeid:
+        _session.collected.add(report.nodeid)
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -129,7 +193,12 @@ def pytest_collection_finish(session: Any) -> None:
         ids.append(item.nodeid)
         if _carries_a_mark(item):
             marked.append(item.nodeid)
-    _session.write({"event": "collected", "ids": ids, "marked": marked})
+    root = str(session.config.rootpath)
+    files = sorted(n for n in _session.collected if os.path.isfile(os.path.join(root, n)))
+    if _session.worker:
+        _session.write({"event": "collected", "files": files})
+    else:
+        _session.write({"event": "collected", "ids": ids, "marked": marked, "files": files})
 
 
 def _carries_a_mark(item: Any) -> bool:
@@ -142,7 +211,7 @@ def _carries_a_mark(item: Any) -> bool:
 
 
 def pytest_runtest_logreport(report: Any) -> None:
-    if _session is None:
+    if _session is None or _session.worker:
         return
     outcome = _outcome(report)
     if outcome is None:
@@ -166,14 +235,14 @@ def _outcome(report: Any) -> str | None:
 
 
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
-    if _session is None:
+    if _session is None or _session.worker:
         return
     _session.write({"event": "finish", "exitstatus": int(exitstatus), "tests": _session.outcomes})
 
 
 def pytest_unconfigure(config: Any) -> None:
     """Last: plugins still import at the terminal summary (hypothesis does)."""
-    if _session is None:
+    if _session is None or _session.worker:
         return
     plain, rewritten = _module_sources()
     plugins = plugin_distributions(config)

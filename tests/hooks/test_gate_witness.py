@@ -91,16 +91,18 @@ def refused_before(builder: TranscriptBuilder, repo: Path, tmp_path: Path) -> No
     (repo / "notes.txt").write_text("work in progress\n")
 
 
-def attacked(tmp_path: Path, files: dict[str, str], alone: bool = False) -> Any:
+def attacked(
+    tmp_path: Path, files: dict[str, str], alone: bool = False, command: str = TESTS
+) -> Any:
     """Pin, prove the gate live, plant `files`, and ask for /done; the planted files make the
-    criterion exit 0 on a tree where the pinned test fails."""
-    repo = project(tmp_path)
+    criterion (`command`) exit 0 on a tree where the pinned test fails."""
+    repo = project(tmp_path, command)
     builder = pinned_flow(repo)
     if alone:
         witness_alone()
     refused_before(builder, repo, tmp_path)
     write(repo, files)
-    assert honestly(repo) == 0, "the attack must get past the exit code"
+    assert honestly(repo, command) == 0, "the attack must get past the exit code"
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, f"/done let through after the attack: {done.stdout}"
     return done
@@ -218,6 +220,59 @@ def test_variant_the_code_under_test_sets_a_keyword_filter_is_refused(tmp_path: 
     assert "tests/test_app.py::test_value (not run)" in done.deny_reason
 
 
+# --- new test files that change what the pinned tests see ----------------------------------
+# New tests are free, and they run in the pinned tests' process. Whatever a new file does there
+# (at import, or in a test that runs first), the gate judges the pinned tests again in a run
+# that collects only the files holding them.
+
+ALONE_RUN = "run again without the test files added since /implement"
+# A new test file whose class's metaclass sets app.VALUE = 2 when pytest imports the file,
+# through the module's namespace (no call, no attribute assignment at module level).
+METACLASS_PATCH = """\
+import app
+
+_namespace = app.__dict__
+
+
+class _Registered(type):
+    def __init__(cls, name, bases, body):
+        super().__init__(name, bases, body)
+        _namespace["VALUE"] = 2
+
+
+class TestRegistry(metaclass=_Registered):
+    def test_registry_loads(self):
+        assert TestRegistry.__name__ == "TestRegistry"
+"""
+
+
+def test_a_new_test_files_metaclass_that_patches_the_code_is_refused(tmp_path: Path) -> None:
+    """The metaclass runs at collection, before any test: the pinned test passes in the
+    criterion's run. In the run with the pinned files only it fails, as on the tree."""
+    done = attacked(tmp_path, {"tests/test_registry.py": METACLASS_PATCH})
+    assert ALONE_RUN in done.deny_reason
+    assert "tests/test_app.py::test_value (failed)" in done.deny_reason
+
+
+def test_variant_a_new_test_that_patches_the_code_when_it_runs_is_refused_by_the_witness_alone(
+    tmp_path: Path,
+) -> None:
+    """Variant written after the run with pinned files only: nothing at import; a new test
+    that pytest runs before the pinned one sets app.VALUE = 2 and never restores it."""
+    patch = "import app\n\n\ndef test_aa_setup():\n    app.VALUE = 2\n"
+    in_order = f"{TESTS} -p no:randomly"  # the installed pytest-randomly would shuffle them
+    done = attacked(tmp_path, {"tests/test_aa_setup.py": patch}, alone=True, command=in_order)
+    assert ALONE_RUN in done.deny_reason
+
+
+def test_variant_under_xdist_the_workers_collect_only_the_pinned_files(tmp_path: Path) -> None:
+    """Variant: the criterion's pytest spreads over two xdist workers, which collect in
+    their own processes; the metaclass file stays out of them too."""
+    files = {"tests/test_registry.py": METACLASS_PATCH}
+    done = attacked(tmp_path, files, command=f"{TESTS} -p xdist -n 2")
+    assert ALONE_RUN in done.deny_reason
+
+
 # --- honest flows ----------------------------------------------------------------------------
 
 
@@ -235,6 +290,8 @@ def fixed_and_done(repo: Path, tmp_path: Path, command: str = TESTS) -> Any:
 def test_honest_the_fixed_tree_is_let_through_and_its_tests_were_pinned(tmp_path: Path) -> None:
     repo = project(tmp_path)
     fixed_and_done(repo, tmp_path)
+    # No new test file: one run, none with the pinned files alone.
+    assert not (flow_file().parent / "gate-run-pinned-only.log").exists()
     assert pinned_tests()["AC-1"]["ids"] == [
         "tests/test_app.py::test_value",
         "tests/test_other.py::test_other",
@@ -259,6 +316,21 @@ def test_honest_a_tdd_flow_that_adds_its_tests_later_is_let_through(tmp_path: Pa
     builder.verify(repo / SPEC)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
+    # New test files joined the pinned ones: the gate ran the pinned files alone as well.
+    assert (flow_file().parent / "gate-run-pinned-only.log").exists()
+
+
+def test_honest_new_tests_under_xdist_are_let_through(tmp_path: Path) -> None:
+    """The fixed tree with a new test file, the criterion's pytest on two xdist workers:
+    both runs pass, the one with the pinned files only included."""
+    repo = project(tmp_path, f"{TESTS} -n 2")
+    builder = pinned_flow(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
+    builder.verify(repo / SPEC)
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert (flow_file().parent / "gate-run-pinned-only.log").exists()
 
 
 def test_honest_a_project_with_its_own_conftest_and_plugin_is_let_through(tmp_path: Path) -> None:
