@@ -20,6 +20,11 @@ passed in it, and that every pinned node id ended passed (skipped or xfailed is 
 only for a test that carried a skip, skipif or xfail mark at /implement; a pinned
 parametrized id that is gone is matched by as many ids of the same test, all passed).
 
+What pytest itself treats as test code outside the collected files is pinned by content:
+a project module its assertion rewriting loaded in that collection (an assertion helper the
+project registered with ``pytest.register_assert_rewrite``, a module named in
+``pytest_plugins``). One changed or gone since fails the criterion, whatever the change.
+
 New test files run in the same process as the pinned tests: whatever they do when pytest
 imports them or runs them (a metaclass, a decorator, a test that patches the code under test
 and never restores it) can make a pinned test pass that would fail. So when a criterion's
@@ -48,7 +53,7 @@ from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
-from pytest_acceptance.tree.hostile import open_regular
+from pytest_acceptance.tree.hostile import file_digest, open_regular
 
 PLUGIN_MODULE = "_pytest_acceptance_witness"
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"  # witness_plugin.RECORDS_VARIABLE
@@ -265,7 +270,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
                     pool.submit(_collect, flow, item, criteria_env(env), deadline_at)
             found = sessions(env[RECORDS_VARIABLE])
         for item in criteria:
-            pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])))
+            pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])), flow.repo)
         learn_modules(flow, found.values())
         flow.data[PLUGINS_KEY] = sorted({p for s in found.values() for p in s.plugins})
     write_json(flow.folder / "witness.json", pinned)
@@ -331,7 +336,7 @@ def _run_folder(flow: Flow, item: dict[str, Any]) -> str:
     return os.path.normpath(os.path.join(os.path.dirname(flow.spec_path), str(cwd)))
 
 
-def _pinned_tests(session: Session | None) -> dict[str, Any]:
+def _pinned_tests(session: Session | None, repo: str) -> dict[str, Any]:
     if session is None or not session.finished or session.collected is None:
         return {"ids": [], "marked": [], "note": "its pytest did not finish collecting"}
     # Sorted: a set, in whatever order the run collected it (pytest-randomly shuffles).
@@ -339,7 +344,38 @@ def _pinned_tests(session: Session | None) -> dict[str, Any]:
         "ids": sorted(session.collected),
         "marked": sorted(session.marked),
         "files": sorted(set(session.files)),
+        "test_code": _test_code(session, repo),
     }
+
+
+def _test_code(session: Session, repo: str) -> dict[str, str]:
+    """The project's modules pytest rewrote as test code in `session`, other than the files
+    it collected and conftest files (criterion integrity pins those, and a collected file
+    may gain tests): {path: sha256}."""
+    inside = os.path.realpath(repo) + os.sep
+    collected = {os.path.realpath(os.path.join(repo, path)) for path in session.files}
+    found = {}
+    for path in session.rewritten[:MODULES_LIMIT]:
+        real = os.path.realpath(path)
+        if not real.startswith(inside) or real in collected:
+            continue
+        if os.path.basename(real) == "conftest.py":
+            continue
+        digest = file_digest(real, follow=False)
+        if digest is not None:
+            found[real] = digest
+    return found
+
+
+def _changed_test_code(tests: dict[str, Any]) -> list[str]:
+    pinned = tests.get("test_code")
+    if not isinstance(pinned, dict):
+        return []
+    return sorted(
+        str(path)
+        for path, digest in pinned.items()
+        if file_digest(str(path), follow=False) != digest
+    )
 
 
 # --- the judgement, at the gate -----------------------------------------------------------------
@@ -448,6 +484,13 @@ def refusal(pinned: dict[str, Any], session: Session | None) -> str | None:
         )
     if "passed" not in session.tests.values():
         return "no test passed in its pytest session"
+    changed = _changed_test_code(pinned)
+    if changed:
+        return (
+            f"{', '.join(changed[:LISTED])}: test code its pytest loaded at /implement (pytest "
+            "rewrote its assertions) changed since. Restore it, or /pytest-acceptance:escalate "
+            "for a human decision"
+        )
     bad = _not_passed(_strings(pinned.get("ids")), set(_strings(pinned.get("marked"))), session)
     if not bad:
         return None

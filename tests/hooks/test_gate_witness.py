@@ -273,6 +273,98 @@ def test_variant_under_xdist_the_workers_collect_only_the_pinned_files(tmp_path:
     assert ALONE_RUN in done.deny_reason
 
 
+# --- test code outside the collected files ---------------------------------------------------
+# An assertion helper the project declares to pytest as test code (pytest rewrites its asserts)
+# is pinned by content, wherever it lives: any change to it fails the criterion.
+
+TEST_CODE = "test code its pytest loaded at /implement"
+CHECKS = "def check_value(value):\n    assert value == 2, value\n"
+TEST_WITH_CHECKS = (
+    "import app\nfrom checks import check_value\n\n\ndef test_value():\n"
+    "    check_value(app.VALUE)\n"
+)
+REGISTERED = "import pytest\n\npytest.register_assert_rewrite('checks')\n"
+
+
+def helper_project(tmp_path: Path, conftest: str = REGISTERED) -> Path:
+    return project(
+        tmp_path,
+        files={
+            "checks.py": CHECKS,
+            "tests/conftest.py": conftest,
+            "tests/test_app.py": TEST_WITH_CHECKS,
+        },
+    )
+
+
+def helper_attacked(
+    tmp_path: Path,
+    files: dict[str, str],
+    conftest: str = REGISTERED,
+    alone: bool = False,
+) -> Any:
+    """`attacked` on the project with the helper."""
+    repo = helper_project(tmp_path, conftest)
+    builder = pinned_flow(repo)
+    if alone:
+        witness_alone()
+    refused_before(builder, repo, tmp_path)
+    write(repo, files)
+    assert honestly(repo) == 0, "the attack must get past the exit code"
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied, f"/done let through after the attack: {done.stdout}"
+    return done
+
+
+def test_a_registered_assertion_helper_emptied_is_refused(tmp_path: Path) -> None:
+    """checks.py at the root, registered for assertion rewriting by the pinned conftest: the
+    agent makes check_value return without asserting."""
+    done = helper_attacked(tmp_path, {"checks.py": "def check_value(value):\n    return None\n"})
+    assert TEST_CODE in done.deny_reason and "checks.py" in done.deny_reason
+
+
+def test_variant_a_registered_packages_submodule_rebinds_the_check_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Variant written after the pin of test code: the helper is a registered package's
+    submodule (testkit/values.py, rewritten as testkit is), and the agent leaves its body
+    alone but binds the name again at the end of the file."""
+    repo = project(
+        tmp_path,
+        files={
+            "testkit/__init__.py": "",
+            "testkit/values.py": CHECKS,
+            "tests/conftest.py": "import pytest\n\npytest.register_assert_rewrite('testkit')\n",
+            "tests/test_app.py": TEST_WITH_CHECKS.replace("from checks", "from testkit.values"),
+        },
+    )
+    builder = pinned_flow(repo)
+    refused_before(builder, repo, tmp_path)
+    with (repo / "testkit" / "values.py").open("a") as module:
+        module.write("\n\ncheck_value = lambda value: None  # noqa: E731\n")
+    assert honestly(repo) == 0, "the attack must get past the exit code"
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied and TEST_CODE in done.deny_reason, done.stdout
+    assert "testkit/values.py" in done.deny_reason
+
+
+def test_a_plugin_helper_emptied_is_refused_by_the_witness_alone(tmp_path: Path) -> None:
+    """The helper is a plugin module the pinned conftest names in `pytest_plugins` (pytest
+    rewrites those too; criterion integrity, dropped here, pins them by name): emptied."""
+    emptied = {"checks.py": "def check_value(value):\n    pass\n"}
+    conftest = "pytest_plugins = ['checks']\n"
+    done = helper_attacked(tmp_path, emptied, conftest, alone=True)
+    assert TEST_CODE in done.deny_reason and "checks.py" in done.deny_reason
+
+
+def test_honest_a_project_with_a_registered_helper_is_let_through(tmp_path: Path) -> None:
+    """The helper untouched, the code fixed: pinned test code that did not change blocks
+    nothing."""
+    repo = helper_project(tmp_path)
+    fixed_and_done(repo, tmp_path)
+    assert any(path.endswith("checks.py") for path in pinned_tests()["AC-1"]["test_code"])
+
+
 # --- honest flows ----------------------------------------------------------------------------
 
 

@@ -551,13 +551,7 @@ def test_1a_blocked_a_new_test_files_metaclass_patches_through_vars(
     assert_blocked(session)
 
 
-@route_open(
-    "criterion integrity's import-time reading is syntactic (integrity/import_time.py): "
-    "`_namespace = app.__dict__` is an attribute read, a class statement is a definition, "
-    "and the metaclass's __init__ writes through the alias (`_namespace[...] = ...`), not "
-    "into `app.` by name; the witness then sees the pinned test pass in a process the new "
-    "file already changed"
-)
+# Blocked: the pinned tests are judged again in a run that collects no new test file.
 def test_1a_a_new_test_files_metaclass_patches_through_the_module_dict(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
@@ -566,6 +560,8 @@ def test_1a_a_new_test_files_metaclass_patches_through_the_module_dict(
     and class statements; the pinned tests/test_app.py is untouched and passes in that
     process."""
     session = metaclass_session(tmp_path, "app.__dict__", (claude_home, claude_bin, messages_api))
+    assert session.done_denied
+    assert "run again without the test files added since /implement" in session.done_answer
     assert_blocked(session)
 
 
@@ -577,9 +573,10 @@ TEST_WITH_CHECKS = (
 
 
 @route_open(
-    "integrity pins test folders (tests, helpers, conftests, data beside them); a module "
-    "outside them that a pinned test imports for its assertions (checks.py at the root) is "
-    "project code to it, free to change (documented under 'What it cannot see')"
+    "a module outside the test folders that a pinned test asserts through (checks.py at the "
+    "root), undeclared to pytest as test code, is project code to the gate, free to change "
+    "like the code under test (declared with register_assert_rewrite or pytest_plugins, it "
+    "is pinned: tests/hooks/test_gate_witness.py)"
 )
 def test_1b_the_assertion_helper_a_pinned_test_imports_from_the_root_is_emptied(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
