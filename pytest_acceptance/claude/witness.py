@@ -49,10 +49,12 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from pytest_acceptance.claude import pinned_tests
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
-from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
+from pytest_acceptance.claude.pinned_tests import PinnedTests, file_of
 from pytest_acceptance.tree.hostile import file_digest, open_regular
 
 PLUGIN_MODULE = "_pytest_acceptance_witness"
@@ -258,7 +260,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
     read"), never unwatched."""
     criteria = witnessed_criteria(flow)
     flow.data["witnessed"] = sorted(str(item["id"]) for item in criteria)
-    pinned: dict[str, Any] = {}
+    pinned: dict[str, PinnedTests] = {}
     if criteria:
         with private_pycache() as folder:
             env = clean_env(python, folder)
@@ -273,7 +275,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
             pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])), flow.repo)
         learn_modules(flow, found.values())
         flow.data[PLUGINS_KEY] = sorted({p for s in found.values() for p in s.plugins})
-    write_json(flow.folder / "witness.json", pinned)
+    pinned_tests.write(flow.folder, pinned)
 
 
 def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:
@@ -336,22 +338,22 @@ def _run_folder(flow: Flow, item: dict[str, Any]) -> str:
     return os.path.normpath(os.path.join(os.path.dirname(flow.spec_path), str(cwd)))
 
 
-def _pinned_tests(session: Session | None, repo: str) -> dict[str, Any]:
+def _pinned_tests(session: Session | None, repo: str) -> PinnedTests:
     if session is None or not session.finished or session.collected is None:
-        return {"ids": [], "marked": [], "note": "its pytest did not finish collecting"}
+        return PinnedTests(note="its pytest did not finish collecting")
     # Sorted: a set, in whatever order the run collected it (pytest-randomly shuffles).
-    return {
-        "ids": sorted(session.collected),
-        "marked": sorted(session.marked),
-        "files": sorted(set(session.files)),
-        "test_code": _test_code(session, repo),
-    }
+    return PinnedTests(
+        ids=tuple(sorted(session.collected)),
+        marked=frozenset(session.marked),
+        files=frozenset(session.files),
+        test_code=_test_code(session, repo),
+    )
 
 
-def _test_code(session: Session, repo: str) -> dict[str, str]:
+def _test_code(session: Session, repo: str) -> tuple[tuple[str, str], ...]:
     """The project's modules pytest rewrote as test code in `session`, other than the files
     it collected and conftest files (criterion integrity pins those, and a collected file
-    may gain tests): {path: sha256}."""
+    may gain tests): (real path, sha256) each."""
     inside = os.path.realpath(repo) + os.sep
     collected = {os.path.realpath(os.path.join(repo, path)) for path in session.files}
     found = {}
@@ -364,46 +366,21 @@ def _test_code(session: Session, repo: str) -> dict[str, str]:
         digest = file_digest(real, follow=False)
         if digest is not None:
             found[real] = digest
-    return found
+    return tuple(sorted(found.items()))
 
 
-def _changed_test_code(tests: dict[str, Any]) -> list[str]:
-    pinned = tests.get("test_code")
-    if not isinstance(pinned, dict):
-        return []
-    return sorted(
-        str(path)
-        for path, digest in pinned.items()
-        if file_digest(str(path), follow=False) != digest
-    )
+def _changed_test_code(pinned: PinnedTests) -> list[str]:
+    return [path for path, sha in pinned.test_code if file_digest(path, follow=False) != sha]
 
 
 # --- the judgement, at the gate -----------------------------------------------------------------
 
 
-def _pinned(flow: Flow) -> dict[str, Any] | None:
-    """witness.json: the tests pinned for each witnessed criterion (None: unreadable)."""
-    try:
-        pinned = json.loads((flow.folder / "witness.json").read_bytes())
-    except (OSError, ValueError):
-        return None
-    return pinned if isinstance(pinned, dict) else None
-
-
 def pinned_files(flow: Flow) -> frozenset[str]:
     """The files, relative to the rootdir, that any criterion's pytest collected at
     /implement (those holding a pinned test at least)."""
-    pinned = _pinned(flow) or {}
-    return frozenset(
-        path
-        for tests in pinned.values()
-        if isinstance(tests, dict)
-        for path in _strings(tests.get("files")) + [_file_of(i) for i in _strings(tests.get("ids"))]
-    )
-
-
-def _file_of(ident: str) -> str:
-    return ident.split("::", 1)[0]
+    pins = pinned_tests.read(flow.folder) or {}
+    return frozenset(path for pin in pins.values() for path in pin.collected_files())
 
 
 def joined(
@@ -413,18 +390,18 @@ def joined(
     file (or ran a test of one) that none collected at /implement: the ones to run again
     with those files only."""
     witnessed = set(_strings(flow.get("witnessed")))
-    pinned = _pinned(flow) or {}
+    pins = pinned_tests.read(flow.folder) or {}
     files = pinned_files(flow)
     chosen = []
     for criterion in criteria:
-        tests = pinned.get(criterion.id)
+        pin = pins.get(criterion.id)
         session = found.get(criterion.id)
         if criterion.id not in witnessed or criterion.status != "passed" or session is None:
             continue
-        if not isinstance(tests, dict) or not _strings(tests.get("ids")):
+        if pin is None or not pin.ids:
             continue
-        collected = [*session.files, *map(_file_of, [*(session.collected or []), *session.tests])]
-        if any(path not in files for path in collected):
+        ran = [*(session.collected or []), *session.tests]
+        if any(path not in files for path in [*session.files, *map(file_of, ran)]):
             chosen.append(criterion.id)
     return tuple(chosen)
 
@@ -442,28 +419,26 @@ def judge(
     witnessed = set(_strings(flow.get("witnessed")))
     if not witnessed:
         return criteria
-    pinned = _pinned(flow)
-    return tuple(
-        _judged(criterion, witnessed, pinned, found, alone or {}) for criterion in criteria
-    )
+    pins = pinned_tests.read(flow.folder)
+    return tuple(_judged(criterion, witnessed, pins, found, alone or {}) for criterion in criteria)
 
 
 def _judged(
     criterion: CriterionOutcome,
     witnessed: set[str],
-    pinned: dict[str, Any] | None,
+    pins: dict[str, PinnedTests] | None,
     found: dict[str, Session],
     alone: dict[str, Session | None],
 ) -> CriterionOutcome:
     if criterion.id not in witnessed or criterion.status != "passed":
         return criterion
-    tests = pinned.get(criterion.id) if pinned is not None else None
-    if not isinstance(tests, dict):
+    pin = pins.get(criterion.id) if pins is not None else None
+    if pin is None:
         problem: str | None = "the tests pinned for it at /implement cannot be read"
     else:
-        problem = refusal(tests, found.get(criterion.id))
-    if problem is None and isinstance(tests, dict) and criterion.id in alone:
-        problem = refusal(tests, alone[criterion.id])
+        problem = refusal(pin, found.get(criterion.id))
+    if problem is None and pin is not None and criterion.id in alone:
+        problem = refusal(pin, alone[criterion.id])
         if problem is not None:
             problem = f"run again without the test files added since /implement, {problem}"
     if problem is None:
@@ -473,7 +448,7 @@ def _judged(
     )
 
 
-def refusal(pinned: dict[str, Any], session: Session | None) -> str | None:
+def refusal(pinned: PinnedTests, session: Session | None) -> str | None:
     """Why the witness does not confirm a pass (None when it does)."""
     if session is None:
         return "its pytest reported no session to the gate's witness (it did not start)"
@@ -491,7 +466,7 @@ def refusal(pinned: dict[str, Any], session: Session | None) -> str | None:
             "rewrote its assertions) changed since. Restore it, or /pytest-acceptance:escalate "
             "for a human decision"
         )
-    bad = _not_passed(_strings(pinned.get("ids")), set(_strings(pinned.get("marked"))), session)
+    bad = _not_passed(pinned.ids, pinned.marked, session)
     if not bad:
         return None
     named = ", ".join(bad[:LISTED]) + (
@@ -503,7 +478,7 @@ def refusal(pinned: dict[str, Any], session: Session | None) -> str | None:
     )
 
 
-def _not_passed(ids: list[str], marked: set[str], session: Session) -> list[str]:
+def _not_passed(ids: tuple[str, ...], marked: frozenset[str], session: Session) -> list[str]:
     bad = []
     for ident in ids:
         outcome = session.tests.get(ident)
@@ -515,7 +490,7 @@ def _not_passed(ids: list[str], marked: set[str], session: Session) -> list[str]
     return bad
 
 
-def _renamed_case(ident: str, ids: list[str], tests: dict[str, str]) -> bool:
+def _renamed_case(ident: str, ids: tuple[str, ...], tests: dict[str, str]) -> bool:
     """A parametrized case whose id changed (ids made from values): as many cases of the
     same test as were pinned, every one passed."""
     if not ident.endswith("]") or "[" not in ident:

@@ -4,6 +4,7 @@ the reporter in a real pytest that starts a pytest of its own."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from pytest_acceptance.claude import witness
 from pytest_acceptance.claude.criteria_env import criteria_env
 from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.pinned_tests import PinnedTests
 
 WATCHED = [
     "pytest",
@@ -133,7 +135,7 @@ def session(tests: dict[str, str], finished: bool = True) -> witness.Session:
     return found
 
 
-PINNED = {"ids": ["t.py::a", "t.py::b"], "marked": ["t.py::b"]}
+PINNED = PinnedTests(ids=("t.py::a", "t.py::b"), marked=frozenset({"t.py::b"}))
 
 
 @pytest.mark.parametrize(
@@ -168,13 +170,62 @@ def test_a_test_marked_at_implement_may_end_skipped_and_new_tests_are_free(b: st
 
 
 def test_a_parametrized_case_renamed_is_matched_by_as_many_cases_all_passed() -> None:
-    pinned = {"ids": ["t.py::p[0x1f]", "t.py::p[0x2a]"], "marked": []}
+    pinned = PinnedTests(ids=("t.py::p[0x1f]", "t.py::p[0x2a]"))
     renamed = {"t.py::p[obj0]": "passed", "t.py::p[obj1]": "passed"}
     assert witness.refusal(pinned, session(renamed)) is None
     fewer = {"t.py::p[obj0]": "passed"}
     assert "not run" in str(witness.refusal(pinned, session(fewer)))
     one_skipped = {"t.py::p[obj0]": "passed", "t.py::p[obj1]": "skipped"}
     assert witness.refusal(pinned, session(one_skipped)) is not None
+
+
+def test_test_code_changed_or_gone_since_the_pin_is_refused_with_its_path(tmp_path: Path) -> None:
+    helper, gone = tmp_path / "checks.py", tmp_path / "gone.py"
+    helper.write_text("def check(v):\n    assert v\n")
+    gone.write_text("")
+    code = tuple(
+        (str(path), hashlib.sha256(path.read_bytes()).hexdigest()) for path in (helper, gone)
+    )
+    pinned = PinnedTests(ids=("t.py::a",), test_code=code)
+    passed = session({"t.py::a": "passed"})
+    assert witness.refusal(pinned, passed) is None
+    helper.write_text("def check(v):\n    pass\n")
+    gone.unlink()
+    refusal = str(witness.refusal(pinned, passed))
+    assert "test code its pytest loaded at /implement" in refusal
+    assert str(helper) in refusal and str(gone) in refusal
+
+
+def test_a_pin_reads_back_as_written() -> None:
+    pin = PinnedTests(
+        ids=("t.py::a", "t.py::b"),
+        marked=frozenset({"t.py::b"}),
+        files=frozenset({"t.py", "u.py"}),
+        test_code=(("/p/checks.py", "ab" * 32),),
+    )
+    assert PinnedTests.from_json(json.loads(json.dumps(pin.to_json()))) == pin
+    empty = PinnedTests(note="its pytest did not finish collecting")
+    assert PinnedTests.from_json(empty.to_json()) == empty
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=10,
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from(["ids", "marked", "files", "test_code", "note"]), json_values)
+)
+def test_any_json_reads_back_as_a_pin_or_none_and_never_raises(data: dict[str, object]) -> None:
+    """A record the gate decides on is read only in its exact shape: lists of strings, a
+    mapping of strings, a string note; anything else is no record (the criterion refused)."""
+    pin = PinnedTests.from_json(data)
+    if pin is not None:
+        assert all(isinstance(ident, str) for ident in pin.ids)
+        assert all(isinstance(a, str) and isinstance(b, str) for a, b in pin.test_code)
+        assert {"ids", "marked"} <= set(data)
 
 
 # --- the reporter in a real pytest ---------------------------------------------------------
