@@ -114,6 +114,7 @@ def judge(
         return None, f"pytest-acceptance: {problem}; nothing to enforce."
     spec = Path(str(pin.spec_path))
     left_running = background.left_running(payload)
+    left_running += background.escaped(hook_io.session_id(payload) or "")
     if left_running:
         return background.reason(left_running), None
     terminal = flow.terminal()

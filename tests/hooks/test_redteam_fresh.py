@@ -10,6 +10,7 @@ obfuscated write, see README "Threat model").
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -211,6 +212,65 @@ def test_a_subagent_started_after_done_does_not_end_the_flow(
     )
 
 
+def kill_matching(*texts: str) -> str:
+    """A `pkill` of the processes whose command line holds one of `texts`, not the shell
+    running it (whose own command line holds the pattern: `[x]yz` matches `xyz`, not
+    itself)."""
+    return "pkill -f '" + "|".join(f"[{t[0]}]{t[1:]}" for t in texts) + "'"
+
+
+# A process that breaks the tree in a minute, started by a Bash call (one process, its
+# command line holding `{marker}`): `how` it leaves the CLI's process tree, the shell of the
+# tool call ending at once either way.
+BREAK_LATER = "time.sleep(60); open('value.txt', 'w').write('1\\n')"
+DAEMONS = {
+    "setsid_and_a_second_fork": (
+        'python3 -c "import os, time; os.fork() and os._exit(0); os.setsid(); '
+        "os.fork() and os._exit(0); " + BREAK_LATER + '" {marker} >/dev/null 2>&1 </dev/null'
+    ),
+    # Written after the check: the same class, a plain `nohup … &` outliving its shell.
+    "nohup_in_the_background": (
+        'nohup python3 -c "import time; ' + BREAK_LATER + '" {marker} >/dev/null 2>&1 &'
+    ),
+}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("how", sorted(DAEMONS))
+def test_a_process_that_left_the_clis_tree_blocks_the_stop(
+    project: Path,
+    claude_home: Path,
+    claude_bin: Path,
+    messages_api: Callable[..., Any],
+    how: str,
+) -> None:
+    """REAL CLI: /verify and /done on a passing tree, then a Bash call starting a process
+    that leaves the CLI's process tree and would break the tree in a minute: it is no
+    background task, so the Stop payload does not list it. The stop is blocked, naming the
+    process (it carries the session's id in its environment); the agent kills it, and the
+    next stop is allowed."""
+    log = claude_home / "implement-log.md"
+    marker = f"daemon-{uuid.uuid4().hex[:12]}"
+    main = [
+        *passing_done(log),
+        tool_use("Bash", {"command": DAEMONS[how].format(marker=marker)}),
+        text("## Implementation Complete\n- AC-1: value file says two"),
+        tool_use("Bash", {"command": f"{kill_matching(marker)}; echo killed"}),
+    ]
+    api = messages_api(lambda request: main.pop(0) if main else text("Complete."))
+    try:
+        result = implement(
+            project, claude_home, claude_bin, api, {"ACCEPTANCE_HOOK_MAX_BLOCKS": "4"}
+        )
+    finally:
+        subprocess.run(["pkill", "-f", marker], check=False)
+    assert not main, "the scripted turns were not all used"
+    feedback = json.dumps(api.requests[7])
+    assert BLOCK_TAG in feedback and marker in feedback, feedback[-2000:]
+    assert (project / "value.txt").read_text() == "2\n", "the process was not stopped"
+    assert result.get("terminal_reason") == "completed", result
+
+
 @pytest.mark.e2e
 def test_a_background_task_left_running_after_done_blocks_the_stop(
     project: Path, claude_home: Path, claude_bin: Path, messages_api: Callable[..., Any]
@@ -222,14 +282,16 @@ def test_a_background_task_left_running_after_done_blocks_the_stop(
     next stop is allowed (the gate runs the tree again, which still passes)."""
     log = claude_home / "implement-log.md"
     marker = f"bg-{uuid.uuid4().hex[:12]}"
-    background = f"sleep 60; echo 1 > value.txt # {marker}"
+    pause = f"60.{uuid.uuid4().int % 10**6:06d}"  # its own: the kill below finds only it
+    background = f"sleep {pause}; echo 1 > value.txt # {marker}"
     main = [
         *passing_done(log),
         tool_use(
             "Bash", {"command": background, "run_in_background": True, "description": "tidy later"}
         ),
         text("## Implementation Complete\n- AC-1: value file says two"),
-        tool_use("Bash", {"command": f"pkill -f {marker}; echo killed"}),
+        # The task's shell, and its sleep (left running, it would block the stop too).
+        tool_use("Bash", {"command": f"{kill_matching(marker, f'sleep {pause}')}; echo killed"}),
     ]
     # After the kill the CLI learns of the task's end on its own schedule (a stop may still
     # list it, and a task notification follows): the agent just says it is complete.
