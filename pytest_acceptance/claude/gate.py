@@ -136,8 +136,11 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
         witnessed = witness.sessions(witness_env[witness.RECORDS_VARIABLE])
     result = _result(flow, verdict, returncode, tail, before, before)
-    alone = _pinned_alone(flow, deadline_at, witness.joined(flow, result.criteria, witnessed))
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
+    joined = witness.joined(flow, result.criteria, witnessed)
+    alone = _pinned_alone(flow, deadline_at, joined)
+    if joined and after == before:  # each run must leave the tree as it found it
+        after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = result.replace(
         fingerprint_after=after,
         criteria=witness.judge(flow, result.criteria, witnessed, alone),

@@ -24,21 +24,21 @@ class PinnedTests:
 
     ids: tuple[str, ...] = ()  # the node ids it selected, sorted
     marked: frozenset[str] = frozenset()  # those carrying a skip, skipif or xfail mark
-    files: frozenset[str] = frozenset()  # every file it collected, relative to the rootdir
+    # (path relative to the rootdir, sha256) of every file it collected
+    files: tuple[tuple[str, str], ...] = ()
     # (real path, sha256) of each project module pytest rewrote as test code outside `files`
     test_code: tuple[tuple[str, str], ...] = ()
+    # its packages' folders, each with the .py files it held: nothing may be added
+    test_code_folders: tuple[tuple[str, tuple[str, ...]], ...] = ()
     note: str | None = None  # why nothing is pinned (its collection did not finish)
-
-    def collected_files(self) -> frozenset[str]:
-        """The files it collected, those holding its pinned tests included."""
-        return self.files | {file_of(ident) for ident in self.ids}
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
             "ids": list(self.ids),
             "marked": sorted(self.marked),
-            "files": sorted(self.files),
+            "files": dict(self.files),
             "test_code": dict(self.test_code),
+            "test_code_folders": {folder: list(held) for folder, held in self.test_code_folders},
         }
         if self.note is not None:
             record["note"] = self.note
@@ -50,27 +50,33 @@ class PinnedTests:
         if not isinstance(value, dict) or not set(value) <= _FIELDS:
             return None
         ids, marked = value.get("ids"), value.get("marked")
-        files, code, note = value.get("files", []), value.get("test_code", {}), value.get("note")
-        if not (_strings(ids) and _strings(marked) and _strings(files)):
+        files, code, note = value.get("files", {}), value.get("test_code", {}), value.get("note")
+        if not (_strings(ids) and _strings(marked) and _text_map(files) and _text_map(code)):
             return None
-        if not isinstance(code, dict) or not _strings([*code, *code.values()]):
+        folders = value.get("test_code_folders", {})
+        if not isinstance(folders, dict) or not all(map(_strings, folders.values())):
             return None
-        if note is not None and not isinstance(note, str):
+        if not _strings(list(folders)) or (note is not None and not isinstance(note, str)):
             return None
         return cls(
             ids=tuple(ids),  # type: ignore[arg-type]
             marked=frozenset(marked),  # type: ignore[arg-type]
-            files=frozenset(files),
+            files=tuple(sorted(files.items())),
             test_code=tuple(sorted(code.items())),
+            test_code_folders=tuple((k, tuple(v)) for k, v in sorted(folders.items())),
             note=note,
         )
 
 
-_FIELDS = frozenset({"ids", "marked", "files", "test_code", "note"})
+_FIELDS = frozenset({"ids", "marked", "files", "test_code", "test_code_folders", "note"})
 
 
 def _strings(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _text_map(value: object) -> bool:
+    return isinstance(value, dict) and _strings([*value, *value.values()])
 
 
 def file_of(ident: str) -> str:

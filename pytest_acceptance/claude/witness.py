@@ -65,7 +65,8 @@ RECORD_LIMIT = 64 << 20  # bytes read from one session's records
 LISTED = 5  # tests named in one reason
 MODULES_LIMIT = 20000  # module sources kept, of each kind
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
-PLUGINS_KEY = "criteria_plugins"  # in flow.json: the plugins' metadata folders at /implement
+# In flow.json: every distribution a criterion's pytest saw at /implement, by identity.
+DISTRIBUTIONS_KEY = "criteria_distributions"
 PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"  # witness_plugin.PLUGINS_VARIABLE
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
@@ -132,8 +133,8 @@ def prepare(
 ) -> dict[str, str]:
     """Copy the reporter into `folder` (a private folder of the run) and make its records
     folder there; the variables that make a criterion's pytest load it (for clean_env).
-    With the `flow` (the gate's run, not the pin), the installed plugins a criterion's
-    pytest may load are those it loaded at /implement (witness_plugin.py). With `only`
+    With the `flow` (the gate's run, not the pin), the distributions a criterion's pytest
+    sees are those it saw at /implement, unchanged (witness_plugin.py). With `only`
     (paths relative to the rootdir), a criterion's pytest collects no other file."""
     plugin = os.path.join(folder, "witness-plugin")
     records = os.path.join(folder, "witness-records")
@@ -142,7 +143,7 @@ def prepare(
     source = Path(__file__).with_name("witness_plugin.py").read_bytes()
     Path(plugin, PLUGIN_MODULE + ".py").write_bytes(source)
     env = {RECORDS_VARIABLE: records, CRITERIA_ENV_PREFIX + "PYTHONPATH": plugin}
-    pinned = flow.get(PLUGINS_KEY) if flow is not None else None
+    pinned = flow.get(DISTRIBUTIONS_KEY) if flow is not None else None
     if isinstance(pinned, list):
         listing = os.path.join(folder, "witness-plugins.txt")
         Path(listing).write_text("".join(f"{path}\n" for path in _strings(pinned)), "utf-8")
@@ -181,10 +182,13 @@ class Session:
         self.marked: list[str] = []
         self.plain: list[str] = []  # modules imported the ordinary way, by source file
         self.rewritten: list[str] = []  # modules pytest rewrote the asserts of
-        self.plugins: list[str] = []  # metadata folders of the installed plugins it loaded
+        self.distributions: list[str] = []  # those it saw (witness_plugin.distribution_key)
+        self.registered: list[str] = []  # sources of the modules marked as test code
+        self.folders: list[str] = []  # the marked packages' folders
         self.finished = False
         self.tests: dict[str, str] = {}
         self.files: list[str] = []  # files it collected (its xdist workers' included)
+        self.root = ""  # its rootdir, which `files` are relative to
         self.worker = False  # an xdist worker's record: its collected files, only
 
 
@@ -233,6 +237,7 @@ def _read(path: str) -> Session | None:
         elif session is not None and event == "collected":
             session.files = _strings(record.get("files"))
             if not session.worker:
+                session.root = str(record.get("root") or "")
                 session.collected = _strings(record.get("ids"))
                 session.marked = _strings(record.get("marked"))
         elif session is not None and session.worker:
@@ -240,7 +245,9 @@ def _read(path: str) -> Session | None:
         elif session is not None and event == "modules":
             session.plain = _strings(record.get("plain"))
             session.rewritten = _strings(record.get("rewritten"))
-            session.plugins = _strings(record.get("plugins"))
+            session.distributions = _strings(record.get("distributions"))
+            session.registered = _strings(record.get("registered"))
+            session.folders = _strings(record.get("folders"))
         elif session is not None and event == "finish" and isinstance(record.get("tests"), dict):
             session.finished = True
             session.tests = {str(k): str(v) for k, v in record["tests"].items()}
@@ -274,7 +281,8 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         for item in criteria:
             pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])), flow.repo)
         learn_modules(flow, found.values())
-        flow.data[PLUGINS_KEY] = sorted({p for s in found.values() for p in s.plugins})
+        seen = {key for session in found.values() for key in session.distributions}
+        flow.data[DISTRIBUTIONS_KEY] = sorted(seen)
     pinned_tests.write(flow.folder, pinned)
 
 
@@ -345,19 +353,21 @@ def _pinned_tests(session: Session | None, repo: str) -> PinnedTests:
     return PinnedTests(
         ids=tuple(sorted(session.collected)),
         marked=frozenset(session.marked),
-        files=frozenset(session.files),
+        files=_digests(session.root, session.files),
         test_code=_test_code(session, repo),
+        test_code_folders=_test_code_folders(session, repo),
     )
 
 
 def _test_code(session: Session, repo: str) -> tuple[tuple[str, str], ...]:
-    """The project's modules pytest rewrote as test code in `session`, other than the files
-    it collected and conftest files (criterion integrity pins those, and a collected file
-    may gain tests): (real path, sha256) each."""
+    """The project's modules pytest treats as test code in `session` (those it rewrote, and
+    every module marked for rewriting, imported or not), other than the files it collected
+    and conftest files (criterion integrity pins those, and a collected file may gain
+    tests): (real path, sha256) each."""
     inside = os.path.realpath(repo) + os.sep
-    collected = {os.path.realpath(os.path.join(repo, path)) for path in session.files}
+    collected = {os.path.realpath(os.path.join(session.root, path)) for path in session.files}
     found = {}
-    for path in session.rewritten[:MODULES_LIMIT]:
+    for path in [*session.rewritten, *session.registered][: 2 * MODULES_LIMIT]:
         real = os.path.realpath(path)
         if not real.startswith(inside) or real in collected:
             continue
@@ -369,29 +379,60 @@ def _test_code(session: Session, repo: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found.items()))
 
 
+def _test_code_folders(session: Session, repo: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The folders of the project's packages marked as test code, each with the ``.py``
+    files it holds: a module added to one would be test code nobody pinned (a new
+    ``values/`` package beside ``values.py``)."""
+    inside = os.path.realpath(repo) + os.sep
+    folders = {real for real in map(os.path.realpath, session.folders) if real.startswith(inside)}
+    return tuple((folder, tuple(sorted(_python_sources(folder)))) for folder in sorted(folders))
+
+
+def _digests(root: str, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(path relative to `root`, sha256) of each file ("" when it cannot be read)."""
+    return tuple(
+        (path, file_digest(os.path.join(root, path), follow=False) or "")
+        for path in sorted(set(files))
+    )
+
+
 def _changed_test_code(pinned: PinnedTests) -> list[str]:
-    return [path for path, sha in pinned.test_code if file_digest(path, follow=False) != sha]
+    """Pinned test code changed or gone, and modules added to its packages."""
+    changed = [path for path, sha in pinned.test_code if file_digest(path, follow=False) != sha]
+    for folder, held in pinned.test_code_folders:
+        changed += sorted(set(_python_sources(folder)) - set(held))
+    return changed
+
+
+def _python_sources(folder: str) -> list[str]:
+    found = []
+    for here, folders, files in os.walk(folder):
+        folders[:] = [f for f in folders if f != "__pycache__"]
+        found += [os.path.realpath(os.path.join(here, f)) for f in files if f.endswith(".py")]
+        if len(found) > MODULES_LIMIT:
+            break
+    return found
 
 
 # --- the judgement, at the gate -----------------------------------------------------------------
 
 
 def pinned_files(flow: Flow) -> frozenset[str]:
-    """The files, relative to the rootdir, that any criterion's pytest collected at
-    /implement (those holding a pinned test at least)."""
+    """The files, relative to the rootdir, holding the tests pinned for any criterion: what
+    the run with pinned files only collects."""
     pins = pinned_tests.read(flow.folder) or {}
-    return frozenset(path for pin in pins.values() for path in pin.collected_files())
+    return frozenset(file_of(ident) for pin in pins.values() for ident in pin.ids)
 
 
 def joined(
     flow: Flow, criteria: tuple[CriterionOutcome, ...], found: dict[str, Session]
 ) -> tuple[str, ...]:
     """The witnessed criteria that passed with pinned tests and whose session collected a
-    file (or ran a test of one) that none collected at /implement: the ones to run again
-    with those files only."""
+    file (or ran a test of one) that no criterion's pytest collected at /implement with the
+    content it has now: the ones to run again with the pinned files only."""
     witnessed = set(_strings(flow.get("witnessed")))
     pins = pinned_tests.read(flow.folder) or {}
-    files = pinned_files(flow)
+    known = {entry for pin in pins.values() for entry in pin.files if entry[1]}
     chosen = []
     for criterion in criteria:
         pin = pins.get(criterion.id)
@@ -401,7 +442,8 @@ def joined(
         if pin is None or not pin.ids:
             continue
         ran = [*(session.collected or []), *session.tests]
-        if any(path not in files for path in [*session.files, *map(file_of, ran)]):
+        touched = {*session.files, *map(file_of, ran)}
+        if not set(_digests(session.root, touched)) <= known:
             chosen.append(criterion.id)
     return tuple(chosen)
 

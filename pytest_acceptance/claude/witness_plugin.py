@@ -9,8 +9,9 @@ It writes, into the folder named by ``ACCEPTANCE_WITNESS_RECORDS`` (a private fo
 gate's, made fresh for each run), one file per pytest session, one JSON object per line:
 
 - ``start`` when the session starts: the criterion (``PYTEST_ACCEPTANCE_CRITERION``);
-- ``collected``: the node ids the session selected, which carry a skip or xfail mark, and
-  the files it collected (a module with no test among them: it was imported all the same);
+- ``collected``: the node ids the session selected, which carry a skip or xfail mark, the
+  rootdir, and the files it collected (a module with no test among them too: it was
+  imported all the same), each noted when pytest starts collecting it, as it is then;
   under xdist each worker writes its own file (``worker``, then ``collected``) of the files
   it collected, the controller having told it where (``workerinput``);
 - ``finish`` at ``pytest_sessionfinish``: how each test ended, and pytest's exit status;
@@ -31,6 +32,7 @@ controller hears every worker's reports).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -49,12 +51,25 @@ _MARKS = ("skip", "skipif", "xfail")
 _RANK = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 1, "failed": 2, "error": 2}
 
 
+def distribution_key(distribution: Any) -> str:
+    """A distribution by identity: its metadata folder and what its ``entry_points.txt``
+    declares (what makes it load code into a run it was never named in)."""
+    try:
+        declared = distribution.read_text("entry_points.txt") or ""
+    except (OSError, ValueError):
+        declared = "\0unreadable"
+    digest = hashlib.sha256(declared.encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{getattr(distribution, '_path', '')}\t{digest}"
+
+
 def _only_pinned_distributions(listing: str) -> None:
-    """Under the gate: the installed plugins pytest loads next (its ``pytest11`` entry points)
-    come only from the distributions that provided them at /implement, listed one metadata
-    folder a line in `listing`. A metadata folder written since, in the project (which is on
-    ``sys.path``) or anywhere else, declares nothing. pytest loads entry points right after
-    this module, the first ``-p`` of the run; the filter ends at the first hook after that."""
+    """Under the gate, for the whole session: the distributions ``importlib.metadata``
+    lists (pytest's ``pytest11`` entry points, a plugin's own entry point groups, anything
+    that asks) are those the criterion's pytest saw at /implement, each with the entry
+    points it declared then, listed by :func:`distribution_key` one a line in `listing`. A
+    metadata folder written or changed since, in the project (on ``sys.path``) or anywhere
+    else, declares nothing. This module is the run's first ``-p``: pytest loads entry
+    points after it."""
     import importlib.metadata as metadata
 
     try:
@@ -63,24 +78,21 @@ def _only_pinned_distributions(listing: str) -> None:
     except OSError:
         allowed = set()
     every = metadata.distributions
+    known: dict[str, bool] = {}
 
     def pinned(**kwargs: Any) -> Any:
         for distribution in every(**kwargs):
-            if str(getattr(distribution, "_path", "")) in allowed:
+            path = str(getattr(distribution, "_path", ""))
+            if path not in known:
+                known[path] = distribution_key(distribution) in allowed
+            if known[path]:
                 yield distribution
 
     metadata.distributions = pinned
-    _RESTORE.append(lambda: setattr(metadata, "distributions", every))
 
 
-_RESTORE: list[Any] = []
 if _PLUGINS:
     _only_pinned_distributions(_PLUGINS)
-
-
-def pytest_load_initial_conftests(early_config: Any) -> None:
-    while _RESTORE:
-        _RESTORE.pop()()
 
 
 # First among its peers (pluggy's own marker, written out: this module imports no pytest).
@@ -92,7 +104,6 @@ _FIRST = {
     "trylast": False,
     "specname": None,
 }
-pytest_load_initial_conftests.pytest_impl = _FIRST  # type: ignore[attr-defined]
 # A hook of xdist's: optional, since the criterion's pytest may run without it.
 _OPTIONAL = {**_FIRST, "optionalhook": True, "tryfirst": False}
 _WORKER_RECORDS = "acceptance_witness_records"  # the records folder, in xdist's workerinput
@@ -124,14 +135,11 @@ def pytest_ignore_collect(collection_path: Any, config: Any) -> bool | None:
 pytest_ignore_collect.pytest_impl = _FIRST  # type: ignore[attr-defined]
 
 
-def plugin_distributions(config: Any) -> list[str]:
-    """The metadata folders of the installed plugins this session loaded."""
-    found = set()
-    for _, distribution in config.pluginmanager.list_plugin_distinfo():
-        path = getattr(distribution, "_path", None)
-        if path is not None:
-            found.add(str(path))
-    return sorted(found)
+def visible_distributions() -> list[str]:
+    """Every distribution ``importlib.metadata`` lists in this process, by identity."""
+    import importlib.metadata as metadata
+
+    return sorted({distribution_key(d) for d in metadata.distributions()})
 
 
 class _Session:
@@ -139,7 +147,7 @@ class _Session:
         self.path = path
         self.worker = worker  # an xdist worker's: it records the files it collects, only
         self.outcomes: dict[str, str] = {}
-        self.collected: set[str] = set()  # node ids of collectors: files, folders, classes
+        self.files: set[str] = set()  # node ids of the files it started collecting
 
     def write(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, separators=(",", ":")) + "\n").encode("utf-8")
@@ -179,9 +187,13 @@ def pytest_sessionstart(session: Any) -> None:
 pytest_sessionstart.pytest_impl = _FIRST  # type: ignore[attr-defined]
 
 
-def pytest_collectreport(report: Any) -> None:
-    if _session is not None and report.nodeid:
-        _session.collected.add(report.nodeid)
+def pytest_collectstart(collector: Any) -> None:
+    """A file is noted before pytest imports it: what the file does once imported (rename
+    itself away, say) cannot take it off the list."""
+    if _session is None or not collector.nodeid or "::" in collector.nodeid:
+        return
+    if os.path.isfile(str(getattr(collector, "path", ""))):
+        _session.files.add(collector.nodeid)
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -193,12 +205,13 @@ def pytest_collection_finish(session: Any) -> None:
         ids.append(item.nodeid)
         if _carries_a_mark(item):
             marked.append(item.nodeid)
-    root = str(session.config.rootpath)
-    files = sorted(n for n in _session.collected if os.path.isfile(os.path.join(root, n)))
+    files = sorted(_session.files)
     if _session.worker:
         _session.write({"event": "collected", "files": files})
-    else:
-        _session.write({"event": "collected", "ids": ids, "marked": marked, "files": files})
+        return
+    root = str(session.config.rootpath)
+    record = {"event": "collected", "ids": ids, "marked": marked, "files": files, "root": root}
+    _session.write(record)
 
 
 def _carries_a_mark(item: Any) -> bool:
@@ -245,8 +258,51 @@ def pytest_unconfigure(config: Any) -> None:
     if _session is None or _session.worker:
         return
     plain, rewritten = _module_sources()
-    plugins = plugin_distributions(config)
-    _session.write({"event": "modules", "plain": plain, "rewritten": rewritten, "plugins": plugins})
+    distributions = visible_distributions()
+    record = {"plain": plain, "rewritten": rewritten, "distributions": distributions}
+    files, folders = _registered_sources()
+    _session.write({"event": "modules", **record, "registered": files, "folders": folders})
+
+
+def _registered_sources() -> tuple[list[str], list[str]]:
+    """The source files of the modules pytest was told are test code (its assertion
+    rewriting's marks: ``register_assert_rewrite``, ``pytest_plugins``, ``-p``), whether the
+    session imported them or not, found on ``sys.path`` as an import would find them: a
+    marked module's file, a marked package's every ``.py`` file; and the packages' folders."""
+    hook = next((f for f in sys.meta_path if type(f).__name__ == "AssertionRewritingHook"), None)
+    names = getattr(hook, "_must_rewrite", None)
+    files: set[str] = set()
+    folders: set[str] = set()
+    for name in sorted(names) if isinstance(names, (set, frozenset)) else []:
+        found = _sources_of(str(name))
+        if found and os.path.isdir(found[0]):
+            folders.add(found.pop(0))
+        files.update(found)
+    return sorted(files)[:_SOURCES_LIMIT], sorted(folders)
+
+
+_SOURCES_LIMIT = 20000
+
+
+def _sources_of(name: str) -> list[str]:
+    """A module's file, or a package's folder followed by its ``.py`` files."""
+    for entry in sys.path:
+        base = os.path.join(os.path.abspath(entry or os.curdir), *name.split("."))
+        if os.path.isdir(base):
+            return [base, *_python_files(base)]
+        if os.path.isfile(base + ".py"):
+            return [base + ".py"]
+    return []
+
+
+def _python_files(folder: str) -> list[str]:
+    found = []
+    for here, folders, files in os.walk(folder):
+        folders[:] = sorted(f for f in folders if f != "__pycache__")
+        found += [os.path.join(here, f) for f in sorted(files) if f.endswith(".py")]
+        if len(found) > _SOURCES_LIMIT:
+            break
+    return found
 
 
 def _module_sources() -> tuple[list[str], list[str]]:

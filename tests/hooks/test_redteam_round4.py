@@ -120,8 +120,9 @@ class TestRegistry(metaclass=_Registered):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="route open: a pinned test file's new code is in the pinned-only run too "
-    "(witness.joined only looks for files new since /implement)",
+    reason="route open: the run with pinned files only runs a pinned file as it is now, "
+    "with the code added to it (the pinned bytes are not what runs), and criterion "
+    "integrity reads added module-level code syntactically (an alias through app.__dict__)",
 )
 def test_a_metaclass_appended_to_a_pinned_test_file(tmp_path: Path) -> None:
     """The agent appends a class with a patching metaclass (and a test) to
@@ -130,11 +131,8 @@ def test_a_metaclass_appended_to_a_pinned_test_file(tmp_path: Path) -> None:
     attacked(tmp_path, {"tests/test_other.py": TEST_OTHER + "\n\n" + METACLASS})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: a test file that failed to import at /implement pins no test but "
-    "counts as a pinned file (witness.pinned_files takes every collected file)",
-)
+# Blocked: a file collected at /implement with other content is not known: the pinned
+# tests run again without it.
 def test_a_tdd_file_that_did_not_import_at_implement_carries_the_patch(tmp_path: Path) -> None:
     """TDD shape: at /implement tests/test_feature.py imports a module not written yet
     (a collection error, so it pins no test but its path is a collected file). The agent
@@ -180,12 +178,7 @@ class TestRegistry(metaclass=_Registered):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: witness_plugin.pytest_collection_finish keeps only collected ids "
-    "that are files at that moment; a file without tests that moves away at import is "
-    "never reported",
-)
+# Blocked: a file is noted when pytest starts collecting it, before it can rename itself away.
 def test_a_new_test_file_without_tests_hides_from_the_collected_files(tmp_path: Path) -> None:
     """A new test file holding no test: its metaclass patches app at import, and when pytest
     then asks the (empty) Test class for `__test__` (after its import check), moves the file
@@ -231,11 +224,7 @@ class TestRegistry(metaclass=_Registered):
 '''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: the tree is fingerprinted before the full run and after the "
-    "pinned-only run, never between (gate.run): the full run can prepare the second",
-)
+# Blocked: the tree must be unchanged after each of the gate's runs.
 def test_the_full_run_plants_a_conftest_for_the_pinned_only_run(tmp_path: Path) -> None:
     """A new test file (so the gate runs the pinned files again) whose metaclass patches app
     in the full run and, only under the gate, writes tests/conftest.py. The run with the
@@ -293,11 +282,7 @@ def lazy_project(tmp_path: Path) -> Path:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: test code is learnt from the --collect-only run at /implement "
-    "(witness._test_code); a registered helper a test imports when it runs is not loaded then",
-)
+# Blocked: every module marked as test code is pinned, imported at /implement or not.
 def test_a_registered_helper_imported_inside_the_test_is_emptied(tmp_path: Path) -> None:
     """checks.py is declared test code (register_assert_rewrite in the pinned conftest) but
     the pinned test imports it in its body: at /implement's collection it was never
@@ -305,11 +290,7 @@ def test_a_registered_helper_imported_inside_the_test_is_emptied(tmp_path: Path)
     attack(lazy_project(tmp_path), tmp_path, {"checks.py": CHECKS.replace("assert", "return #")})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: tree/closure.project_modules skips a package inside a package; a "
-    "new subpackage shadows the pinned submodule, whose content is unchanged",
-)
+# Blocked: nothing may be added to a package marked as test code.
 def test_a_new_subpackage_shadows_a_registered_submodule(tmp_path: Path) -> None:
     """testkit (registered for rewriting) has testkit/values.py, pinned by content. The
     agent leaves it alone and adds testkit/values/__init__.py, which Python imports instead
@@ -353,11 +334,7 @@ SEEDER_ENTRY = "[pytest_randomly.random_seeder]\nzz = seeder:reseed\n"
 SEEDER = "import app\n\n\ndef reseed(seed):\n    app.VALUE = 2\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: witness_plugin._only_pinned_distributions is undone at "
-    "pytest_load_initial_conftests; pytest-randomly reads its own entry-point group later",
-)
+# Blocked: the distributions filter holds for the whole session.
 def test_a_dist_info_at_the_root_declares_a_randomly_seeder(tmp_path: Path) -> None:
     """The agent writes zz_seed-1.0.dist-info at the project root (on sys.path under
     `python -m pytest`) declaring a `pytest_randomly.random_seeder` entry point, seeder.py,
@@ -393,12 +370,7 @@ EGG_INFO = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="route open: the witness lets through distributions by metadata folder "
-    "(witness_plugin._only_pinned_distributions); an allowed folder inside the project "
-    "can declare more plugins",
-)
+# Blocked: a distribution is pinned by what its entry_points.txt declared.
 def test_a_plugin_projects_own_egg_info_declares_one_more_plugin(tmp_path: Path) -> None:
     """The project is a pytest plugin developed in place: myplug.egg-info at its root (as
     this repository's own pytest_acceptance.egg-info) declares its pytest11 entry point, so

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib.metadata import PathDistribution
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from pytest_acceptance.claude import witness
 from pytest_acceptance.claude.criteria_env import criteria_env
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.pinned_tests import PinnedTests
+from pytest_acceptance.claude.witness_plugin import distribution_key
 
 WATCHED = [
     "pytest",
@@ -200,8 +202,9 @@ def test_a_pin_reads_back_as_written() -> None:
     pin = PinnedTests(
         ids=("t.py::a", "t.py::b"),
         marked=frozenset({"t.py::b"}),
-        files=frozenset({"t.py", "u.py"}),
+        files=(("t.py", "cd" * 32), ("u.py", "")),
         test_code=(("/p/checks.py", "ab" * 32),),
+        test_code_folders=(("/p/testkit", ("/p/testkit/__init__.py",)),),
     )
     assert PinnedTests.from_json(json.loads(json.dumps(pin.to_json()))) == pin
     empty = PinnedTests(note="its pytest did not finish collecting")
@@ -303,11 +306,11 @@ def root_plugin_project(root: Path) -> Path:
 
 
 def witnessed_run(project: Path, folder: Path, *args: str, pinned: list[str] | None) -> int:
-    """The criterion's pytest as the gate starts it, the plugins it loaded at /implement
+    """The criterion's pytest as the gate starts it, the distributions it saw at /implement
     `pinned` (None: as at /implement itself, where nothing is pinned yet)."""
     folder.mkdir()
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider -p no:randomly")
-    flow = None if pinned is None else Flow(folder, {witness.PLUGINS_KEY: pinned})
+    flow = None if pinned is None else Flow(folder, {witness.DISTRIBUTIONS_KEY: pinned})
     env.update(witness.prepare(str(folder), flow))
     env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
     env = criteria_env(env)
@@ -318,26 +321,41 @@ def witnessed_run(project: Path, folder: Path, *args: str, pinned: list[str] | N
 @pytest.mark.parametrize("workers", [(), ("-p", "xdist", "-n", "2")], ids=["alone", "xdist"])
 def test_a_plugin_declared_since_the_pin_never_loads(tmp_path: Path, workers: tuple) -> None:
     """Without the pin's list, the root's metadata folder gets the failing test through
-    (the attack is real); with the plugins pinned at /implement (here: the environment's
-    own, none from the project), it declares nothing and the test fails, in xdist's workers
-    too. The list is the metadata folders the witness saw loaded at /implement."""
+    (the attack is real); with the distributions pinned at /implement (here: the
+    environment's own, none from the project), it declares nothing and the test fails, in
+    xdist's workers too."""
     project = root_plugin_project(tmp_path)
     assert witnessed_run(project, tmp_path / "open", *workers, pinned=None) == 0
-    environment = sorted(
-        str(d._path)  # type: ignore[attr-defined]
-        for d in importlib.metadata.distributions()
-        if any(e.group == "pytest11" for e in d.entry_points)
-    )
-    assert witnessed_run(project, tmp_path / "pinned", *workers, pinned=environment) == 1
+    assert witnessed_run(project, tmp_path / "pinned", *workers, pinned=environment()) == 1
 
 
-def test_the_pin_records_which_plugins_were_loaded(tmp_path: Path) -> None:
+def environment() -> list[str]:
+    """The keys of this interpreter's distributions (the test's project is not on its path)."""
+    return sorted(distribution_key(d) for d in importlib.metadata.distributions())
+
+
+def test_a_pinned_metadata_folder_that_declares_more_since_declares_nothing(
+    tmp_path: Path,
+) -> None:
+    """Variant: the project's own metadata folder was there at /implement declaring no
+    plugin (a project developed in place); the agent adds the pytest11 entry point to it.
+    Pinned by what it declared, the folder now declares nothing."""
     project = root_plugin_project(tmp_path)
-    (project / "localcheck-1.0.dist-info").rename(tmp_path / "gone")  # an honest project
+    declared = project / "localcheck-1.0.dist-info" / "entry_points.txt"
+    declared.write_text("[console_scripts]\nlocalcheck = localcheck:main\n")
+    pinned = [*environment(), distribution_key(PathDistribution(declared.parent))]
+    declared.write_text("[pytest11]\nlocalcheck = localcheck\n")
+    assert witnessed_run(project, tmp_path / "open", pinned=None) == 0
+    assert witnessed_run(project, tmp_path / "pinned", pinned=pinned) == 1
+
+
+def test_the_pin_records_every_distribution_it_saw(tmp_path: Path) -> None:
+    project = root_plugin_project(tmp_path)
     witnessed_run(project, tmp_path / "private", pinned=None)
     session = witness.sessions(str(tmp_path / "private" / "witness-records"))[""]
-    assert any(path.endswith("xdist-" + xdist_version() + ".dist-info") for path in session.plugins)
-    assert not [path for path in session.plugins if path.startswith(str(project))]
+    xdist = "xdist-" + xdist_version() + ".dist-info\t"
+    assert [key for key in session.distributions if xdist in key]
+    assert [key for key in session.distributions if key.startswith(str(project))]
 
 
 def xdist_version() -> str:
