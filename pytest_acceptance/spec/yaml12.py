@@ -231,5 +231,3 @@ def _tag(tag: str) -> str:
 
 def _problem(exc: BaseException) -> str:
     return bounded(str(exc) or type(exc).__name__)
-
-
