@@ -71,9 +71,8 @@ _NOT_STRING_KEYS = frozenset(
 )
 _DOUBLE_QUOTED = re.compile(r'"(?P<text>[^"\\]*)" *\Z')
 _SINGLE_QUOTED = re.compile(r"'(?P<text>[^']*)' *\Z")
-# A plain scalar that starts with none of YAML's indicators and holds no ": ", " #", nor a
-# trailing ":" (which would start a nested mapping or a comment).
-_PLAIN = re.compile(r"[A-Za-z0-9_./~$(](?:(?!: | #).)*?(?<!:) *\Z")
+# How a plain scalar may start: with none of YAML's indicators.
+_PLAIN_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./~$(")
 MAX_ENTRIES = 100  # far more than any method's keys; the full loader counts nodes beyond
 
 
@@ -110,9 +109,12 @@ def _scalar(text: str) -> Any:
     if first == "'":
         quoted = _SINGLE_QUOTED.match(text)
         return quoted["text"] if quoted else _UNSURE
-    if _PLAIN.match(text) is None:
+    text = text.rstrip(" ")
+    # No ": " or trailing ":" (a nested mapping) and no " #" (a comment). String methods, not
+    # a regular expression: a value may be 100,000 characters of hostile input.
+    if first not in _PLAIN_FIRST or ": " in text or text.endswith(":") or " #" in text:
         return _UNSURE
-    return plain_value(text.rstrip(" "))
+    return plain_value(text)
 
 
 def plain_value(text: str) -> Any:
