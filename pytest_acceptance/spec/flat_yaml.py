@@ -12,7 +12,7 @@ hundred of them. ``read_flat`` reads exactly the blocks whose meaning is unmista
 without a YAML parser, and answers None for everything else, which the full loader then
 reads (and reports, when it is wrong): a line it does not know, an indent, a tab, a key
 used twice, an escape, a comment after a value, a character YAML treats specially. Where it
-answers, the answer is the one the full loader gives (tests/spec/test_fast_paths.py checks
+answers, the answer is the one the full loader gives (tests/fuzz/test_fast_paths.py checks
 this against it).
 
 The core schema's resolution of plain scalars lives here too, so both readers type

@@ -18,7 +18,7 @@ letter, a digit (not a list number), ``**`` and a word, or a single backtick. An
 (a list, a quote, an indent, a setext underline, HTML, a link reference, a tab outside a
 fence, a CR, a trailing ``#``, an ambiguous fence line) makes it answer None, and
 markdown-it reads the whole text. Where it answers, the blocks are markdown-it's
-(tests/spec/test_fast_paths.py checks this against it).
+(tests/fuzz/test_fast_paths.py checks this against it).
 """
 
 from __future__ import annotations
