@@ -6,7 +6,9 @@
    the main thread, a forked child elsewhere) vs a bare ``re.search``, on a small and on a
    100 MB output: the price of the deadline;
 3. a spec whose verification blocks hold an alias bomb and 25,000-deep nesting vs the
-   same spec with plain blocks (target <= 3).
+   same spec with plain blocks (target <= 3);
+4. a spec whose flat blocks (read without PyYAML) hold 10,000-character commands with a long
+   blank run vs commands of the same length without one (target <= 3).
 
 Usage: python bench/bench_hostile_input.py [--rounds N]
 """
@@ -128,6 +130,13 @@ def main() -> None:
         "spec with alias bombs (20 blocks)",
         parse_spec(spec_with("retries: 1")),
         parse_spec(spec_with(bomb)),
+        rounds,
+        3,
+    )
+    side_by_side(
+        "spec with 10,000-character flat values, a blank run (20 blocks)",
+        parse_spec(spec_with("pass_condition: " + "x" * LENGTH)),
+        parse_spec(spec_with("pass_condition: a" + " " * (LENGTH - 2) + "b")),
         rounds,
         3,
     )

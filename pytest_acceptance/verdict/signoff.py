@@ -212,7 +212,7 @@ def _entry_lines(text: str) -> list[int]:
     """The 1-based line of each record (for messages only)."""
     import yaml
 
-    from pytest_acceptance.spec.yamlload import Yaml12Loader
+    from pytest_acceptance.spec.yaml12 import Yaml12Loader
 
     node = yaml.compose(text, Loader=Yaml12Loader)
     if not isinstance(node, yaml.MappingNode):

@@ -1,10 +1,11 @@
 """Markdown as the few block-level facts every spec format reads, with 1-based lines.
 
 Structure comes from markdown-it-py block tokens and their line maps, so a heading or a
-list inside a code fence is never structure. Blocks come out flat, in document order;
-list items carry their nesting depth so a format can take an item with everything nested
-under it (``children``). Inline markup is parsed on demand (``plain``), for the few texts a
-spec keeps. Nothing here knows about criteria.
+list inside a code fence is never structure; a text of only flat headings, paragraphs and
+fences is read the same way without markdown-it (``flat_markdown``). Blocks come out flat, in
+document order; list items carry their nesting depth so a format can take an item with
+everything nested under it (``children``). Inline markup is parsed on demand (``plain``), for
+the few texts a spec keeps. Nothing here knows about criteria.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Document:
 
     def __init__(self, text: str) -> None:
         self.env: dict[str, Any] = {}
-        self.blocks: list[Block] = list(_blocks(markdown().parse(text, self.env), self.env))
+        self.blocks: list[Block] = read_blocks(text, self.env)
 
     def plain(self, markdown: str) -> str:
         return plain(markdown, self.env)
@@ -64,6 +65,23 @@ class Document:
     @property
     def title(self) -> str:
         return next((b.text for b in self.blocks if b.kind == "heading" and b.level == 1), "")
+
+
+def read_blocks(text: str, env: dict[str, Any]) -> list[Block]:
+    """The blocks of ``text``: by the flat reader when every line is one it reads exactly (most
+    of a big spec, without markdown-it's tokenizer or even its import), else by markdown-it.
+    ``env`` receives the link references ``plain`` needs."""
+    from pytest_acceptance.spec.formats import flat_markdown
+
+    flat = flat_markdown.read_blocks(text, env)
+    if flat is not None:
+        return flat
+    return markdown_blocks(text, env)
+
+
+def markdown_blocks(text: str, env: dict[str, Any]) -> list[Block]:
+    """The blocks of ``text`` from markdown-it's block tokens."""
+    return list(_blocks(markdown().parse(text, env), env))
 
 
 def _blocks(tokens: list[Token], env: dict[str, Any]) -> Iterator[Block]:
