@@ -67,7 +67,7 @@ MODULES_LIMIT = 20000  # module sources kept, of each kind
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
 # In flow.json: every distribution a criterion's pytest saw at /implement, by identity.
 DISTRIBUTIONS_KEY = "criteria_distributions"
-PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"  # witness_plugin.PLUGINS_VARIABLE
+DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"  # witness_plugin.DISTRIBUTIONS_VARIABLE
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
@@ -145,9 +145,9 @@ def prepare(
     env = {RECORDS_VARIABLE: records, CRITERIA_ENV_PREFIX + "PYTHONPATH": plugin}
     pinned = flow.get(DISTRIBUTIONS_KEY) if flow is not None else None
     if isinstance(pinned, list):
-        listing = os.path.join(folder, "witness-plugins.txt")
+        listing = os.path.join(folder, "witness-distributions.txt")
         Path(listing).write_text("".join(f"{path}\n" for path in _strings(pinned)), "utf-8")
-        env[PLUGINS_VARIABLE] = listing
+        env[DISTRIBUTIONS_VARIABLE] = listing
     if only is not None:
         listing = os.path.join(folder, "witness-only.txt")
         Path(listing).write_text("".join(f"{path}\n" for path in sorted(only)), "utf-8")

@@ -40,10 +40,10 @@ import time
 from typing import Any
 
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"
-PLUGINS_VARIABLE = "ACCEPTANCE_WITNESS_PLUGINS"
+DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"
 _RECORDS = os.environ.pop(RECORDS_VARIABLE, "")
-_PLUGINS = os.environ.get(PLUGINS_VARIABLE, "")  # kept: xdist workers load plugins too
+_DISTRIBUTIONS = os.environ.get(DISTRIBUTIONS_VARIABLE, "")  # kept: xdist workers load plugins
 _ONLY = os.environ.get(ONLY_VARIABLE, "")  # kept: xdist workers collect
 _CRITERION = os.environ.get("PYTEST_ACCEPTANCE_CRITERION", "")
 _MARKS = ("skip", "skipif", "xfail")
@@ -91,8 +91,8 @@ def _only_pinned_distributions(listing: str) -> None:
     metadata.distributions = pinned
 
 
-if _PLUGINS:
-    _only_pinned_distributions(_PLUGINS)
+if _DISTRIBUTIONS:
+    _only_pinned_distributions(_DISTRIBUTIONS)
 
 
 # First among its peers (pluggy's own marker, written out: this module imports no pytest).
@@ -258,7 +258,8 @@ def pytest_unconfigure(config: Any) -> None:
     if _session is None or _session.worker:
         return
     plain, rewritten = _module_sources()
-    distributions = visible_distributions()
+    # What the pin records; under the gate (a list given) it is not read again.
+    distributions = [] if _DISTRIBUTIONS else visible_distributions()
     record = {"plain": plain, "rewritten": rewritten, "distributions": distributions}
     files, folders = _registered_sources()
     _session.write({"event": "modules", **record, "registered": files, "folders": folders})
