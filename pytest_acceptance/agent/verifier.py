@@ -233,14 +233,13 @@ def _resolve_backend(config: pytest.Config) -> tuple[Backend | None, str]:
     from pytest_acceptance.options import ini_value
 
     choices = ", ".join(AGENT_CHOICES)
-    choice = config.getoption("acceptance_agent") or str(
-        ini_value(config, "acceptance_agent", f"one of {choices}")
-    )
+    choice, chosen_by = config.getoption("acceptance_agent"), "--acceptance-agent"
+    if not choice:
+        choice = str(ini_value(config, "acceptance_agent", f"one of {choices}"))
+        chosen_by = "ini acceptance_agent ="
     choice = choice.strip()
     if choice not in ("", *AGENT_CHOICES):
-        raise pytest.UsageError(
-            f"ini acceptance_agent = {choice!r}: use one of {', '.join(AGENT_CHOICES)}"
-        )
+        raise pytest.UsageError(f"{chosen_by} {choice!r}: use one of {choices}")
     command, source = config.getoption("acceptance_agent_command"), "--acceptance-agent-command"
     if not command:
         command = str(ini_value(config, "acceptance_agent_command", "a command line"))
@@ -253,7 +252,7 @@ def _resolve_backend(config: pytest.Config) -> tuple[Backend | None, str]:
     )
 
     if choice == "none":
-        return None, "the agent is switched off (acceptance_agent = none)"
+        return None, f"the agent is switched off ({chosen_by} none)"
     if choice == "command" or (not choice and command.strip()):
         return CommandBackend(_command_words(command, source)), ""
     explicit = config.getoption("acceptance_claude") or str(config.getini("acceptance_claude"))

@@ -43,7 +43,7 @@ from pytest_acceptance.evidence.fragments import (
 )
 from pytest_acceptance.model import Criterion, Method, Priority, Result, Spec, Status
 from pytest_acceptance.text import display_path
-from pytest_acceptance.verdict.decision import message_beyond_issues
+from pytest_acceptance.verdict.decision import agent_line, message_beyond_issues, plural
 
 SCHEMA = "pytest-acceptance/report"
 SCHEMA_VERSION = 1
@@ -426,16 +426,14 @@ def agent_spending(entries: list[dict[str, Any]]) -> str:
     usages = [e["usage"] for e in entries if e.get("usage")]
     if not usages:
         return ""
-    cost = sum(u["cost_usd"] for u in usages)
-    unstable = sum(bool(e.get("unstable")) for e in entries)
-    text = (
-        f"{sum(u['calls'] for u in usages)} calls for {len(usages)} criteria "
-        f"({sum(u['cached'] for u in usages)} cached), ${cost:.4f}, "
-        f"{sum(u['input_tokens'] for u in usages):,} input and "
-        f"{sum(u['output_tokens'] for u in usages):,} output tokens, "
-        f"{sum(u['turns'] for u in usages)} turns, {sum(u['duration'] for u in usages):.1f} s"
-    )
-    return text + (f", {unstable} unstable" if unstable else "")
+    totals: dict[str, Any] = {
+        key: sum(u[key] for u in usages)
+        for key in ("calls", "cached", "cost_usd", "input_tokens", "output_tokens", "turns")
+    }
+    totals["duration"] = sum(u["duration"] for u in usages)
+    totals["criteria"] = len(usages)
+    totals["unstable"] = sum(bool(e.get("unstable")) for e in entries)
+    return agent_line(totals)
 
 
 def usage_words(usage: dict[str, Any] | None) -> str:
@@ -446,8 +444,8 @@ def usage_words(usage: dict[str, Any] | None) -> str:
         return "cached pass: no agent call"
     return (
         f"${usage['cost_usd']:.4f}, {usage['input_tokens']:,} input and "
-        f"{usage['output_tokens']:,} output tokens, {usage['turns']} turns, "
-        f"{usage['calls']} calls, {usage['duration']:.1f} s"
+        f"{usage['output_tokens']:,} output tokens, {plural(usage['turns'], 'turn')}, "
+        f"{plural(usage['calls'], 'call')}, {usage['duration']:.1f} s"
     )
 
 
@@ -478,7 +476,7 @@ def resolution_words(kind: str) -> str:
 
 
 def _criteria(count: int) -> str:
-    return f"{count} {'criterion' if count == 1 else 'criteria'}"
+    return plural(count, "criterion")
 
 
 def _gap_lines(report: dict[str, Any]) -> list[str]:

@@ -268,7 +268,7 @@ def _passed_line(outcome: Outcome) -> str:
     line = f"- {outcome.criterion.id}: {outcome.criterion.title} ✓"
     if outcome.result.status is Status.FLAKY:
         failures = outcome.result.attempts - 1
-        line += f" (flaky: passed after {_plural(failures, 'failed attempt')})"
+        line += f" (flaky: passed after {plural(failures, 'failed attempt')})"
     if signed := sign_off_words(outcome.result):
         line += f" ({signed})"
     if unstable := unstable_note(outcome.result):
@@ -343,7 +343,7 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
             return "Continue working on failed criteria, then call /verify again."
         failed = len(verdict.of(Status.FAILED))
         return (
-            f"Not verified: {failed} of {_plural(len(verdict.outcomes), 'criterion')} "
+            f"Not verified: {failed} of {plural(len(verdict.outcomes), 'criterion')} "
             "failed. Fix what is listed above, then run the same pytest command again."
         )
     if verdict.status is VerdictStatus.INTERRUPTED:
@@ -351,7 +351,7 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
         finished = len(verdict.outcomes) - len(verdict.of(Status.NOT_RUN))
         return (
             f"Verdict: INTERRUPTED. The run was stopped (this is not a pass); "
-            f"{_plural(finished, 'criterion')} finished and {_verb(finished, 'is', 'are')} "
+            f"{plural(finished, 'criterion')} finished and {_verb(finished, 'is', 'are')} "
             f"listed above. To verify the spec, {again}."
         )
     if verdict.status is VerdictStatus.ERROR:
@@ -372,7 +372,7 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
             return f"{automated}; {waiting}. {evidence}"
         first = verdict.of(Status.MANUAL)[0].criterion.id
         return (
-            f"{automated}; {_plural(manual, 'criterion')} {_verb(manual, 'needs', 'need')} a "
+            f"{automated}; {plural(manual, 'criterion')} {_verb(manual, 'needs', 'need')} a "
             "person: check the list above by hand, then record each check by adding "
             f"--acceptance-sign-off {first} --acceptance-by 'Your Name' to this pytest command "
             "(a signed-off criterion counts as passed)."
@@ -381,14 +381,14 @@ def next_step(verdict: Verdict, for_agent: bool) -> str:
     return f"{verified} /done may follow." if for_agent else verified
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     plurals = {"criterion": "criteria", "automated criterion": "automated criteria"}
     return f"{count} {noun if count == 1 else plurals.get(noun, noun + 's')}"
 
 
 def _all(count: int, noun: str) -> str:
     """ "All 3 criteria", but "1 criterion"."""
-    return _plural(count, noun) if count == 1 else f"All {_plural(count, noun)}"
+    return plural(count, noun) if count == 1 else f"All {plural(count, noun)}"
 
 
 def _verb(count: int, singular: str, plural: str) -> str:
@@ -542,10 +542,10 @@ def agent_usage(result: Result) -> dict[str, Any] | None:
 def agent_line(totals: dict[str, Any]) -> str:
     """One line of a run's agent totals, for the terminal and the reports."""
     line = (
-        f"{_plural(totals['calls'], 'agent call')} for {_plural(totals['criteria'], 'criterion')}"
+        f"{plural(totals['calls'], 'agent call')} for {plural(totals['criteria'], 'criterion')}"
         f" ({totals['cached']} cached), ${totals['cost_usd']:.4f}, "
         f"{totals['input_tokens']:,} input and {totals['output_tokens']:,} output tokens, "
-        f"{_plural(totals['turns'], 'turn')}, {totals['duration']:.1f} s"
+        f"{plural(totals['turns'], 'turn')}, {totals['duration']:.1f} s"
     )
     if totals.get("unstable"):
         line += f", {totals['unstable']} unstable"

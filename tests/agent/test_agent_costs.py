@@ -142,8 +142,8 @@ def test_cost_reaches_verdict_json_report_html_junit_and_ends_the_terminal_summa
         "output tokens, 6 turns, "
     ), result.stdout.str()
     [report] = (pytester.path / ".acceptance" / "specs").glob("*/report.md")
-    assert "- Agents: 2 calls for 2 criteria (0 cached), $0.5000" in report.read_text()
-    assert "- Agent: $0.2500, 1,000 input and 50 output tokens, 3 turns, 1 calls" in (
+    assert "- Agents: 2 agent calls for 2 criteria (0 cached), $0.5000" in report.read_text()
+    assert "- Agent: $0.2500, 1,000 input and 50 output tokens, 3 turns, 1 call," in (
         report.read_text()
     )
     assert "$0.2500, 1,000 input and 50 output tokens" in (pytester.path / "run.html").read_text()

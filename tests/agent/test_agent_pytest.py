@@ -103,7 +103,20 @@ def test_agent_none_switches_a_configured_agent_off(
         "--acceptance", path, "-n", "0", "--acceptance-agent", "none"
     )
     assert result.ret == 11
-    result.stdout.fnmatch_lines(["*the agent is switched off (acceptance_agent = none)*"])
+    result.stdout.fnmatch_lines(["*the agent is switched off (--acceptance-agent none)*"])
+    assert judge.calls() == []
+
+
+def test_agent_none_from_the_ini_is_named_as_the_ini_key(
+    pytester: pytest.Pytester, judge: Judge
+) -> None:
+    """The reason says where `none` came from, so the user knows what to change."""
+    path = project(pytester, judge, agent("AC-1"))
+    result = pytester.runpytest_subprocess(
+        "--acceptance", path, "-n", "0", "-o", "acceptance_agent=none"
+    )
+    assert result.ret == 11
+    result.stdout.fnmatch_lines(["*the agent is switched off (ini acceptance_agent = none)*"])
     assert judge.calls() == []
 
 

@@ -47,7 +47,7 @@ def test_without_an_agent_the_way_out_is_printed_once(pytester: pytest.Pytester)
             '(not in the vocabulary: did you mean "exit code N"?)',
             "  Error: no agent configured to judge AC-4",
             "AC-2, AC-3, AC-4: an agent must judge them, and none is configured: the agent is "
-            "switched off (acceptance_agent = none). Either configure one: *--acceptance-agent-"
+            "switched off (--acceptance-agent none). Either configure one: *--acceptance-agent-"
             "command CMD* Or let a command decide: give each criterion a yaml verification "
             "block (in a list item, indented under the item), e.g.",
             "```yaml",
