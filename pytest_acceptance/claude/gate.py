@@ -138,7 +138,7 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
     result = _result(flow, verdict, returncode, tail, before, before)
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     joined = witness.joined(flow, result.criteria, witnessed)
-    alone = _pinned_alone(flow, deadline_at, joined)
+    alone = _pinned_alone(flow, deadline_at, joined, witness.pinned_sources(flow, witnessed))
     if joined and after == before:  # each run must leave the tree as it found it
         after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = result.replace(
@@ -156,15 +156,16 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
 
 
 def _pinned_alone(
-    flow: Flow, deadline_at: float, criteria: tuple[str, ...]
+    flow: Flow, deadline_at: float, criteria: tuple[str, ...], only: dict[str, str | None]
 ) -> dict[str, witness.Session | None]:
     """The `criteria` run again, their pytest collecting only the files that held pinned
-    tests: each one's session there (None when it reported none, or the run's channel was
-    not trusted). Nothing when no criterion is given."""
+    tests (`only`: witness.pinned_sources), each as it was at /implement: each criterion's
+    session there (None when it reported none, or the run's channel was not trusted).
+    Nothing when no criterion is given."""
     if not criteria:
         return {}
     with private_pycache() as pycache:
-        env = witness.prepare(pycache, flow, only=witness.pinned_files(flow))
+        env = witness.prepare(pycache, flow, only=only)
         verdict, _, _ = _pytest(flow, deadline_at, pycache, env, criteria)
         found = witness.sessions(env[witness.RECORDS_VARIABLE])
     trusted = not isinstance(verdict, str)

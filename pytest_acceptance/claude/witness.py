@@ -39,6 +39,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -47,7 +48,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from pytest_acceptance.claude import pinned_tests
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
@@ -55,7 +56,7 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.pinned_tests import PinnedTests, file_of
-from pytest_acceptance.tree.hostile import file_digest, open_regular
+from pytest_acceptance.tree.hostile import file_digest, open_regular, read_regular_or_none
 
 PLUGIN_MODULE = "_pytest_acceptance_witness"
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"  # witness_plugin.RECORDS_VARIABLE
@@ -64,6 +65,8 @@ PIN_WORKERS = 4
 RECORD_LIMIT = 64 << 20  # bytes read from one session's records
 LISTED = 5  # tests named in one reason
 MODULES_LIMIT = 20000  # module sources kept, of each kind
+SOURCES_FOLDER = "pinned-sources"  # in the flow's folder: pinned test files' content, by sha256
+SOURCE_LIMIT = 8 << 20  # bytes of one test file kept
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
 # In flow.json: every distribution a criterion's pytest saw at /implement, by identity.
 DISTRIBUTIONS_KEY = "criteria_distributions"
@@ -129,13 +132,15 @@ def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
 
 
 def prepare(
-    folder: str, flow: Flow | None = None, only: Iterable[str] | None = None
+    folder: str, flow: Flow | None = None, only: Mapping[str, str | None] | None = None
 ) -> dict[str, str]:
     """Copy the reporter into `folder` (a private folder of the run) and make its records
     folder there; the variables that make a criterion's pytest load it (for clean_env).
     With the `flow` (the gate's run, not the pin), the distributions a criterion's pytest
     sees are those it saw at /implement, unchanged (witness_plugin.py). With `only`
-    (paths relative to the rootdir), a criterion's pytest collects no other file."""
+    (paths relative to the rootdir), a criterion's pytest collects no other file, and runs
+    a file that changed since /implement as it was then (its value: the path of that
+    content, "" when it was not kept)."""
     plugin = os.path.join(folder, "witness-plugin")
     records = os.path.join(folder, "witness-records")
     os.makedirs(plugin, mode=0o700)
@@ -150,7 +155,8 @@ def prepare(
         env[DISTRIBUTIONS_VARIABLE] = listing
     if only is not None:
         listing = os.path.join(folder, "witness-only.txt")
-        Path(listing).write_text("".join(f"{path}\n" for path in sorted(only)), "utf-8")
+        lines = (path if only[path] is None else f"{path}\t{only[path]}" for path in sorted(only))
+        Path(listing).write_text("".join(f"{line}\n" for line in lines), "utf-8")
         env[ONLY_VARIABLE] = listing
     return env
 
@@ -189,6 +195,7 @@ class Session:
         self.tests: dict[str, str] = {}
         self.files: list[str] = []  # files it collected (its xdist workers' included)
         self.root = ""  # its rootdir, which `files` are relative to
+        self.unsubstituted: list[str] = []  # changed pinned files not run as pinned
         self.worker = False  # an xdist worker's record: its collected files, only
 
 
@@ -208,6 +215,7 @@ def sessions(records: str) -> dict[str, Session]:
             latest[session.criterion] = session
         elif owner is not None:  # a worker starts after the session that started it
             owner.files += session.files
+            owner.unsubstituted += session.unsubstituted
     return latest
 
 
@@ -236,6 +244,7 @@ def _read(path: str) -> Session | None:
             session.worker = event == "worker"
         elif session is not None and event == "collected":
             session.files = _strings(record.get("files"))
+            session.unsubstituted = _strings(record.get("unsubstituted"))
             if not session.worker:
                 session.root = str(record.get("root") or "")
                 session.collected = _strings(record.get("ids"))
@@ -279,7 +288,9 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
                     pool.submit(_collect, flow, item, criteria_env(env), deadline_at)
             found = sessions(env[RECORDS_VARIABLE])
         for item in criteria:
-            pinned[str(item["id"])] = _pinned_tests(found.get(str(item["id"])), flow.repo)
+            session = found.get(str(item["id"]))
+            pinned[str(item["id"])] = _pinned_tests(session, flow.repo)
+            _keep_sources(flow, session, pinned[str(item["id"])])
         learn_modules(flow, found.values())
         seen = {key for session in found.values() for key in session.distributions}
         flow.data[DISTRIBUTIONS_KEY] = sorted(seen)
@@ -388,6 +399,41 @@ def _test_code_folders(session: Session, repo: str) -> tuple[tuple[str, tuple[st
     return tuple((folder, tuple(sorted(_python_sources(folder)))) for folder in sorted(folders))
 
 
+def _keep_sources(flow: Flow, session: Session | None, pin: PinnedTests) -> None:
+    """Keep, in the flow's folder, the content of each file holding a pinned test: the run
+    with pinned files only runs a file changed since as it is now kept."""
+    holding = {file_of(ident) for ident in pin.ids}
+    folder = flow.folder / SOURCES_FOLDER
+    for path, digest in pin.files:
+        if session is None or path not in holding or not digest:
+            continue
+        content = read_regular_or_none(os.path.join(session.root, path), SOURCE_LIMIT)
+        if content is not None and hashlib.sha256(content).hexdigest() == digest:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            (folder / digest).write_bytes(content)
+
+
+def pinned_sources(flow: Flow, found: dict[str, Session]) -> dict[str, str | None]:
+    """The files holding pinned tests, for the run with pinned files only: each with None
+    when it is as pinned, else the path of its content at /implement ("" when not kept)."""
+    root = next((s.root for s in found.values() if s.root), flow.repo)
+    pins = pinned_tests.read(flow.folder) or {}
+    only: dict[str, str | None] = {}
+    for pin in pins.values():
+        holding = {file_of(ident) for ident in pin.ids}
+        for path, digest in pin.files:
+            if path not in holding:
+                continue
+            if file_digest(os.path.join(root, path), follow=False) == digest:
+                only[path] = None
+            else:
+                kept = flow.folder / SOURCES_FOLDER / digest
+                only[path] = str(kept) if digest and kept.is_file() else ""
+        for path in holding - {path for path, _ in pin.files}:
+            only.setdefault(path, None)  # a file of an older pin, without its content
+    return only
+
+
 def _digests(root: str, files: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """(path relative to `root`, sha256) of each file ("" when it cannot be read)."""
     return tuple(
@@ -415,13 +461,6 @@ def _python_sources(folder: str) -> list[str]:
 
 
 # --- the judgement, at the gate -----------------------------------------------------------------
-
-
-def pinned_files(flow: Flow) -> frozenset[str]:
-    """The files, relative to the rootdir, holding the tests pinned for any criterion: what
-    the run with pinned files only collects."""
-    pins = pinned_tests.read(flow.folder) or {}
-    return frozenset(file_of(ident) for pin in pins.values() for ident in pin.ids)
 
 
 def joined(
@@ -480,13 +519,24 @@ def _judged(
     else:
         problem = refusal(pin, found.get(criterion.id))
     if problem is None and pin is not None and criterion.id in alone:
-        problem = refusal(pin, alone[criterion.id])
+        problem = refusal(pin, alone[criterion.id]) or _unsubstituted(alone[criterion.id])
         if problem is not None:
             problem = f"run again without the test files added since /implement, {problem}"
     if problem is None:
         return dataclasses.replace(criterion, witnessed=True)
     return dataclasses.replace(
         criterion, witnessed=False, status="failed", message=f"not witnessed: {problem}"
+    )
+
+
+def _unsubstituted(session: Session | None) -> str | None:
+    missed = sorted(set(session.unsubstituted)) if session is not None else []
+    if not missed:
+        return None
+    return (
+        f"{', '.join(missed[:LISTED])}: changed since /implement, and its pytest could not run "
+        "it as it was then (pytest's assertion rewriting off, or its content not kept). "
+        "Restore it, or /pytest-acceptance:escalate for a human decision"
     )
 
 

@@ -22,7 +22,10 @@ gate's, made fresh for each run), one file per pytest session, one JSON object p
 With ``ACCEPTANCE_WITNESS_ONLY`` (a file listing paths relative to the rootdir, one a line),
 pytest collects no file but those, conftest files and ``__init__.py``: the gate's second run
 of a criterion whose tests were joined by new test files, so that the pinned tests are judged
-in a process no new test file ran in (witness.py).
+in a process no new test file ran in (witness.py). A listed file changed since /implement
+comes with a tab and the path of its content then: pytest's assertion rewriting compiles
+that content in its place (``substituted`` in the ``collected`` record), and one it did not
+compile so (no copy, or assertion rewriting off) is noted as ``unsubstituted``.
 
 A session cut short (``os._exit``, a kill, a crash) never writes ``finish``. The variable
 is taken out of the environment when this module loads, before any of the project's code
@@ -32,6 +35,7 @@ controller hears every worker's reports).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -109,15 +113,23 @@ _OPTIONAL = {**_FIRST, "optionalhook": True, "tryfirst": False}
 _WORKER_RECORDS = "acceptance_witness_records"  # the records folder, in xdist's workerinput
 
 
-def _listed(listing: str) -> frozenset[str]:
+def _listed(listing: str) -> dict[str, str | None]:
+    """Each listed file, with the path of the content to run in its place (None: as it is;
+    "": changed, with no content to run instead)."""
     try:
         with open(listing, encoding="utf-8") as stream:
-            return frozenset(stream.read().splitlines())
+            lines = stream.read().splitlines()
     except OSError:
-        return frozenset()  # nothing listed: nothing but conftest files is collected
+        return {}  # nothing listed: nothing but conftest files is collected
+    found: dict[str, str | None] = {}
+    for line in lines:
+        path, tab, pinned = line.partition("\t")
+        found[path] = pinned if tab else None
+    return found
 
 
 _COLLECTED_ONLY = _listed(_ONLY) if _ONLY else None
+_SUBSTITUTED: set[str] = set()  # listed files compiled from their content at /implement
 _ALWAYS_COLLECTED = ("conftest.py", "__init__.py")  # configuration and packages, pinned whole
 
 
@@ -133,6 +145,41 @@ def pytest_ignore_collect(collection_path: Any, config: Any) -> bool | None:
 
 
 pytest_ignore_collect.pytest_impl = _FIRST  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: Any) -> None:
+    """Under ``ACCEPTANCE_WITNESS_ONLY``, a listed file changed since /implement is compiled
+    from its content then: pytest's assertion rewriting reads it instead of the file (and
+    never its bytecode cache). pytest's private names: a pytest without them substitutes
+    nothing, and every such file is reported unsubstituted."""
+    pinned = {
+        os.path.join(str(config.rootpath), path): (path, copy)
+        for path, copy in (_COLLECTED_ONLY or {}).items()
+        if copy
+    }
+    if not pinned:
+        return
+    rewrite: Any = sys.modules.get("_pytest.assertion.rewrite")  # loaded by pytest by now
+    if not all(hasattr(rewrite, n) for n in ("_rewrite_test", "_read_pyc", "rewrite_asserts")):
+        return
+    compile_test, read_pyc = rewrite._rewrite_test, rewrite._read_pyc
+
+    def pinned_test(fn: Any, config: Any) -> Any:
+        if str(fn) not in pinned:
+            return compile_test(fn, config)
+        path, copy = pinned[str(fn)]
+        with open(copy, "rb") as stream:
+            source = stream.read()
+        tree = ast.parse(source, filename=str(fn))
+        rewrite.rewrite_asserts(tree, source, str(fn), config)
+        code = compile(tree, str(fn), "exec", dont_inherit=True)
+        _SUBSTITUTED.add(path)
+        return os.stat(fn), code
+
+    def no_cache_for_pinned(source: Any, *args: Any, **kwargs: Any) -> Any:
+        return None if str(source) in pinned else read_pyc(source, *args, **kwargs)
+
+    rewrite._rewrite_test, rewrite._read_pyc = pinned_test, no_cache_for_pinned
 
 
 def visible_distributions() -> list[str]:
@@ -206,12 +253,17 @@ def pytest_collection_finish(session: Any) -> None:
         if _carries_a_mark(item):
             marked.append(item.nodeid)
     files = sorted(_session.files)
+    changed = {path for path, copy in (_COLLECTED_ONLY or {}).items() if copy is not None}
+    runs = {
+        "substituted": sorted(_SUBSTITUTED),
+        "unsubstituted": sorted(changed & _session.files - _SUBSTITUTED),
+    }
     if _session.worker:
-        _session.write({"event": "collected", "files": files})
+        _session.write({"event": "collected", "files": files, **runs})
         return
     root = str(session.config.rootpath)
     record = {"event": "collected", "ids": ids, "marked": marked, "files": files, "root": root}
-    _session.write(record)
+    _session.write({**record, **runs})
 
 
 def _carries_a_mark(item: Any) -> bool:

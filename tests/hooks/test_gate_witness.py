@@ -412,6 +412,31 @@ def test_honest_a_tdd_flow_that_adds_its_tests_later_is_let_through(tmp_path: Pa
     assert (flow_file().parent / "gate-run-pinned-only.log").exists()
 
 
+def test_honest_a_test_added_to_a_pinned_file_is_let_through(tmp_path: Path) -> None:
+    """TDD in an existing file: the agent adds a test to tests/test_app.py and fixes the
+    code. The file changed, so the pinned tests run again apart, the file as it was pinned
+    (its new test ran in the criterion's own run)."""
+    repo = project(tmp_path)
+    builder = pinned_flow(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    with (repo / "tests" / "test_app.py").open("a") as module:
+        module.write("\n\ndef test_value_is_even():\n    assert app.VALUE % 2 == 0\n")
+    builder.verify(repo / SPEC)
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert (flow_file().parent / "gate-run-pinned-only.log").exists()
+
+
+def test_a_pinned_file_run_as_pinned_needs_assertion_rewriting(tmp_path: Path) -> None:
+    """With pytest's assertion rewriting off (`--assert=plain`), a changed pinned file
+    cannot be run as it was pinned: the criterion is refused, naming the file, rather than
+    judged on code added to it."""
+    command = f"{TESTS} --assert=plain"
+    files = {"tests/test_other.py": TEST_OTHER + "\n\n" + METACLASS_PATCH}
+    done = attacked(tmp_path, files, command=command)
+    assert "tests/test_other.py: changed since /implement" in done.deny_reason
+
+
 def test_honest_new_tests_under_xdist_are_let_through(tmp_path: Path) -> None:
     """The fixed tree with a new test file, the criterion's pytest on two xdist workers:
     both runs pass, the one with the pinned files only included."""
