@@ -428,7 +428,8 @@ def pinned_sources(flow: Flow, found: dict[str, Session]) -> dict[str, str | Non
                 only[path] = None
             else:
                 kept = flow.folder / SOURCES_FOLDER / digest
-                only[path] = str(kept) if digest and kept.is_file() else ""
+                intact = bool(digest) and file_digest(kept, follow=False) == digest
+                only[path] = str(kept) if intact else ""  # "": refused, never run as is
         for path in holding - {path for path, _ in pin.files}:
             only.setdefault(path, None)  # a file of an older pin, without its content
     return only

@@ -16,6 +16,7 @@ that those tests prove the witness refuses them by itself.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -435,6 +436,24 @@ def test_a_pinned_file_run_as_pinned_needs_assertion_rewriting(tmp_path: Path) -
     files = {"tests/test_other.py": TEST_OTHER + "\n\n" + METACLASS_PATCH}
     done = attacked(tmp_path, files, command=command)
     assert "tests/test_other.py: changed since /implement" in done.deny_reason
+
+
+def test_a_kept_pinned_file_changed_in_the_plugins_state_is_not_run(tmp_path: Path) -> None:
+    """The content kept at /implement runs only while it hashes as it did. The agent
+    appends the patching metaclass to tests/test_app.py (the criterion's run passes) and
+    rewrites the kept copy of the file into a test that cannot fail: the copy is not run,
+    and the changed pinned file refuses the criterion."""
+    kept = hashlib.sha256(TEST_APP.encode()).hexdigest()
+    files = {"tests/test_app.py": TEST_APP + "\n\n" + METACLASS_PATCH}
+    repo = project(tmp_path, f"{TESTS} -p no:randomly")
+    builder = pinned_flow(repo)
+    refused_before(builder, repo, tmp_path)
+    copy = flow_file().parent / "pinned-sources" / kept
+    copy.write_text("def test_value():\n    pass\n")
+    write(repo, files)
+    assert honestly(repo, f"{TESTS} -p no:randomly") == 0, "the attack must get past the exit code"
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied and "tests/test_app.py: changed since /implement" in done.deny_reason
 
 
 def test_honest_new_tests_under_xdist_are_let_through(tmp_path: Path) -> None:
