@@ -17,7 +17,8 @@ gate's, made fresh for each run), one file per pytest session, one JSON object p
 - ``finish`` at ``pytest_sessionfinish``: how each test ended, and pytest's exit status;
 - ``modules`` at ``pytest_unconfigure``: the source file of every module imported by then
   (``rewritten``: those pytest's assertion rewriting loaded), which the gate compiles once
-  for its runs (gate_bytecode.py).
+  for its runs (gate_bytecode.py); in the pin's collection (no distributions listed yet),
+  also every distribution it saw and the sources of the modules marked as test code.
 
 With ``ACCEPTANCE_WITNESS_ONLY`` (a file listing paths relative to the rootdir, one a line),
 pytest collects no file but those, conftest files and ``__init__.py``: the gate's second run
@@ -310,11 +311,11 @@ def pytest_unconfigure(config: Any) -> None:
     if _session is None or _session.worker:
         return
     plain, rewritten = _module_sources()
-    # What the pin records; under the gate (a list given) it is not read again.
-    distributions = [] if _DISTRIBUTIONS else visible_distributions()
-    record = {"plain": plain, "rewritten": rewritten, "distributions": distributions}
-    files, folders = _registered_sources()
-    _session.write({"event": "modules", **record, "registered": files, "folders": folders})
+    record: dict[str, Any] = {"event": "modules", "plain": plain, "rewritten": rewritten}
+    if not _DISTRIBUTIONS:  # the pin's collection: what only the pin records
+        files, folders = _registered_sources()
+        record.update(distributions=visible_distributions(), registered=files, folders=folders)
+    _session.write(record)
 
 
 def _registered_sources() -> tuple[list[str], list[str]]:
