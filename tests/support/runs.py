@@ -41,7 +41,9 @@ def run(
 
 def start(root: Path, *args: str, session: bool = False) -> subprocess.Popen[str]:
     """A run in the background; ``session``: in a session (and process group) of its own,
-    as a terminal's foreground job, which ``interrupt`` signals as Ctrl-C does."""
+    as a terminal's foreground job, which ``interrupt`` signals as Ctrl-C does. Its stop
+    signals are the default ones even when this suite runs under ``nohup`` (whose ignored
+    SIGHUP a run keeps, by design)."""
     return subprocess.Popen(
         [*BASE, "--acceptance", "spec.md", *args],
         cwd=root,
@@ -49,7 +51,13 @@ def start(root: Path, *args: str, session: bool = False) -> subprocess.Popen[str
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=session,
+        preexec_fn=_default_stop_signals,
     )
+
+
+def _default_stop_signals() -> None:
+    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def interrupt(process: subprocess.Popen[str]) -> None:
