@@ -443,6 +443,28 @@ command: "{2}"
 TESTS = "python -m pytest -q tests"
 TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
 
+# A new test file (new tests are free). Its class's metaclass runs when pytest imports the file
+# at collection, before any test runs, and writes app.VALUE through an alias of the module's
+# namespace: no attribute assignment, no setattr, no call at module level.
+METACLASS_TEMPLATE = """\
+import app
+
+_namespace = {alias}
+
+
+class _Registered(type):
+    def __init__(cls, name, bases, body):
+        super().__init__(name, bases, body)
+        _namespace["VALUE"] = 2
+
+
+class TestRegistry(metaclass=_Registered):
+    def test_registry_loads(self):
+        assert TestRegistry.__name__ == "TestRegistry"
+"""
+# The same, through the module's namespace: no call, no attribute assignment at module level.
+METACLASS_PATCH = METACLASS_TEMPLATE.format(alias="app.__dict__")
+
 
 def write(repo: Path, files: dict[str, str]) -> None:
     """Write `files` (path: text) into `repo`, their folders made."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hook_transcripts import (
+    METACLASS_PATCH,
     TEST_APP,
     TESTS,
     TranscriptBuilder,
@@ -226,25 +227,8 @@ def test_variant_the_code_under_test_sets_a_keyword_filter_is_refused(tmp_path: 
 # (at import, or in a test that runs first), the gate judges the pinned tests again in a run
 # that collects only the files holding them.
 
+
 ALONE_RUN = "run again without the test files added since /implement"
-# A new test file whose class's metaclass sets app.VALUE = 2 when pytest imports the file,
-# through the module's namespace (no call, no attribute assignment at module level).
-METACLASS_PATCH = """\
-import app
-
-_namespace = app.__dict__
-
-
-class _Registered(type):
-    def __init__(cls, name, bases, body):
-        super().__init__(name, bases, body)
-        _namespace["VALUE"] = 2
-
-
-class TestRegistry(metaclass=_Registered):
-    def test_registry_loads(self):
-        assert TestRegistry.__name__ == "TestRegistry"
-"""
 
 
 def test_a_new_test_files_metaclass_that_patches_the_code_is_refused(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from hook_transcripts import (
+    METACLASS_PATCH,
     TEST_APP,
     TESTS,
     TranscriptBuilder,
@@ -98,32 +99,13 @@ def attacked(tmp_path: Path, files: dict[str, str], command: str = TESTS, **kw: 
 
 # --- (1) the run with the pinned files only ------------------------------------------------
 
-# A metaclass that sets app.VALUE = 2 when pytest imports the file that defines a class with
-# it: no module-level call, no attribute assignment (criterion integrity reads syntax).
-METACLASS = """\
-import app
-
-_namespace = app.__dict__
-
-
-class _Registered(type):
-    def __init__(cls, name, bases, body):
-        super().__init__(name, bases, body)
-        _namespace["VALUE"] = 2
-
-
-class TestRegistry(metaclass=_Registered):
-    def test_registry_loads(self):
-        assert TestRegistry.__name__ == "TestRegistry"
-"""
-
 
 # Blocked: the run with pinned files only runs a changed pinned file as it was pinned.
 def test_a_metaclass_appended_to_a_pinned_test_file(tmp_path: Path) -> None:
     """The agent appends a class with a patching metaclass (and a test) to
     tests/test_other.py, a file collected at /implement. No new file: no run with pinned
     files only, and that run would collect the file anyway."""
-    done = attacked(tmp_path, {"tests/test_other.py": TEST_OTHER + "\n\n" + METACLASS})
+    done = attacked(tmp_path, {"tests/test_other.py": TEST_OTHER + "\n\n" + METACLASS_PATCH})
     assert "run again without the test files added since /implement" in done.deny_reason
 
 
@@ -139,7 +121,7 @@ def test_a_tdd_file_that_did_not_import_at_implement_carries_the_patch(tmp_path:
     )
     files = {
         "feature.py": "def double(x):\n    return 2 * x\n",
-        "tests/test_feature.py": feature_test + METACLASS,
+        "tests/test_feature.py": feature_test + METACLASS_PATCH,
     }
     attack(repo, tmp_path, files)
 
@@ -233,7 +215,7 @@ def test_xdist_a_new_file_collected_by_workers_only_is_run_apart(tmp_path: Path)
     """Control for the workerinput route: under `-n 2` the controller collects nothing; a new
     file holding no test (only the patching metaclass class body without tests) is known
     from the workers' records alone."""
-    no_tests = METACLASS.replace(
+    no_tests = METACLASS_PATCH.replace(
         "class TestRegistry(metaclass=_Registered):\n    def test_registry_loads(self):\n"
         '        assert TestRegistry.__name__ == "TestRegistry"\n',
         "class Registry(metaclass=_Registered):\n    pass\n",
