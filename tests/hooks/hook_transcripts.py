@@ -779,3 +779,74 @@ def ask_gate(
     transcript = builder.write(tmp_path / "session.jsonl")
     payload = pretool_payload(transcript, repo, f"{PLUGIN}:{skill}")
     return run_hook("PreToolUse", payload, env=env)
+
+
+# --- a witnessed criterion under attack ---------------------------------------------------
+# A project whose AC-1 runs `python -m pytest -q tests`: tests/test_app.py fails until
+# app.py says VALUE = 2, tests/test_other.py passes. An attack pins the flow, proves /done is
+# refused, plants its files, proves the criterion now exits 0 outside the gate, and asks for
+# /done again.
+
+WITNESS_SPEC = "specs/feature.md"
+TEST_OTHER = "def test_other():\n    assert 1 + 1 == 2\n"
+
+
+def witnessed_project(
+    tmp_path: Path, command: str = TESTS, files: dict[str, str] | None = None
+) -> Path:
+    """A repository whose AC-1 runs `command` on the two tests; `files` (path: text) added
+    and committed with them."""
+    repo = make_repo(tmp_path / "repo", spec_with(command))
+    write(repo, {"tests/test_app.py": TEST_APP, "tests/test_other.py": TEST_OTHER})
+    write(repo, files or {})
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    return repo
+
+
+def outside_the_gate(repo: Path, command: str = TESTS, autoload: bool = False) -> int:
+    """The criterion's exit code run here, now, outside the gate. `autoload`: with the
+    installed plugins loaded by entry point, as the gate's criterion run loads those of
+    /implement (off by default: pytest-randomly would reorder the tests)."""
+    env = dict(os.environ)
+    env["PATH"] = f"{os.path.dirname(sys.executable)}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    if not autoload:
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    done = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True)
+    return done.returncode
+
+
+def refused_before(builder: TranscriptBuilder, repo: Path, tmp_path: Path) -> None:
+    """/verify, then a /done the gate refuses on AC-1: the gate is live before the attack."""
+    builder.verify(repo / WITNESS_SPEC)
+    before = ask_gate(builder, repo, tmp_path, "done")
+    assert before.denied and "AC-1" in before.deny_reason, before.stdout
+    builder.done(outcome="denied")
+    (repo / "notes.txt").write_text("work in progress\n")
+
+
+def attack(
+    repo: Path,
+    tmp_path: Path,
+    files: dict[str, str],
+    command: str = TESTS,
+    autoload: bool = False,
+    after_pin: Any = None,
+) -> HookRun:
+    """Pin (then call `after_pin`, if any), prove the gate live, plant `files`, check the
+    criterion exits 0 outside the gate, ask for /done, and assert it is denied. Unless the
+    attack plants app.py, app.py keeps VALUE = 1 throughout: the pinned test still fails."""
+    builder = pinned_flow(repo)
+    if after_pin is not None:
+        after_pin()
+    refused_before(builder, repo, tmp_path)
+    code = (repo / "app.py").read_text()
+    write(repo, files)
+    assert outside_the_gate(repo, command, autoload) == 0, "the attack must pass the exit code"
+    if "app.py" not in files:
+        assert (repo / "app.py").read_text() == code, "the attack must leave the code as it was"
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied, f"/done let through after the attack: {done.stdout}"
+    return done

@@ -6,7 +6,7 @@ Each attack pins a flow with the real prompt hook on a project whose pinned test
 (app.py says VALUE = 1), shows that /done is refused before the attack, makes the
 criterion's pytest exit 0 without the pinned test passing, and asks the real PreToolUse
 hook for /done: the gate runs the pinned spec itself and must refuse. Every attack here
-gets past the criterion's exit code (`honestly(...) == 0` proves it), and each class has a
+gets past the criterion's exit code (`outside_the_gate(...) == 0` proves it), and each class has a
 second variant, written after the witness, that it refuses with no code of its own.
 
 Some shapes (a new conftest, a new pytest.ini) are also reported by criterion integrity
@@ -27,44 +27,20 @@ from typing import Any
 from hook_transcripts import (
     METACLASS_PATCH,
     TEST_APP,
+    TEST_OTHER,
     TESTS,
-    TranscriptBuilder,
+    WITNESS_SPEC,
     ask_gate,
-    git,
-    make_repo,
+    attack,
+    outside_the_gate,
     pinned_flow,
     plugin_data,
-    spec_with,
+    refused_before,
+    witnessed_project,
     write,
 )
 
-SPEC = "specs/feature.md"
-TEST_OTHER = "def test_other():\n    assert 1 + 1 == 2\n"
 NOT_WITNESSED = "not witnessed"
-
-
-def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None = None) -> Path:
-    """A repository whose AC-1 runs `command`; tests/test_app.py fails until app.py says
-    VALUE = 2, tests/test_other.py passes; `files` (path: text) added and committed."""
-    repo = make_repo(tmp_path / "repo", spec_with(command))
-    (repo / "tests").mkdir()
-    (repo / "tests" / "test_app.py").write_text(TEST_APP)
-    (repo / "tests" / "test_other.py").write_text(TEST_OTHER)
-    write(repo, files or {})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "tests")
-    return repo
-
-
-def honestly(repo: Path, command: str = TESTS) -> int:
-    """The criterion's exit code run here, now, outside the gate, with the plugins the
-    gate's run loads (none by autoload: pytest-randomly would reorder the tests)."""
-    env = dict(os.environ)
-    env["PATH"] = f"{os.path.dirname(sys.executable)}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    done = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True)
-    return done.returncode
 
 
 def flow_file() -> Path:
@@ -85,29 +61,16 @@ def pinned_tests() -> dict[str, Any]:
     return dict(json.loads((flow_file().parent / "witness.json").read_text()))
 
 
-def refused_before(builder: TranscriptBuilder, repo: Path, tmp_path: Path) -> None:
-    builder.verify(repo / SPEC)
-    before = ask_gate(builder, repo, tmp_path, "done")
-    assert before.denied and "AC-1" in before.deny_reason, before.stdout
-    builder.done(outcome="denied")
-    (repo / "notes.txt").write_text("work in progress\n")
-
-
 def attacked(
     tmp_path: Path, files: dict[str, str], alone: bool = False, command: str = TESTS
 ) -> Any:
     """Pin, prove the gate live, plant `files`, and ask for /done; the planted files make the
-    criterion (`command`) exit 0 on a tree where the pinned test fails."""
-    repo = project(tmp_path, command)
-    builder = pinned_flow(repo)
-    if alone:
-        witness_alone()
-    refused_before(builder, repo, tmp_path)
-    write(repo, files)
-    assert honestly(repo, command) == 0, "the attack must get past the exit code"
-    done = ask_gate(builder, repo, tmp_path, "done")
-    assert done.denied, f"/done let through after the attack: {done.stdout}"
-    return done
+    criterion (`command`) exit 0 on a tree where the pinned test fails. `alone`: with the
+    witness alone to refuse it."""
+    after_pin = witness_alone if alone else None
+    return attack(
+        witnessed_project(tmp_path, command), tmp_path, files, command, after_pin=after_pin
+    )
 
 
 # --- the session cut short ----------------------------------------------------------------
@@ -272,7 +235,7 @@ REGISTERED = "import pytest\n\npytest.register_assert_rewrite('checks')\n"
 
 
 def helper_project(tmp_path: Path, conftest: str = REGISTERED) -> Path:
-    return project(
+    return witnessed_project(
         tmp_path,
         files={
             "checks.py": CHECKS,
@@ -295,7 +258,7 @@ def helper_attacked(
         witness_alone()
     refused_before(builder, repo, tmp_path)
     write(repo, files)
-    assert honestly(repo) == 0, "the attack must get past the exit code"
+    assert outside_the_gate(repo) == 0, "the attack must get past the exit code"
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, f"/done let through after the attack: {done.stdout}"
     return done
@@ -314,7 +277,7 @@ def test_variant_a_registered_packages_submodule_rebinds_the_check_is_refused(
     """Variant written after the pin of test code: the helper is a registered package's
     submodule (testkit/values.py, rewritten as testkit is), and the agent leaves its body
     alone but binds the name again at the end of the file."""
-    repo = project(
+    repo = witnessed_project(
         tmp_path,
         files={
             "testkit/__init__.py": "",
@@ -327,7 +290,7 @@ def test_variant_a_registered_packages_submodule_rebinds_the_check_is_refused(
     refused_before(builder, repo, tmp_path)
     with (repo / "testkit" / "values.py").open("a") as module:
         module.write("\n\ncheck_value = lambda value: None  # noqa: E731\n")
-    assert honestly(repo) == 0, "the attack must get past the exit code"
+    assert outside_the_gate(repo) == 0, "the attack must get past the exit code"
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied and TEST_CODE in done.deny_reason, done.stdout
     assert "testkit/values.py" in done.deny_reason
@@ -357,7 +320,7 @@ def fixed_and_done(repo: Path, tmp_path: Path, command: str = TESTS) -> Any:
     """Pin, fix the code, ask for /done; the criterion was witnessed."""
     builder = pinned_flow(repo)
     (repo / "app.py").write_text("VALUE = 2\n")
-    builder.verify(repo / SPEC)
+    builder.verify(repo / WITNESS_SPEC)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
     assert "AC-1" in pinned_tests()
@@ -365,7 +328,7 @@ def fixed_and_done(repo: Path, tmp_path: Path, command: str = TESTS) -> Any:
 
 
 def test_honest_the_fixed_tree_is_let_through_and_its_tests_were_pinned(tmp_path: Path) -> None:
-    repo = project(tmp_path)
+    repo = witnessed_project(tmp_path)
     fixed_and_done(repo, tmp_path)
     # No new test file: one run, none with the pinned files alone.
     assert not (flow_file().parent / "gate-run-pinned-only.log").exists()
@@ -379,7 +342,7 @@ def test_honest_a_tdd_flow_that_adds_its_tests_later_is_let_through(tmp_path: Pa
     """At /implement the test that will check the feature does not exist yet, and one that
     does imports a function not written yet (a collection error): both are written in the
     flow, with the code."""
-    repo = project(tmp_path, files={"tests/test_feature.py": "from app import double\n"})
+    repo = witnessed_project(tmp_path, files={"tests/test_feature.py": "from app import double\n"})
     builder = pinned_flow(repo)
     assert pinned_tests()["AC-1"]["ids"] == [
         "tests/test_app.py::test_value",
@@ -390,7 +353,7 @@ def test_honest_a_tdd_flow_that_adds_its_tests_later_is_let_through(tmp_path: Pa
         "from app import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
     )
     (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
-    builder.verify(repo / SPEC)
+    builder.verify(repo / WITNESS_SPEC)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
     # New test files joined the pinned ones: the gate ran the pinned files alone as well.
@@ -401,12 +364,12 @@ def test_honest_a_test_added_to_a_pinned_file_is_let_through(tmp_path: Path) -> 
     """TDD in an existing file: the agent adds a test to tests/test_app.py and fixes the
     code. The file changed, so the pinned tests run again apart, the file as it was pinned
     (its new test ran in the criterion's own run)."""
-    repo = project(tmp_path)
+    repo = witnessed_project(tmp_path)
     builder = pinned_flow(repo)
     (repo / "app.py").write_text("VALUE = 2\n")
     with (repo / "tests" / "test_app.py").open("a") as module:
         module.write("\n\ndef test_value_is_even():\n    assert app.VALUE % 2 == 0\n")
-    builder.verify(repo / SPEC)
+    builder.verify(repo / WITNESS_SPEC)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
     assert (flow_file().parent / "gate-run-pinned-only.log").exists()
@@ -429,13 +392,15 @@ def test_a_kept_pinned_file_changed_in_the_plugins_state_is_not_run(tmp_path: Pa
     and the changed pinned file refuses the criterion."""
     kept = hashlib.sha256(TEST_APP.encode()).hexdigest()
     files = {"tests/test_app.py": TEST_APP + "\n\n" + METACLASS_PATCH}
-    repo = project(tmp_path, f"{TESTS} -p no:randomly")
+    repo = witnessed_project(tmp_path, f"{TESTS} -p no:randomly")
     builder = pinned_flow(repo)
     refused_before(builder, repo, tmp_path)
     copy = flow_file().parent / "pinned-sources" / kept
     copy.write_text("def test_value():\n    pass\n")
     write(repo, files)
-    assert honestly(repo, f"{TESTS} -p no:randomly") == 0, "the attack must get past the exit code"
+    assert outside_the_gate(repo, f"{TESTS} -p no:randomly") == 0, (
+        "the attack must get past the exit code"
+    )
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied and "tests/test_app.py: changed since /implement" in done.deny_reason
 
@@ -443,11 +408,11 @@ def test_a_kept_pinned_file_changed_in_the_plugins_state_is_not_run(tmp_path: Pa
 def test_honest_new_tests_under_xdist_are_let_through(tmp_path: Path) -> None:
     """The fixed tree with a new test file, the criterion's pytest on two xdist workers:
     both runs pass, the one with the pinned files only included."""
-    repo = project(tmp_path, f"{TESTS} -n 2")
+    repo = witnessed_project(tmp_path, f"{TESTS} -n 2")
     builder = pinned_flow(repo)
     (repo / "app.py").write_text("VALUE = 2\n")
     (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
-    builder.verify(repo / SPEC)
+    builder.verify(repo / WITNESS_SPEC)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
     assert (flow_file().parent / "gate-run-pinned-only.log").exists()
@@ -461,7 +426,7 @@ def test_honest_a_project_with_its_own_conftest_and_plugin_is_let_through(tmp_pa
     plugin = (
         "def pytest_collection_modifyitems(items):\n    items.sort(key=lambda item: item.name)\n"
     )
-    repo = project(
+    repo = witnessed_project(
         tmp_path,
         files={
             "tests/conftest.py": conftest,
@@ -478,13 +443,13 @@ def test_honest_xdist_inside_the_criterion_is_let_through(tmp_path: Path) -> Non
     """The criterion's own pytest spreads its tests over two xdist workers, loaded as the
     user's own run loads them (an installed plugin, no `-p xdist`): the witness hears every
     worker's reports through the controller."""
-    repo = project(tmp_path, f"{TESTS} -n 2")
+    repo = witnessed_project(tmp_path, f"{TESTS} -n 2")
     fixed_and_done(repo, tmp_path, f"{TESTS} -n 2")
     assert len(pinned_tests()["AC-1"]["ids"]) == 2
 
 
 def test_honest_a_k_selection_pins_only_what_it_selects(tmp_path: Path) -> None:
-    repo = project(tmp_path, f"{TESTS} -k value")
+    repo = witnessed_project(tmp_path, f"{TESTS} -k value")
     fixed_and_done(repo, tmp_path)
     assert pinned_tests()["AC-1"]["ids"] == ["tests/test_app.py::test_value"]
 
@@ -494,17 +459,17 @@ def test_honest_a_test_marked_skip_at_implement_may_stay_skipped(tmp_path: Path)
         "import pytest\n\n\n@pytest.mark.skipif(True, reason='not on this machine')\n"
         "def test_elsewhere():\n    assert False\n"
     )
-    repo = project(tmp_path, files={"tests/test_elsewhere.py": skipped})
+    repo = witnessed_project(tmp_path, files={"tests/test_elsewhere.py": skipped})
     fixed_and_done(repo, tmp_path)
     assert pinned_tests()["AC-1"]["marked"] == ["tests/test_elsewhere.py::test_elsewhere"]
 
 
 def test_a_criterion_that_does_not_run_pytest_is_not_witnessed(tmp_path: Path) -> None:
-    repo = project(tmp_path, "grep -qx 'VALUE = 2' app.py")
+    repo = witnessed_project(tmp_path, "grep -qx 'VALUE = 2' app.py")
     builder = pinned_flow(repo)
     assert pinned_tests() == {}
     (repo / "app.py").write_text("VALUE = 2\n")
-    builder.verify(repo / SPEC)
+    builder.verify(repo / WITNESS_SPEC)
     assert not ask_gate(builder, repo, tmp_path, "done").denied
 
 
@@ -514,13 +479,22 @@ def test_a_criterion_that_does_not_run_pytest_is_not_witnessed(tmp_path: Path) -
 def test_outside_the_gate_a_criterion_still_passes_on_its_exit_code(tmp_path: Path) -> None:
     """Plain `pytest --acceptance` is unchanged: no reporter is loaded, and the criterion is
     judged by its pass condition alone (here the exit code the os._exit(0) test leaves)."""
-    repo = project(
+    repo = witnessed_project(
         tmp_path,
         files={"tests/test_aa_exit.py": "import os\n\n\ndef test_exit():\n    os._exit(0)\n"},
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEPTANCE_")}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--acceptance", SPEC, "-p", "no:cacheprovider", "-q"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--acceptance",
+            WITNESS_SPEC,
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
         cwd=repo,
         env=env,
         capture_output=True,

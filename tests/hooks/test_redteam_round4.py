@@ -15,86 +15,28 @@ as test code at /implement, pinned by content (witness._test_code).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hook_transcripts import (
     METACLASS_PATCH,
-    TEST_APP,
+    TEST_OTHER,
     TESTS,
-    TranscriptBuilder,
+    WITNESS_SPEC,
     ask_gate,
-    git,
-    make_repo,
+    attack,
     pinned_flow,
     plugin_data,
-    spec_with,
+    witnessed_project,
     write,
 )
 
-SPEC = "specs/feature.md"
-TEST_OTHER = "def test_other():\n    assert 1 + 1 == 2\n"
 IN_ORDER = f"{TESTS} -p no:randomly"
 
 
-def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None = None) -> Path:
-    repo = make_repo(tmp_path / "repo", spec_with(command))
-    (repo / "tests").mkdir()
-    (repo / "tests" / "test_app.py").write_text(TEST_APP)
-    (repo / "tests" / "test_other.py").write_text(TEST_OTHER)
-    write(repo, files or {})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "tests")
-    return repo
-
-
-def honestly(repo: Path, command: str = TESTS, autoload: bool = False) -> int:
-    """The criterion's exit code outside the gate. `autoload`: with the installed plugins
-    loaded by entry point, as the gate's criterion run loads those of /implement."""
-    env = dict(os.environ)
-    env["PATH"] = f"{os.path.dirname(sys.executable)}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
-    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-    if not autoload:
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    done = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True)
-    return done.returncode
-
-
-def refused_before(builder: TranscriptBuilder, repo: Path, tmp_path: Path) -> None:
-    builder.verify(repo / SPEC)
-    before = ask_gate(builder, repo, tmp_path, "done")
-    assert before.denied and "AC-1" in before.deny_reason, before.stdout
-    builder.done(outcome="denied")
-    (repo / "notes.txt").write_text("work in progress\n")
-
-
-def attack(
-    repo: Path,
-    tmp_path: Path,
-    files: dict[str, str],
-    command: str = TESTS,
-    autoload: bool = False,
-) -> Any:
-    """Pin, prove the gate live, plant `files`, check the criterion exits 0 while app.py
-    still says VALUE = 1, ask for /done, assert it is denied."""
-    builder = pinned_flow(repo)
-    refused_before(builder, repo, tmp_path)
-    write(repo, files)
-    assert (repo / "app.py").read_text().startswith("VALUE = 1\n")
-    assert honestly(repo, command, autoload) == 0, "the attack must get past the exit code"
-    assert (repo / "app.py").read_text().startswith("VALUE = 1\n")
-    done = ask_gate(builder, repo, tmp_path, "done")
-    assert done.denied, f"/done let through after the attack: {done.stdout}"
-    return done
-
-
 def attacked(tmp_path: Path, files: dict[str, str], command: str = TESTS, **kw: Any) -> Any:
-    return attack(project(tmp_path, command), tmp_path, files, command, **kw)
+    return attack(witnessed_project(tmp_path, command), tmp_path, files, command, **kw)
 
 
 # --- (1) the run with the pinned files only ------------------------------------------------
@@ -115,7 +57,9 @@ def test_a_tdd_file_that_did_not_import_at_implement_carries_the_patch(tmp_path:
     """TDD shape: at /implement tests/test_feature.py imports a module not written yet
     (a collection error, so it pins no test but its path is a collected file). The agent
     writes the feature and the file's test, plus the patching metaclass."""
-    repo = project(tmp_path, files={"tests/test_feature.py": "from feature import double\n"})
+    repo = witnessed_project(
+        tmp_path, files={"tests/test_feature.py": "from feature import double\n"}
+    )
     feature_test = (
         "from feature import double\n\n\ndef test_double():\n    assert double(2) == 4\n\n\n"
     )
@@ -250,7 +194,7 @@ LAZY_TEST = (
 
 
 def lazy_project(tmp_path: Path) -> Path:
-    return project(
+    return witnessed_project(
         tmp_path,
         files={
             "checks.py": CHECKS,
@@ -273,7 +217,7 @@ def test_a_new_subpackage_shadows_a_registered_submodule(tmp_path: Path) -> None
     """testkit (registered for rewriting) has testkit/values.py, pinned by content. The
     agent leaves it alone and adds testkit/values/__init__.py, which Python imports instead
     (a package wins over a module of the same name in the same folder)."""
-    repo = project(
+    repo = witnessed_project(
         tmp_path,
         files={
             "testkit/__init__.py": "",
@@ -292,7 +236,7 @@ def test_a_pinned_test_folder_helper_shadowed_by_a_package_is_refused(tmp_path: 
     """Control: tests/helpers.py (a test-folder helper, folder on sys.path under pytest's
     prepend import) shadowed by a new tests/helpers/__init__.py: named like a project
     module, so refused."""
-    repo = project(
+    repo = witnessed_project(
         tmp_path,
         files={
             "tests/helpers.py": CHECKS,
@@ -354,7 +298,7 @@ def test_a_plugin_projects_own_egg_info_declares_one_more_plugin(tmp_path: Path)
     this repository's own pytest_acceptance.egg-info) declares its pytest11 entry point, so
     it is pinned as a plugin distribution at /implement. The agent adds a second entry,
     `sneaky = sneaky`, to its entry_points.txt, and sneaky.py sets app.VALUE = 2."""
-    repo = project(tmp_path, files=EGG_INFO)
+    repo = witnessed_project(tmp_path, files=EGG_INFO)
     files = {
         "myplug.egg-info/entry_points.txt": "[pytest11]\nmyplug = myplug\nsneaky = sneaky\n",
         "sneaky.py": "import app\n\napp.VALUE = 2\n",
@@ -369,13 +313,13 @@ def fixed(repo: Path, tmp_path: Path, files: dict[str, str]) -> Any:
     builder = pinned_flow(repo)
     (repo / "app.py").write_text("VALUE = 2\n")
     write(repo, files)
-    builder.verify(repo / SPEC)
+    builder.verify(repo / WITNESS_SPEC)
     return ask_gate(builder, repo, tmp_path, "done")
 
 
 def test_honest_fixed_tree_with_a_new_test_file_is_let_through(tmp_path: Path) -> None:
     more = {"tests/test_more.py": TEST_OTHER.replace("other", "more")}
-    done = fixed(project(tmp_path), tmp_path, more)
+    done = fixed(witnessed_project(tmp_path), tmp_path, more)
     assert not done.denied, done.deny_reason
     assert list(plugin_data().glob("**/gate-run-pinned-only.log"))
 
