@@ -108,7 +108,7 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     deadline_at = time.monotonic() + CLOSURE_BUDGET
     modules = closure.project_modules(flow.repo, deadline_at)
     names = closure.module_names(pinned, places.roots) | set(modules.values())
-    flow.data["shadowed_names"] = sorted(names)
+    flow.data[witness.SHADOWED_KEY] = sorted(names)
     flow.data["project_modules"] = sorted(modules)
 
 
@@ -151,7 +151,7 @@ def new_shadows(flow: Flow) -> list[str]:
     """Modules the project gained since /implement that would be imported instead of one the
     run imports (named like one of the environment's or the project's own), and new
     sourceless bytecode."""
-    names = flow.get("shadowed_names")
+    names = flow.get(witness.SHADOWED_KEY)
     before = flow.get("project_modules")
     if not isinstance(names, list) or not isinstance(before, list):
         return []

@@ -56,6 +56,7 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.pinned_tests import PinnedTests, file_of
+from pytest_acceptance.tree.closure import in_environment
 from pytest_acceptance.tree.hostile import file_digest, open_regular, read_regular_or_none
 
 PLUGIN_MODULE = "_pytest_acceptance_witness"
@@ -72,6 +73,7 @@ MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": 
 DISTRIBUTIONS_KEY = "criteria_distributions"
 DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"  # witness_plugin.DISTRIBUTIONS_VARIABLE
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
+SHADOWED_KEY = "shadowed_names"  # in flow.json: names a new project module must not take
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
@@ -191,6 +193,7 @@ class Session:
         self.distributions: list[str] = []  # those it saw (witness_plugin.distribution_key)
         self.registered: list[str] = []  # sources of the modules marked as test code
         self.folders: list[str] = []  # the marked packages' folders
+        self.missed: list[str] = []  # "module<TAB>importer": top-level imports none found
         self.finished = False
         self.tests: dict[str, str] = {}
         self.files: list[str] = []  # files it collected (its xdist workers' included)
@@ -257,6 +260,7 @@ def _read(path: str) -> Session | None:
             session.distributions = _strings(record.get("distributions"))
             session.registered = _strings(record.get("registered"))
             session.folders = _strings(record.get("folders"))
+            session.missed = _strings(record.get("missed"))
         elif session is not None and event == "finish" and isinstance(record.get("tests"), dict):
             session.finished = True
             session.tests = {str(k): str(v) for k, v in record["tests"].items()}
@@ -294,6 +298,8 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         learn_modules(flow, found.values())
         seen = {key for session in found.values() for key in session.distributions}
         flow.data[DISTRIBUTIONS_KEY] = sorted(seen)
+        shadowed = set(_strings(flow.get(SHADOWED_KEY))) | missed_by_environment(flow, found)
+        flow.data[SHADOWED_KEY] = sorted(shadowed)
     pinned_tests.write(flow.folder, pinned)
 
 
@@ -313,6 +319,24 @@ def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:
         grown = grown or len(known[kind]) > len(before)
     flow.data[MODULES_KEY] = known
     return grown
+
+
+def missed_by_environment(flow: Flow, found: Mapping[str, Session]) -> set[str]:
+    """The top-level modules the environment's code asked for in the pin's collection and
+    no finder found (an optional import: pytest-randomly's ``numpy``). The project gaining
+    one since would have the environment import the project's code instead, so such a name
+    counts among those a new project module must not take (gate_runtime.new_shadows). A
+    module the project's own code asked for (a TDD test importing code not written yet)
+    stays free to appear."""
+    inside = os.path.realpath(flow.repo) + os.sep
+    names = set()
+    for session in found.values():
+        for line in session.missed[:MODULES_LIMIT]:
+            name, _, importer = line.partition("\t")
+            real = os.path.realpath(importer) if os.path.isabs(importer) else ""
+            if not real.startswith(inside) or in_environment(real):
+                names.add(name)
+    return names
 
 
 def _outside(repo: str, paths: list[str]) -> set[str]:

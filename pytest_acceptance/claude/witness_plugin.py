@@ -18,7 +18,8 @@ gate's, made fresh for each run), one file per pytest session, one JSON object p
 - ``modules`` at ``pytest_unconfigure``: the source file of every module imported by then
   (``rewritten``: those pytest's assertion rewriting loaded), which the gate compiles once
   for its runs (gate_bytecode.py); in the pin's collection (no distributions listed yet),
-  also every distribution it saw and the sources of the modules marked as test code.
+  also every distribution it saw, the sources of the modules marked as test code, and
+  each top-level module no finder found (``missed``), with the files that asked for it.
 
 With ``ACCEPTANCE_WITNESS_ONLY`` (a file listing paths relative to the rootdir, one a line),
 pytest collects no file but those, conftest files and ``__init__.py``: the gate's second run
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
 import json
 import os
 import sys
@@ -98,6 +100,58 @@ def _only_pinned_distributions(listing: str) -> None:
 
 if _DISTRIBUTIONS:
     _only_pinned_distributions(_DISTRIBUTIONS)
+
+
+# The import machinery, and pytest.importorskip: they import a name for their caller.
+_IMPORTLIB = os.path.dirname(os.path.abspath(importlib.__file__ or ""))
+_IMPORTORSKIP = os.path.join("_pytest", "outcomes.py")
+_IMPORTERS_KEPT = 8  # files noted asking for one missing module
+
+
+class _MissedImports:
+    """Last on ``sys.meta_path``, in the pin's collection: each top-level module no finder
+    before it found, with the file of the code that asked for it (the importer). A module
+    the environment looks for and does not find (pytest-randomly's optional ``numpy``) is
+    one the project must not gain later: it would be imported instead (witness.py)."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, set[str]] = {}
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if path is None:
+            importers = self.asked.setdefault(name, set())
+            if len(importers) < _IMPORTERS_KEPT:
+                importers.add(_importer())
+        return None
+
+    def missed(self) -> list[str]:
+        """``name<TAB>importer`` for each module not imported by the end (a finder added
+        later than this one may have found it) and each file that asked for it."""
+        return sorted(
+            f"{name}\t{by}"
+            for name, importers in self.asked.items()
+            if name not in sys.modules
+            for by in importers
+        )
+
+
+def _importer() -> str:
+    """The file of the code that asked for a module: the first frame outside the import
+    machinery, pytest.importorskip and this module."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        machinery = name.startswith(("<frozen", _IMPORTLIB + os.sep))
+        if not machinery and not name.endswith(_IMPORTORSKIP) and name != __file__:
+            return name
+        frame = frame.f_back  # type: ignore[assignment]
+    return ""
+
+
+_missed_imports: _MissedImports | None = None
+if _RECORDS and not _DISTRIBUTIONS:  # the pin's collection: what only the pin records
+    _missed_imports = _MissedImports()
+    sys.meta_path.append(_missed_imports)
 
 
 # First among its peers (pluggy's own marker, written out: this module imports no pytest).
@@ -315,6 +369,7 @@ def pytest_unconfigure(config: Any) -> None:
     if not _DISTRIBUTIONS:  # the pin's collection: what only the pin records
         files, folders = _registered_sources()
         record.update(distributions=visible_distributions(), registered=files, folders=folders)
+        record.update(missed=_missed_imports.missed() if _missed_imports else [])
     _session.write(record)
 
 

@@ -197,14 +197,14 @@ def outside(roots: list[str], repo: str) -> list[str]:
     kept = []
     for root in roots:
         real = os.path.realpath(root)
-        if real == real_repo or (real.startswith(real_repo + os.sep) and not _is_site(real)):
+        if real == real_repo or (real.startswith(real_repo + os.sep) and not in_environment(real)):
             continue
         if os.path.isdir(real) and real not in kept:
             kept.append(real)
     return kept
 
 
-def _is_site(path: str) -> bool:
+def in_environment(path: str) -> bool:
     """A virtualenv's folder inside the project is the environment, not the work."""
     return "site-packages" in path.split(os.sep) or os.path.basename(path) == "bin"
 

@@ -360,3 +360,47 @@ def test_the_pin_records_every_distribution_it_saw(tmp_path: Path) -> None:
 
 def xdist_version() -> str:
     return importlib.metadata.version("pytest-xdist")
+
+
+def test_the_pin_names_what_the_environment_looked_for_and_did_not_find(tmp_path: Path) -> None:
+    """In the pin's collection, with pytest-randomly loaded: its optional numpy, and the
+    standard library's probes, are names a new project module must not take; the modules
+    the project's own test asked for, directly or through pytest.importorskip, are not."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "test_app.py").write_text(
+        "import pytest\n\ntry:\n    import feature_not_written\nexcept ImportError:\n"
+        "    pass\nextra = pytest.importorskip('extra_not_written')\n"
+    )
+    folder = tmp_path / "private"
+    folder.mkdir()
+    env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider")
+    env.update(witness.prepare(str(folder)))
+    env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"], collect_only=True))
+    command = [sys.executable, "-m", "pytest", "-q", "test_app.py"]
+    subprocess.run(command, cwd=project, env=criteria_env(env), capture_output=True)
+    found = witness.sessions(env[witness.RECORDS_VARIABLE])
+    asked = {line.split("\t")[0] for line in found[""].missed}
+    assert {"numpy", "feature_not_written", "extra_not_written"} <= asked
+    names = witness.missed_by_environment(Flow(folder, {"repo": str(project)}), found)
+    assert "numpy" in names
+    assert not names & {"feature_not_written", "extra_not_written"}
+
+
+@pytest.mark.parametrize(
+    ("importer", "environment_asked"),
+    [
+        ("{repo}/tests/test_app.py", False),
+        ("{repo}/.venv/lib/python3.11/site-packages/plugin/__init__.py", True),
+        ("/usr/lib/python3.11/pickle.py", True),
+        ("", True),  # no file known: the environment's, to be safe
+        ("relative/path.py", True),
+    ],
+)
+def test_a_missed_module_is_the_environments_unless_the_project_asked(
+    tmp_path: Path, importer: str, environment_asked: bool
+) -> None:
+    session = witness.Session("AC-1")
+    session.missed = ["absent\t" + importer.format(repo=tmp_path)]
+    names = witness.missed_by_environment(Flow(tmp_path, {"repo": str(tmp_path)}), {"": session})
+    assert (names == {"absent"}) is environment_asked
