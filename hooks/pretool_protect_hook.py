@@ -35,6 +35,14 @@ def main() -> int:
     _snapshot_settings(flow, cwd)
     tool_name = str(payload.get("tool_name"))
     tool_input = payload.get("tool_input")
+    if protect.leaves_sandbox(tool_name, tool_input):
+        deny(
+            "Inside an /implement flow, Bash stays in Claude Code's sandbox: a command that "
+            "asks to run outside it (dangerouslyDisableSandbox) could reach the plugin's hooks, "
+            "its state or the environment the gate pins. Run it inside the sandbox; if the "
+            "work needs it outside, /pytest-acceptance:escalate so a human decides."
+        )
+        return 0
     protected = protect.protected_set(
         flow.spec,
         hook_io.PLUGIN_ROOT,

@@ -179,6 +179,16 @@ def violations(
     return []
 
 
+def leaves_sandbox(tool_name: str, tool_input: object) -> bool:
+    """A Bash call asking to run outside Claude Code's sandbox (its escape hatch, there
+    unless the settings set ``allowUnsandboxedCommands`` to false). Any value but an
+    explicit false asks: the CLI reads the field loosely."""
+    if tool_name != "Bash" or not isinstance(tool_input, dict):
+        return False
+    asked = tool_input.get("dangerouslyDisableSandbox", False)
+    return asked is not False and asked is not None
+
+
 def _check(protected: Protected, target: str, cwd: Path, how: str) -> list[Violation]:
     found = []
     for path in resolve(target, cwd):

@@ -241,6 +241,39 @@ def test_guard_refuses_a_command_it_cannot_read(repo: Path, tmp_path: Path) -> N
     assert result.denied and "cannot be read" in result.deny_reason
 
 
+@pytest.mark.parametrize("asks", [True, "true", 1, "yes", {}, []])
+def test_a_command_that_asks_to_leave_the_sandbox_is_refused_inside_a_flow(
+    repo: Path, tmp_path: Path, asks: object
+) -> None:
+    """Whatever the value (the CLI reads the field loosely), anything but false or absent
+    asks to run outside Claude Code's sandbox: inside a flow, refused with the way out."""
+    transcript = flow_transcript(repo, tmp_path)
+    escape = {"command": "echo hi", "dangerouslyDisableSandbox": asks}
+    result = run_script("pretool_protect_hook.py", pretool(transcript, repo, "Bash", escape))
+    assert result.denied and "stays in Claude Code's sandbox" in result.deny_reason
+    assert "/pytest-acceptance:escalate" in result.deny_reason
+
+
+@pytest.mark.parametrize("implement", [True, False], ids=["in_a_flow", "outside_a_flow"])
+@pytest.mark.parametrize("asks", [False, None])
+def test_a_command_that_stays_in_the_sandbox_is_let_through(
+    repo: Path, tmp_path: Path, implement: bool, asks: object
+) -> None:
+    transcript = flow_transcript(repo, tmp_path, implement)
+    staying = {"command": "echo hi", "dangerouslyDisableSandbox": asks}
+    result = run_script("pretool_protect_hook.py", pretool(transcript, repo, "Bash", staying))
+    assert not result.denied
+
+
+def test_outside_a_flow_leaving_the_sandbox_is_claude_codes_call(
+    repo: Path, tmp_path: Path
+) -> None:
+    transcript = flow_transcript(repo, tmp_path, implement=False)
+    escape = {"command": "echo hi", "dangerouslyDisableSandbox": True}
+    result = run_script("pretool_protect_hook.py", pretool(transcript, repo, "Bash", escape))
+    assert result.output is None
+
+
 def test_guard_fails_closed_on_garbage_input(repo: Path) -> None:
     config = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text())
     assert "pretool_protect_hook.py" in json.dumps(config["hooks"]["PreToolUse"])
