@@ -119,22 +119,28 @@ def closure() -> dict[str, list[str]]:
     ``roots``, folders pinned file by file (site folders, the standard library, a venv's
     bin folder, editable installs' sources, the user site); ``gate_roots``, the packages the
     gate's own run imports, pinned even when they live in the project (an editable install of
-    pytest-acceptance itself); ``files``, the interpreter and the venv's pyvenv.cfg."""
+    pytest-acceptance itself); ``files``, the interpreter, the venv's pyvenv.cfg, and every
+    import path entry that is no folder, present or not."""
     import site
     import sysconfig
 
     site_folders = site.getsitepackages()
-    roots = [*site_folders, site.getusersitepackages()]
+    roots = list(site_folders)
     paths = sysconfig.get_paths()
     roots += [paths["stdlib"], paths["platstdlib"]]
     # The base interpreter's own site-packages inside its stdlib folder is not on a venv's
     # path: not part of what runs (often the largest folder there).
     if sys.prefix != sys.base_prefix:  # a venv: its console scripts and python links
         roots.append(str(Path(sys.prefix) / "bin"))
-    roots += _editable_roots()
+    # Every entry of the import path, and every folder a .pth file names (site adds only
+    # those that exist): a folder is walked; anything else (a zip, or nothing yet: the
+    # standard library's python3XY.zip, a .pth's folder to come, the user site) is pinned as
+    # a file, present or not, so that one appearing there is a change.
+    on_path = [*(entry for entry in sys.path if os.path.isabs(entry)), *_editable_roots()]
+    on_path.append(site.getusersitepackages())
+    roots += [entry for entry in on_path if os.path.isdir(entry)]
     files = [os.path.realpath(sys.executable), str(Path(sys.prefix) / "pyvenv.cfg")]
-    # A user site that does not exist yet counts as a file: its appearance is a change.
-    files += [site.getusersitepackages()] if not os.path.isdir(site.getusersitepackages()) else []
+    files += [entry for entry in dict.fromkeys(on_path) if not os.path.isdir(entry)]
     unused = [
         os.path.join(paths[key], name)
         for key in ("stdlib", "platstdlib")
@@ -180,7 +186,10 @@ def _pth_folders(pth: Path) -> list[str]:
         lines = pth.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-    return [line.strip() for line in lines if line.strip() and not line.startswith(("#", "import"))]
+    named = [
+        line.strip() for line in lines if line.strip() and not line.startswith(("#", "import"))
+    ]
+    return [os.path.normpath(os.path.join(pth.parent, line)) for line in named]  # as site reads it
 
 
 def _gate_roots() -> list[str]:

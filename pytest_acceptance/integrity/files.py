@@ -16,6 +16,12 @@ SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache",
      ".acceptance", ".tox", ".nox", ".mypy_cache", ".ruff_cache", "vendor"}
 )  # fmt: skip
+# Inside a watched folder: what never holds the tests' own files (version control, caches,
+# environments the interpreter's pin covers).
+NOT_THE_TESTS = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".acceptance", ".mypy_cache",
+     ".ruff_cache", "node_modules", ".venv", "venv", ".tox", ".nox"}
+)  # fmt: skip
 PYTHON_TEST = re.compile(r"^(test_.*|.*_test)\.py$|^conftest\.py$")
 JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")

@@ -21,6 +21,7 @@ from .config import (
 )
 from .data import data_folders, git_ignored, is_data
 from .files import (
+    NOT_THE_TESTS,
     PYTHON_TEST,
     SKIP_DIRS,
     TEST_FOLDER,
@@ -102,14 +103,27 @@ def _watched_files(root: str, watch: dict[str, Any]) -> Iterator[str]:
     start = os.path.realpath(os.path.join(root, directory))
     if os.path.relpath(start, root).startswith(os.pardir) or not os.path.isdir(start):
         return
-    for current, dirnames, filenames in os.walk(start):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        if not watch.get("recursive"):
-            dirnames[:] = []
+    for current, filenames in _walk_as_read(start, bool(watch.get("recursive"))):
         for name in sorted(filenames):
             relative = os.path.relpath(os.path.join(current, name), root).replace(os.sep, "/")
             if matches(relative.rsplit("/", 1)[-1], relative):
                 yield relative
+
+
+def _walk_as_read(start: str, recursive: bool) -> Iterator[tuple[str, list[str]]]:
+    """(folder, file names) under `start` as pytest and the tests reach them: into every
+    folder, a hidden one or a ``vendor/`` included (a conftest there is loaded, a file
+    there is read), and through links to folders, each real folder once. Only what holds
+    none of the tests' own files is passed over (NOT_THE_TESTS)."""
+    seen: set[str] = set()
+    for current, dirnames, filenames in os.walk(start, followlinks=True):
+        real = os.path.realpath(current)
+        if real in seen:
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames[:] = sorted(d for d in dirnames if d not in NOT_THE_TESTS) if recursive else []
+        yield current, filenames
 
 
 _WATCH_PATTERNS: dict[str, Callable[[str, str], bool]] = {  # (name, relative path)
