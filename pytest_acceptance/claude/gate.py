@@ -51,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate_bytecode, gate_env, witness
+from pytest_acceptance.claude import apart, gate_bytecode, gate_env, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
 from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome, GateResult
 from pytest_acceptance.claude.gate_runtime import (
@@ -243,7 +243,7 @@ def _pytest(
     try:
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
-                command,
+                apart.command(command),
                 cwd=flow.repo,
                 env=gate_env.apply(
                     _run_env(python, pycache, bytecode, criteria_bytecode, witness_env),
@@ -311,11 +311,13 @@ def _run_env(
 
 
 def _die_with(hook: int) -> None:
-    """In the gate's pytest, before it starts: when the hook that started it dies (Claude
-    Code kills a hook at its timeout, with SIGTERM or SIGKILL), pytest gets SIGTERM, which
-    the plugin's run guard answers like Ctrl-C: it kills what the criteria started, stops its
-    workers and ends, releasing the spec's run lock. Linux only (prctl); elsewhere the hook's
-    own handler kills the run's process group when it is given the chance."""
+    """In the run's first process, before it starts: when the hook that started it dies
+    (Claude Code kills a hook at its timeout, with SIGTERM or SIGKILL), it gets SIGTERM. The
+    gate's pytest answers it like Ctrl-C (it kills what the criteria started, stops its
+    workers and ends, releasing the spec's run lock); a wrapper that set the run apart
+    (apart.py) ends, and its pid namespace with every process in it. Linux only (prctl);
+    elsewhere the hook's own handler kills the run's process group when it is given the
+    chance."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)

@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pytest_acceptance.claude import pinned_tests
+from pytest_acceptance.claude import apart, pinned_tests
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
@@ -354,7 +354,7 @@ def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at:
     env = {**env, "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         process = subprocess.Popen(
-            ["bash", "-c", str(item["command"])],
+            apart.command(["bash", "-c", str(item["command"])]),
             cwd=_run_folder(flow, item),
             env=env,
             stdin=subprocess.DEVNULL,

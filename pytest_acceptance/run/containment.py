@@ -141,7 +141,7 @@ def start_run() -> Path | None:
     if home is None:
         return None
     _sweep_dead_runs(home)
-    run = home / f"{RUN_PREFIX}{os.getpid()}"
+    run = home / f"{RUN_PREFIX}{os.getpid()}{_NAMESPACE_MARK}{_pid_namespace()}"
     try:
         run.mkdir(exist_ok=True)
     except OSError:
@@ -150,12 +150,41 @@ def start_run() -> Path | None:
 
 
 def _sweep_dead_runs(home: Path) -> None:
+    """Remove the cgroups of runs that died. A run is named by its controller's pid and pid
+    namespace (the gate starts runs in namespaces of their own, where pids repeat): one of
+    this namespace is dead when its pid is; one of another namespace only when nothing is
+    left in it (a namespace's processes all end with it, so what is there is a live run's)."""
+    ours = _pid_namespace()
     for entry in _listdir(home):
         if not entry.name.startswith(RUN_PREFIX):
             continue
-        owner = entry.name[len(RUN_PREFIX) :]
-        if owner.isdigit() and not _alive(int(owner)):
+        owner, _, namespace = entry.name[len(RUN_PREFIX) :].partition(_NAMESPACE_MARK)
+        if not owner.isdigit():
+            continue
+        ours_to_judge = namespace in ("", ours)
+        if not (_alive(int(owner)) if ours_to_judge else _populated(entry)):
             remove_cgroup(entry)
+
+
+_NAMESPACE_MARK = "-ns"
+
+
+def _pid_namespace() -> str:
+    """This process's pid namespace, by inode ("" where that cannot be read)."""
+    try:
+        link = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+    return "".join(c for c in link if c.isdigit())
+
+
+def _populated(cgroup: Path) -> bool:
+    """Whether any process is in ``cgroup`` or below it (unreadable: assumed so)."""
+    try:
+        events = (cgroup / "cgroup.events").read_text(encoding="utf-8")
+    except OSError:
+        return True
+    return "populated 0" not in events.splitlines()
 
 
 def _alive(pid: int) -> bool:
@@ -451,8 +480,10 @@ def _cgroup_pids(cgroup: Path) -> list[int]:
 
 
 def _parse_pids(listed: bytes) -> list[int]:
+    """The pids of a ``cgroup.procs``, as this pid namespace sees them: a process outside
+    it is listed as 0, which is no process to signal (``kill(0, ...)`` is our own group)."""
     try:
-        return [int(pid) for pid in listed.split()]
+        return [int(pid) for pid in listed.split() if int(pid) > 0]
     except ValueError:
         return []
 

@@ -179,6 +179,31 @@ def test_commands_are_born_in_the_runs_cgroup_and_it_goes_with_the_run(
 
 
 @pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
+def test_a_run_of_another_pid_namespace_is_swept_only_once_empty() -> None:
+    """The gate starts runs in pid namespaces of their own, where the controller's pid is 1
+    or 2 in each: a run named by another namespace is never judged by a pid of ours. Its
+    cgroup is left alone while a process is in it, and removed once nothing is."""
+    home = containment.own_cgroup()
+    assert home is not None
+    live = home / f"{containment.RUN_PREFIX}2-ns1"
+    empty = home / f"{containment.RUN_PREFIX}3-ns1"
+    (live / "main").mkdir(parents=True)
+    empty.mkdir()
+    sleeper = subprocess.Popen(["sleep", "300"])
+    try:
+        (live / "main" / "cgroup.procs").write_text(str(sleeper.pid))
+        run = containment.start_run()
+        assert run is not None and run.name.endswith(f"-ns{containment._pid_namespace()}")
+        containment.remove_cgroup(run)
+        assert sleeper.poll() is None and live.exists()
+        assert not empty.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        containment.remove_cgroup(live)
+
+
+@pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
 def test_a_dead_runs_cgroup_is_swept_with_its_processes(tmp_path: Path) -> None:
     """A run that was SIGKILLed leaves its cgroup; the next run kills what is in it."""
     home = containment.own_cgroup()
