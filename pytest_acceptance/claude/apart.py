@@ -10,10 +10,10 @@ nothing outside it can be named, opened or signalled, whatever shape the code ta
 when the run's first process ends, the kernel ends every process left in it.
 
 The wrapper is a system binary at a fixed path (never looked up on PATH, which the agent can
-write): bubblewrap first, whose init reaps what the run orphans, then util-linux's
-``unshare``. Each is tried once per hook process with a probe that must see its own pid
-namespace and the same user id; with neither working, the run goes as before, in the
-hook's namespace (docs/threat-model.md says what that leaves open).
+write): util-linux's ``unshare``, then bubblewrap. Each is tried once per hook process with
+a probe that must see its own pid namespace and the same user id; with neither working,
+the run goes as before, in the hook's namespace (docs/threat-model.md says what that
+leaves open).
 """
 
 from __future__ import annotations
@@ -29,18 +29,22 @@ _PROBE_TIMEOUT = 10.0  # seconds: a wrapper that needs longer to start is not us
 
 
 def candidates() -> list[tuple[str, ...]]:
-    """The wrappers this machine has, best first, each ending where the command begins."""
+    """The wrappers this machine has, best first, each ending where the command begins.
+    ``unshare`` first: it waits for its command, so the run's CPU time counts as the hook's
+    children's (bubblewrap's does not). Either ends the whole namespace when it dies
+    itself: SIGKILL to its first process (a namespace's first process ignores a SIGTERM it
+    has no handler for), whose end is the end of every process in it."""
     found: list[tuple[str, ...]] = []
-    bwrap = next((path for path in _BWRAP if os.access(path, os.X_OK)), None)
-    if bwrap is not None:  # the whole file system as it is, but a /proc of its own
-        mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
-        found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
     unshare = next((path for path in _UNSHARE if os.access(path, os.X_OK)), None)
     if unshare is not None:
         user = () if os.geteuid() == 0 else ("--user", "--map-current-user")
         found.append(
-            (unshare, *user, "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM", "--")
+            (unshare, *user, "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL", "--")
         )
+    bwrap = next((path for path in _BWRAP if os.access(path, os.X_OK)), None)
+    if bwrap is not None:  # the whole file system as it is, but a /proc of its own
+        mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
+        found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
     return found
 
 

@@ -242,8 +242,12 @@ def _pytest(
     chunks: list[bytes] = []
     try:
         with open(log_path, "wb") as log:
+            wrapper = apart.prefix()
+            # A wrapper may ignore SIGTERM while it waits for the run (unshare does): it
+            # gets SIGKILL, and ends the run's namespace with it.
+            on_hook_death = signal.SIGKILL if wrapper else signal.SIGTERM
             process = subprocess.Popen(
-                apart.command(command),
+                [*wrapper, *command],
                 cwd=flow.repo,
                 env=gate_env.apply(
                     _run_env(python, pycache, bytecode, criteria_bytecode, witness_env),
@@ -256,7 +260,7 @@ def _pytest(
                 stderr=subprocess.STDOUT,
                 pass_fds=(writer,),
                 start_new_session=True,
-                preexec_fn=functools.partial(_die_with, os.getpid()),
+                preexec_fn=functools.partial(_die_with, os.getpid(), on_hook_death),
             )
             os.close(writer)
             writer = -1
@@ -310,19 +314,19 @@ def _run_env(
     return env
 
 
-def _die_with(hook: int) -> None:
+def _die_with(hook: int, how: signal.Signals) -> None:
     """In the run's first process, before it starts: when the hook that started it dies
-    (Claude Code kills a hook at its timeout, with SIGTERM or SIGKILL), it gets SIGTERM. The
-    gate's pytest answers it like Ctrl-C (it kills what the criteria started, stops its
+    (Claude Code kills a hook at its timeout, with SIGTERM or SIGKILL), it gets `how`. The
+    gate's pytest answers SIGTERM like Ctrl-C (it kills what the criteria started, stops its
     workers and ends, releasing the spec's run lock); a wrapper that set the run apart
-    (apart.py) ends, and its pid namespace with every process in it. Linux only (prctl);
-    elsewhere the hook's own handler kills the run's process group when it is given the
-    chance."""
+    (apart.py) gets SIGKILL, and ends its pid namespace with every process in it (the
+    kernel releases the lock). Linux only (prctl); elsewhere the hook's own handler kills the run's
+    process group when it is given the chance."""
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, how, 0, 0, 0)
         if os.getppid() != hook:  # the hook died before prctl took effect
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), how)
 
 
 def _drain(reader: int, chunks: list[bytes]) -> None:

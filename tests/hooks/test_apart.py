@@ -1,0 +1,94 @@
+"""The gate's run apart (claude/apart.py), with each wrapper this machine has: the run sees
+only its own processes, and nothing of it outlives the hook that started it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.claude import apart
+
+WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
+
+
+def test_this_machine_sets_runs_apart() -> None:
+    """CI installs both (util-linux's unshare is on every Debian, .ci/run installs
+    bubblewrap): the gate must not silently fall back to a run that can see the hook."""
+    assert {"unshare", "bwrap"} <= set(WRAPPERS)
+    assert apart.prefix() == WRAPPERS["unshare"]
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPERS))
+def test_the_run_sees_no_process_outside_it(name: str) -> None:
+    """Not its parent (the hook), not any process of the machine: /proc holds only the
+    run's own, and the hook's /proc entry cannot be opened."""
+    look = (
+        "import os, sys\n"
+        "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+        f"hook_visible = os.path.exists('/proc/{os.getpid()}/fd')\n"
+        "sys.exit(0 if len(pids) <= 3 and not hook_visible and os.getppid() <= 1 else 1)\n"
+    )
+    done = subprocess.run([*WRAPPERS[name], sys.executable, "-c", look], check=False)
+    assert done.returncode == 0
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPERS))
+def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None:
+    """A stand-in hook starts the run apart as the gate does (its first process told to die
+    with it) and is SIGKILLed: the run and a daemon it left (setsid, double fork) end."""
+    marker = tmp_path / "alive"
+    run = (
+        "import os, subprocess, sys, time\n"
+        "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 300 & sleep 300'])\n"
+        f"open({str(marker)!r}, 'w').close()\n"
+        "time.sleep(300)\n"
+    )
+    hook = (
+        "import functools, os, signal, subprocess, sys, time\n"
+        "from pytest_acceptance.claude.gate import _die_with\n"
+        f"wrapper = {list(WRAPPERS[name])!r}\n"
+        f"subprocess.Popen([*wrapper, sys.executable, '-c', {run!r}],\n"
+        "    preexec_fn=functools.partial(_die_with, os.getpid(), signal.SIGKILL))\n"
+        "time.sleep(300)\n"
+    )
+    stand_in = subprocess.Popen([sys.executable, "-c", hook])
+    try:
+        assert wait_for(marker.exists), "the run never started"
+        assert run_processes(tmp_path), "the run's processes are not seen from outside"
+        stand_in.kill()
+        stand_in.wait()
+        assert wait_for(lambda: not run_processes(tmp_path)), run_processes(tmp_path)
+    finally:
+        stand_in.kill()
+        for pid in run_processes(tmp_path):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+
+
+def run_processes(tmp_path: Path) -> list[int]:
+    """Live processes of the run: the Python naming `tmp_path`, and the sleeps."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            command = Path("/proc", entry, "cmdline").read_bytes()
+            state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and (str(tmp_path).encode() in command or command == b"sleep\x00300\x00"):
+            found.append(int(entry))
+    return found
+
+
+def wait_for(condition: object, seconds: float = 60) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
