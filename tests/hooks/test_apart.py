@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
 
@@ -20,6 +21,7 @@ WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidat
 def test_this_machine_sets_runs_apart() -> None:
     """CI installs both (util-linux's unshare is on every Debian, .ci/run installs
     bubblewrap): the gate must not silently fall back to a run that can see the hook."""
+    require_tool("bwrap", why="a second way to set the gate's run apart")
     assert {"unshare", "bwrap"} <= set(WRAPPERS)
     assert apart.prefix() == WRAPPERS["unshare"]
 
