@@ -36,6 +36,9 @@ from typing import Any
 
 import pytest
 from hook_transcripts import (
+    ALLOW,
+    ANSWER_WRITER,
+    HOOK_KILLING_APP,
     PLUGIN,
     REPO_ROOT,
     TEST_OTHER,
@@ -440,45 +443,6 @@ def test_5b_a_subagents_own_transcript_asks_for_done(tmp_path: Path) -> None:
 
 # --- 6. the hook's one JSON answer, written to by the code its run executes -----------------
 
-# app.py as the agent leaves it (VALUE = 1: AC-1 still fails). Imported inside the gate's
-# run, it walks up its parents to the gate's pytest (its command line names the verdict
-# descriptor) and writes an answer of its own into that process's parent's stdout, the hook's
-# pipe to the CLI, through /proc/<hook>/fd/1. The hook then writes its refusal after it.
-
-ANSWER_WRITER = """\
-VALUE = 1
-
-import os
-
-
-def _parent(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as stream:
-            return int(stream.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-_pid = os.getpid()
-while _pid > 1:
-    _pid = _parent(_pid)
-    try:
-        with open(f"/proc/{_pid}/cmdline", "rb") as _stream:
-            _command = _stream.read()
-    except OSError:
-        break
-    if b"--acceptance-verdict-fd" in _command:
-        with open(f"/proc/{_parent(_pid)}/fd/1", "w") as _answer:
-            _answer.write(%r)
-        break
-"""
-ALLOW = {
-    "PreToolUse": (
-        '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}\n'
-    ),
-    "Stop": '{"suppressOutput": true}\n',
-}
-
 
 def raw_answer(event: str, payload: dict[str, Any]) -> str:
     """The hook's stdout, as the CLI reads it (run_hook would fail on anything but one JSON
@@ -534,37 +498,13 @@ def test_6a_the_code_under_test_writes_into_the_gate_hooks_stdout(
         assert answer.get("decision") == "block", answer
 
 
-# app.py as the agent leaves it: imported inside the gate's run, it SIGKILLs every hook of
-# the plugin of this flow (its state folder in the hook's environment), found in /proc by
-# its command line: a hook that dies answers nothing, which Claude Code takes as a
-# non-blocking error.
-HOOK_KILLER = """\
-VALUE = 1
-
-import os
-import signal
-
-for _pid in os.listdir("/proc"):
-    try:
-        with open(f"/proc/{_pid}/cmdline", "rb") as _stream:
-            _command = _stream.read()
-        with open(f"/proc/{_pid}/environ", "rb") as _stream:
-            _environment = _stream.read()
-    except (OSError, ValueError):
-        continue
-    _hook = b"pretool_gate_hook" in _command or b"stop_implement_hook" in _command
-    if _hook and %r in _environment:
-        os.kill(int(_pid), signal.SIGKILL)
-"""
-
-
 # Written after the fix, blocked with no new code: the run signals the hook instead.
 @pytest.mark.parametrize("event", ["PreToolUse", "Stop"])
 def test_variant_the_code_under_test_kills_the_gate_hook(tmp_path: Path, event: str) -> None:
     repo = witnessed_project(tmp_path)
     builder = pinned_flow(repo)
     refused_before(builder, repo, tmp_path)
-    (repo / "app.py").write_text(HOOK_KILLER % str(plugin_data()).encode())
+    (repo / "app.py").write_text(HOOK_KILLING_APP % str(plugin_data()))
     assert outside_the_gate(repo) != 0, "the tree still fails"
     if event == "Stop":
         builder.done()
