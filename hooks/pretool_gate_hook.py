@@ -60,11 +60,28 @@ def main() -> int:
                 "flow, after /pytest-acceptance:verify. The user starts one with "
                 "/pytest-acceptance:implement <spec>."
             )
-    elif situation.pin.problem is None:
+    elif situation.pin.problem is not None:
+        _unverifiable(skill, situation.pin)
+    else:
         problem = _problem(skill, situation.flow.called("verify"), situation.pin)
         if problem is not None:
             deny(problem)
     return 0
+
+
+def _unverifiable(skill: str, pin: PinnedFlow) -> None:
+    """A flow whose /implement pinned no spec has nothing the gate can verify: /done is
+    refused, whatever the spec now holds (it may have been put back since); /escalate,
+    which hands the flow to a human, is let through and ends it."""
+    if skill == "done":
+        deny(
+            f"This /implement flow has no pinned spec to verify ({pin.problem}), so "
+            "/pytest-acceptance:done cannot be verified in it. Call "
+            "/pytest-acceptance:escalate with what you found; the user starts a new "
+            "/implement with the right spec."
+        )
+    else:
+        pin.record_terminal(skill, None)
 
 
 def _requested_skill(payload: dict[str, Any]) -> tuple[str, bool] | None:

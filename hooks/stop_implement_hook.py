@@ -105,13 +105,26 @@ def main() -> int:
     return 0
 
 
+def _unverifiable(pin: PinnedFlow) -> tuple[str | None, str | None]:
+    """A flow whose /implement pinned no spec ends only on the /escalate that hands it to
+    a human (pretool_gate_hook records it): never as a verified completion."""
+    if isinstance(pin.get("terminal"), dict):
+        return None, f"pytest-acceptance: {pin.problem}; the flow was escalated."
+    return (
+        f"This /implement flow has no pinned spec to verify ({pin.problem}): it cannot end "
+        "as done. Call /pytest-acceptance:escalate with what you found; the user starts a "
+        "new /implement with the right spec."
+    ), None
+
+
 def judge(
     flow: ImplementFlow, pin: PinnedFlow | None, transcript: Transcript, payload: dict[str, Any]
 ) -> tuple[str | None, str | None]:
     """(block reason, None) to keep the session going, or (None, message or None) to allow."""
-    if pin is None or pin.problem is not None:
-        problem = pin.problem if pin is not None else "the flow is not pinned"
-        return None, f"pytest-acceptance: {problem}; nothing to enforce."
+    if pin is None:
+        return None, "pytest-acceptance: the flow is not pinned; nothing to enforce."
+    if pin.problem is not None:
+        return _unverifiable(pin)
     spec = Path(str(pin.spec_path))
     left_running = background.left_running(payload)
     left_running += background.escaped(hook_io.session_id(payload) or "")

@@ -141,6 +141,7 @@ def closure() -> dict[str, list[str]]:
     roots += [entry for entry in on_path if os.path.isdir(entry)]
     files = [os.path.realpath(sys.executable), str(Path(sys.prefix) / "pyvenv.cfg")]
     files += [entry for entry in dict.fromkeys(on_path) if not os.path.isdir(entry)]
+    files += _mapped_files()
     unused = [
         os.path.join(paths[key], name)
         for key in ("stdlib", "platstdlib")
@@ -153,6 +154,19 @@ def closure() -> dict[str, list[str]]:
         "files": files,
         "left_out": unused,
     }
+
+
+def _mapped_files() -> list[str]:
+    """The native files this interpreter has mapped (libpython, the C library, the
+    extensions it loaded): code every Python of the environment runs, that no folder of
+    the closure may hold. Linux only (/proc/self/maps)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return []
+    paths = (line.split(None, 5)[5] for line in lines if len(line.split(None, 5)) == 6)
+    return sorted({path for path in paths if path.startswith("/") and os.path.isfile(path)})
 
 
 def _editable_roots() -> list[str]:

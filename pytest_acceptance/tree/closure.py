@@ -209,10 +209,17 @@ def in_environment(path: str) -> bool:
     return "site-packages" in path.split(os.sep) or os.path.basename(path) == "bin"
 
 
+# What Python's site imports at start-up wherever it finds it on the import path, before any
+# code of the run can watch: a new project module of these names would run in every Python
+# whose path holds the project (PYTHONPATH=., python -m).
+STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
+
+
 def module_names(pinned: Pin, roots: list[str]) -> set[str]:
-    """The top-level modules and packages the environment's folders offer: what a module of
-    the same name in the project would shadow on the run's import path."""
-    names = set()
+    """The top-level modules and packages the environment's folders offer, and those Python
+    looks for at start-up: what a module of the same name in the project would shadow on
+    the run's import path."""
+    names = set(STARTUP_MODULES)
     for path in pinned:
         for root in roots:
             if path.startswith(root.rstrip(os.sep) + os.sep):

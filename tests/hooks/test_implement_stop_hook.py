@@ -14,6 +14,7 @@ from hook_transcripts import (
     CRITERION,
     SPEC_TEXT,
     TranscriptBuilder,
+    ask_gate,
     criterion,
     expansion_payload,
     make_fail,
@@ -477,23 +478,37 @@ def test_the_later_of_done_and_escalate_decides(repo: Path, spec: Path, tmp_path
 # --- the spec argument ---------------------------------------------------------------------
 
 
-def test_implement_without_a_spec_is_not_enforced(repo: Path, tmp_path: Path) -> None:
+def test_implement_without_a_spec_cannot_end_as_done(repo: Path, tmp_path: Path) -> None:
+    """A flow whose /implement pinned no spec has nothing the gate can verify: its stop is
+    blocked with the reason and the way out (/escalate), never let through as done."""
     builder = TranscriptBuilder(repo)
     builder.implement("")
     builder.text("Error: /implement needs a spec file")
     result = stop(builder, repo, tmp_path)
-    assert not result.blocked
-    assert "named no spec file" in result.message
+    assert result.blocked
+    assert "named no spec file" in result.reason
+    assert "/pytest-acceptance:escalate" in result.reason
 
 
-def test_implement_with_a_missing_spec_file_is_not_enforced(repo: Path, tmp_path: Path) -> None:
+def test_implement_with_a_missing_spec_file_cannot_end_as_done(repo: Path, tmp_path: Path) -> None:
+    """Whatever the spec holds later (put back since, or written): /done is refused and the
+    stop blocked; the /escalate that hands the flow to a human ends it."""
     builder = TranscriptBuilder(repo)
     builder.implement("specs/nope.md")
     builder.text("Error: spec file not found: specs/nope.md")
     result = stop(builder, repo, tmp_path)
-    assert not result.blocked
-    assert "does not exist" in result.message
-    assert "specs/nope.md" in result.message
+    assert result.blocked
+    assert "does not exist" in result.reason and "specs/nope.md" in result.reason
+    (repo / "specs" / "nope.md").write_text("# Spec\n\n#### AC-1: works\n")
+    builder.verify(repo / "specs" / "nope.md")
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert done.denied and "no pinned spec to verify" in done.deny_reason, done.stdout
+    builder.done(outcome="denied")
+    escalated = ask_gate(builder, repo, tmp_path, "escalate")
+    assert not escalated.denied, escalated.stdout
+    builder.escalate()
+    result = stop(builder, repo, tmp_path)
+    assert not result.blocked, result.reason
 
 
 def test_spec_argument_is_resolved_against_the_cwd_of_the_implement(

@@ -75,7 +75,8 @@ def refused(secure: bool, what: str) -> None:
 ROOT_ON_PATH = "PYTHONPATH=.:$PYTHONPATH python -m pytest -q tests"
 
 
-@open_route("site imports sitecustomize before the witness loads: its miss is never a shadow name")
+# Blocked: the modules Python's site looks for at start-up are names no new project module
+# may take (closure.STARTUP_MODULES).
 def test_1a_a_sitecustomize_on_the_criterions_own_pythonpath(tmp_path: Path) -> None:
     """The criterion puts the root on PYTHONPATH (keeping the gate's entries: witnessed).
     The interpreter has no sitecustomize, so `site` looks for one on that path at start-up,
@@ -332,7 +333,7 @@ def shimmed(library: Path, payload: Path) -> None:
     os.replace(built, library)
 
 
-@open_route("native code the interpreter maps (libpython) is pinned by no one: it sets the env")
+# Blocked: every native file the interpreter maps (libpython, the C library) is pinned.
 def test_3b_a_shim_libpython_puts_a_sitecustomize_on_the_criterias_path(tmp_path: Path) -> None:
     """The interpreter's libpython replaced by a shim (gcc) that loads the real one and,
     before Python starts, appends a folder outside everything pinned to PYTHONPATH: its
@@ -415,12 +416,12 @@ def test_5a_a_done_that_names_another_spec_in_its_arguments(tmp_path: Path) -> N
     assert done.denied, f"/done let through after the attack: {done.stdout}"
 
 
-@open_route("a pin whose spec was missing at /implement enforces nothing: /done and stop pass")
+# Blocked: a flow whose /implement pinned no spec ends only on an /escalate (/done refused,
+# the stop blocked).
 def test_5b_the_spec_moved_away_before_implement_and_back_after(tmp_path: Path) -> None:
     """An earlier turn of the agent moves the spec away (the user then types /implement of
     it: the pin records that the spec does not exist). Mid-flow the agent puts it back,
-    /verify, and asks for /done on the failing tree. (The Stop hook then lets the stop
-    through too: "nothing to enforce".)"""
+    runs /verify, asks for /done on the failing tree, and stops."""
     repo = witnessed_project(tmp_path)
     spec = repo / WITNESS_SPEC
     text = spec.read_text()
@@ -431,6 +432,10 @@ def test_5b_the_spec_moved_away_before_implement_and_back_after(tmp_path: Path) 
     assert outside_the_gate(repo) != 0, "the tree fails"
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through on a failing tree: {done.stdout}")
+    builder.done(outcome="denied")
+    transcript = builder.write(tmp_path / "session.jsonl")
+    stop = run_hook("Stop", stop_payload(transcript, repo))
+    refused(stop.blocked, f"the stop was let through on a failing tree: {stop.stdout}")
 
 
 # --- 6. the gate's own run reaches outside itself ---------------------------------------------
