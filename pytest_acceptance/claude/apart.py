@@ -9,11 +9,16 @@ neither), or signal it. Inside a namespace of its own the run sees no process bu
 nothing outside it can be named, opened or signalled, whatever shape the code takes. And
 when the run's first process ends, the kernel ends every process left in it.
 
+Under bubblewrap the run also sees what the hooks trust read-only (:func:`trusted`): the
+plugin, its state, Claude Code's configuration, the pinned interpreter. The run executes
+the project's code outside Claude Code's sandbox (hooks run outside it), so without this
+that code could rewrite the hook that judges the next /done.
+
 The wrapper is a system binary at a fixed path (never looked up on PATH, which the agent can
-write): util-linux's ``unshare``, then bubblewrap. Each is tried once per hook process with
-a probe that must see its own pid namespace and the same user id; with neither working,
-the run goes as before, in the hook's namespace (docs/threat-model.md says what that
-leaves open).
+write): bubblewrap, then util-linux's ``unshare`` (a PID namespace only). Each is tried
+once per hook process with a probe that must see its own pid namespace and the same user
+id; with neither working, the run goes as before, in the hook's namespace
+(docs/threat-model.md says what that leaves open).
 """
 
 from __future__ import annotations
@@ -22,6 +27,10 @@ import functools
 import os
 import subprocess
 import sys
+from typing import Iterable
+
+from pytest_acceptance.claude.flow_state import Flow, data_dir
+from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 
 _BWRAP = ("/usr/bin/bwrap", "/bin/bwrap")
 _UNSHARE = ("/usr/bin/unshare", "/bin/unshare")
@@ -30,21 +39,20 @@ _PROBE_TIMEOUT = 10.0  # seconds: a wrapper that needs longer to start is not us
 
 def candidates() -> list[tuple[str, ...]]:
     """The wrappers this machine has, best first, each ending where the command begins.
-    ``unshare`` first: it waits for its command, so the run's CPU time counts as the hook's
-    children's (bubblewrap's does not). Either ends the whole namespace when it dies
-    itself: SIGKILL to its first process (a namespace's first process ignores a SIGTERM it
-    has no handler for), whose end is the end of every process in it."""
+    bubblewrap first: it also gives the run a read-only view of what the hooks trust
+    (:func:`command`). Either ends the whole namespace when it dies itself (SIGKILL to its
+    first process; a namespace's first process ignores a SIGTERM it has no handler for)."""
     found: list[tuple[str, ...]] = []
+    bwrap = next((path for path in _BWRAP if os.access(path, os.X_OK)), None)
+    if bwrap is not None:  # the whole file system as it is, but a /proc of its own
+        mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
+        found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
     unshare = next((path for path in _UNSHARE if os.access(path, os.X_OK)), None)
     if unshare is not None:
         user = () if os.geteuid() == 0 else ("--user", "--map-current-user")
         found.append(
             (unshare, *user, "--pid", "--fork", "--mount-proc", "--kill-child=SIGKILL", "--")
         )
-    bwrap = next((path for path in _BWRAP if os.access(path, os.X_OK)), None)
-    if bwrap is not None:  # the whole file system as it is, but a /proc of its own
-        mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
-        found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
     return found
 
 
@@ -72,6 +80,45 @@ def _works(wrapper: tuple[str, ...]) -> bool:
     return done.returncode == 0
 
 
-def command(words: list[str]) -> list[str]:
-    """`words`, to be run apart when this machine can."""
-    return [*prefix(), *words]
+def command(words: list[str], flow: Flow, writable: Iterable[str] = ()) -> list[str]:
+    """`words`, to be run apart when this machine can. Under bubblewrap, what the hooks
+    trust is read-only to the run (:func:`trusted`): code the run executes cannot rewrite
+    the plugin's hooks, its state, Claude Code's settings and transcripts, or the pinned
+    interpreter's files; the project and `writable` stay writable."""
+    wrapper = prefix()
+    if not wrapper or os.path.basename(wrapper[0]) != "bwrap":
+        return [*wrapper, *words]
+    binds: list[str] = []
+    for path in _existing(trusted(flow)):
+        binds += ["--ro-bind", path, path]
+    for path in _existing([flow.repo, *writable]):
+        binds += ["--bind", path, path]
+    return [*wrapper[:-1], *binds, "--", *words]
+
+
+def trusted(flow: Flow) -> list[str]:
+    """What the hooks read to decide, and what the gate's runs are made of: the plugin (its
+    hooks and package), its state, Claude Code's configuration folder (settings,
+    transcripts, installed plugins), and the pinned interpreter's folders and files."""
+    home = os.path.expanduser("~")
+    config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    paths = [str(PLUGIN_ROOT), str(data_dir()), config]
+    closure = flow.get("closure")
+    if isinstance(closure, dict):
+        for key in ("roots", "files"):
+            listed = closure.get(key)
+            paths += (
+                [str(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+            )
+    return paths
+
+
+def _existing(paths: Iterable[str]) -> list[str]:
+    """Each path that exists, by its real path (a link is followed to what it names), once:
+    a mount over it covers every way of naming it."""
+    found: dict[str, None] = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        if os.path.isabs(real) and os.path.exists(real):
+            found[real] = None
+    return list(found)

@@ -242,12 +242,12 @@ def _pytest(
     chunks: list[bytes] = []
     try:
         with open(log_path, "wb") as log:
-            wrapper = apart.prefix()
+            words = apart.command(command, flow, writable=[pycache])
             # A wrapper may ignore SIGTERM while it waits for the run (unshare does): it
             # gets SIGKILL, and ends the run's namespace with it.
-            on_hook_death = signal.SIGKILL if wrapper else signal.SIGTERM
+            on_hook_death = signal.SIGKILL if words[0] != command[0] else signal.SIGTERM
             process = subprocess.Popen(
-                [*wrapper, *command],
+                words,
                 cwd=flow.repo,
                 env=gate_env.apply(
                     _run_env(python, pycache, bytecode, criteria_bytecode, witness_env),

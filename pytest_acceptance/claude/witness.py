@@ -354,7 +354,7 @@ def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at:
     env = {**env, "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         process = subprocess.Popen(
-            apart.command(["bash", "-c", str(item["command"])]),
+            apart.command(["bash", "-c", str(item["command"])], flow),
             cwd=_run_folder(flow, item),
             env=env,
             stdin=subprocess.DEVNULL,

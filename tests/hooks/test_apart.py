@@ -1,5 +1,6 @@
 """The gate's run apart (claude/apart.py), with each wrapper this machine has: the run sees
-only its own processes, and nothing of it outlives the hook that started it."""
+only its own processes, nothing of it outlives the hook that started it, and under
+bubblewrap what the hooks trust is read-only to it while the project stays writable."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
+from pytest_acceptance.claude.flow_state import Flow
 
 WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
 
@@ -23,7 +25,7 @@ def test_this_machine_sets_runs_apart() -> None:
     bubblewrap): the gate must not silently fall back to a run that can see the hook."""
     require_tool("bwrap", why="a second way to set the gate's run apart")
     assert {"unshare", "bwrap"} <= set(WRAPPERS)
-    assert apart.prefix() == WRAPPERS["unshare"]
+    assert apart.prefix() == WRAPPERS["bwrap"]
 
 
 @pytest.mark.parametrize("name", sorted(WRAPPERS))
@@ -94,3 +96,29 @@ def wait_for(condition: object, seconds: float = 60) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
+    """The plugin's own files, its state and the pinned interpreter's folders cannot be
+    written from the run; the project and the run's private folder can."""
+    require_tool("bwrap", why="the read-only view of the gate's run")
+    repo, private, site = tmp_path / "repo", tmp_path / "private", tmp_path / "site"
+    for folder in (repo, private, site):
+        folder.mkdir()
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "closure": {"roots": [str(site)]}})
+    hook = Path(apart.PLUGIN_ROOT, "hooks", "pretool_gate_hook.py")
+    tries = {str(hook): False, str(site / "x.pth"): False}
+    tries.update({str(repo / "out.txt"): True, str(private / "tmp.txt"): True})
+    probe = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        open(path, 'a').close()\n"
+        "        print('written', path)\n"
+        "    except OSError:\n"
+        "        print('refused', path)\n"
+    )
+    words = apart.command([sys.executable, "-c", probe, *tries], flow, writable=[str(private)])
+    said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
+    for path, writable in tries.items():
+        assert f"{'written' if writable else 'refused'} {path}" in said, said

@@ -468,9 +468,8 @@ def plugin_copy(tmp_path: Path) -> Path:
     return root
 
 
-@open_route(
-    "the gate's run executes the project's code outside the sandbox, with the hook's rights"
-)
+# Blocked: what the hooks trust (the plugin, its state, Claude Code's configuration, the
+# pinned interpreter) is read-only to the gate's run (claude/apart.py).
 def test_6a_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None:
     """app.py (VALUE = 1) rewrites the plugin's pretool_gate_hook.py when the gate's run
     imports it. The /done that ran it is refused; the next /done, on the same failing tree,
@@ -479,6 +478,8 @@ def test_6a_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None
     repo = witnessed_project(tmp_path)
     builder = pinned_flow(repo)
     hook = root / "hooks" / "pretool_gate_hook.py"
+    # (app.py below, run outside the gate, would rewrite the hook itself: checked first)
+    assert outside_the_gate(repo) != 0, "the tree fails (the code below keeps VALUE = 1)"
     (repo / "app.py").write_text(HOOK_REWRITER % str(hook))
     builder.verify(repo / WITNESS_SPEC)
     transcript = builder.write(tmp_path / "session.jsonl")
@@ -487,8 +488,7 @@ def test_6a_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None
     )
     assert first.denied, first.stdout
     builder.done(outcome="denied")
-    assert "allow" in hook.read_text(), "the gate's run wrote the hook"
-    assert outside_the_gate(repo) != 0, "the tree still fails"
+    assert "allow" not in hook.read_text(), "the gate's run wrote the hook"
     transcript = builder.write(tmp_path / "session.jsonl")
     done = run_hook(
         "PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"), plugin_root=root
@@ -514,7 +514,8 @@ for _module in Path(%r).rglob("*.py"):
 """
 
 
-# Blocked: the hook has imported every module of its package before the run starts.
+# Blocked: the plugin's package is read-only to the gate's run (and the hook imported every
+# module of it before the run starts).
 def test_6b_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import(
     tmp_path: Path,
 ) -> None:
@@ -531,7 +532,7 @@ def test_6b_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import(
     done = run_hook(
         "PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"), plugin_root=root
     )
-    assert "permissionDecision" in (root / "pytest_acceptance" / "__init__.py").read_text()
+    assert "permissionDecision" not in (root / "pytest_acceptance" / "__init__.py").read_text()
     assert done.denied, f"/done let through after the attack: {done.stdout}"
 
 
