@@ -32,7 +32,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "pytest-acceptance"
 CLI_VERSION = "2.1.328"
 BLOCK_TAG = "[pytest-acceptance stop guard]"
-SESSION_ID = "session-1"
+# One per test process: a stop judges the processes that carry its session's id in their
+# environment, and a test's detached process must not count in another's (xdist runs two).
+SESSION_ID = f"session-{uuid.uuid4().hex[:12]}"
 _ids = itertools.count(1)
 
 
