@@ -25,6 +25,7 @@ before the run).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import py_compile
 import shutil
@@ -165,6 +166,17 @@ while not flag.exists():
 """
 
 
+def no_subreaper() -> None:
+    """This test process stops being a child subreaper, if an earlier in-process test made
+    it one (the run guard's containment): the daemon must leave the test's lineage when
+    orphaned, as it leaves the CLI's, instead of being adopted by the test process."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
 @pytest.mark.parametrize(
     "how",
     [
@@ -184,6 +196,7 @@ def test_2a_a_daemon_that_rewrites_its_own_environ_outlives_the_stop(
     must be blocked while the daemon runs (it writes VALUE = 1 back once the stop is over).
     `plain`: the daemon keeps its environment as inherited (the check is live here);
     `scrub`: it zeroes its own environment block through /proc/self/mem."""
+    no_subreaper()
     repo = witnessed_project(tmp_path)
     builder = pinned_flow(repo)
     (repo / "app.py").write_text("VALUE = 2\n")
