@@ -8,10 +8,11 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
+import zlib
 from pathlib import Path
 
 import pytest
+from hook_transcripts import wait_until
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
@@ -47,9 +48,10 @@ def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None
     """A stand-in hook starts the run apart as the gate does (its first process told to die
     with it) and is SIGKILLed: the run and a daemon it left (setsid, double fork) end."""
     marker = tmp_path / "alive"
+    sleeps = f"sleep {pause(tmp_path)} & sleep {pause(tmp_path)}"
     run = (
         "import os, subprocess, sys, time\n"
-        "subprocess.Popen(['setsid', 'sh', '-c', 'sleep 300 & sleep 300'])\n"
+        f"subprocess.Popen(['setsid', 'sh', '-c', {sleeps!r}])\n"
         f"open({str(marker)!r}, 'w').close()\n"
         "time.sleep(300)\n"
     )
@@ -63,16 +65,21 @@ def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None
     )
     stand_in = subprocess.Popen([sys.executable, "-c", hook])
     try:
-        assert wait_for(marker.exists), "the run never started"
+        assert wait_until(marker.exists, 60), "the run never started"
         assert run_processes(tmp_path), "the run's processes are not seen from outside"
         stand_in.kill()
         stand_in.wait()
-        assert wait_for(lambda: not run_processes(tmp_path)), run_processes(tmp_path)
+        assert wait_until(lambda: not run_processes(tmp_path), 60), run_processes(tmp_path)
     finally:
         stand_in.kill()
         for pid in run_processes(tmp_path):
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
+
+
+def pause(tmp_path: Path) -> str:
+    """The sleeps' duration, this test's own (another test's sleeps are not its run's)."""
+    return f"300.{zlib.crc32(str(tmp_path).encode()) % 10**6:06d}"
 
 
 def run_processes(tmp_path: Path) -> list[int]:
@@ -84,18 +91,10 @@ def run_processes(tmp_path: Path) -> list[int]:
             state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if state != "Z" and (str(tmp_path).encode() in command or command == b"sleep\x00300\x00"):
+        ours = str(tmp_path).encode() in command
+        if state != "Z" and (ours or command == f"sleep\0{pause(tmp_path)}\0".encode()):
             found.append(int(entry))
     return found
-
-
-def wait_for(condition: object, seconds: float = 60) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
