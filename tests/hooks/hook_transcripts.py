@@ -918,3 +918,13 @@ for _pid in os.listdir("/proc"):
     if _hook and (_needle.encode() in _environment or _here == _needle):
         os.kill(int(_pid), signal.SIGKILL)
 """
+
+
+def wait_until(condition: Any, seconds: float) -> bool:
+    """Whether `condition()` held within `seconds` (polled every 0.05 s)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False

@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from hook_transcripts import (
     pinned_flow,
     run_hook,
     stop_payload,
+    wait_until,
 )
 
 SPEC = "specs/feature.md"
@@ -146,15 +146,6 @@ def gate_processes(marker: str, repo: Path) -> list[int]:
         if (marker.encode() in cmdline or cwd.startswith(str(repo))) and _alive(int(entry.name)):
             found.append(int(entry.name))
     return found
-
-
-def wait_until(condition: object, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])

@@ -482,29 +482,23 @@ def test_6a_the_code_under_test_writes_into_the_gate_hooks_stdout(
     """PreToolUse: /done on the failing tree. Stop: a /done the transcript shows (written
     into it), so the Stop hook runs the gate. Either hook must answer exactly one JSON
     value that refuses."""
-    repo = witnessed_project(tmp_path)
-    builder = pinned_flow(repo)
-    refused_before(builder, repo, tmp_path)
-    (repo / "app.py").write_text(ANSWER_WRITER % ALLOW[event])
-    assert outside_the_gate(repo) != 0, "the tree still fails"
-    if event == "Stop":  # a /done the transcript shows (written into it): the stop runs the gate
-        builder.done()
-    transcript = builder.write(tmp_path / "session.jsonl")
-    if event == "PreToolUse":
-        answer = one_answer(raw_answer(event, pretool_payload(transcript, repo, f"{PLUGIN}:done")))
-        assert answer["hookSpecificOutput"]["permissionDecision"] == "deny", answer
-    else:
-        answer = one_answer(raw_answer(event, stop_payload(transcript, repo, last="Done.")))
-        assert answer.get("decision") == "block", answer
+    one_refusal(tmp_path, event, ANSWER_WRITER % ALLOW[event])
 
 
 # Written after the fix, blocked with no new code: the run signals the hook instead.
 @pytest.mark.parametrize("event", ["PreToolUse", "Stop"])
 def test_variant_the_code_under_test_kills_the_gate_hook(tmp_path: Path, event: str) -> None:
+    one_refusal(tmp_path, event, HOOK_KILLING_APP % str(plugin_data()))
+
+
+def one_refusal(tmp_path: Path, event: str, app: str) -> None:
+    """Pin, prove the gate live, leave `app` as app.py (the tree still fails), and ask the
+    `event` hook (Stop: after a /done the transcript shows, so the stop runs the gate): it
+    must answer exactly one JSON value that refuses."""
     repo = witnessed_project(tmp_path)
     builder = pinned_flow(repo)
     refused_before(builder, repo, tmp_path)
-    (repo / "app.py").write_text(HOOK_KILLING_APP % str(plugin_data()))
+    (repo / "app.py").write_text(app)
     assert outside_the_gate(repo) != 0, "the tree still fails"
     if event == "Stop":
         builder.done()
