@@ -152,8 +152,8 @@ def start_run() -> Path | None:
 def _sweep_dead_runs(home: Path) -> None:
     """Remove the cgroups of runs that died. A run is named by its controller's pid and pid
     namespace (the gate starts runs in namespaces of their own, where pids repeat): one of
-    this namespace is dead when its pid is; one of another namespace only when nothing is
-    left in it (a namespace's processes all end with it, so what is there is a live run's)."""
+    this namespace is dead when its pid is, and what is left in it is killed; one of
+    another namespace is only ever removed empty (:func:`_remove_if_abandoned`)."""
     ours = _pid_namespace()
     for entry in _listdir(home):
         if not entry.name.startswith(RUN_PREFIX):
@@ -161,9 +161,26 @@ def _sweep_dead_runs(home: Path) -> None:
         owner, _, namespace = entry.name[len(RUN_PREFIX) :].partition(_NAMESPACE_MARK)
         if not owner.isdigit():
             continue
-        ours_to_judge = namespace in ("", ours)
-        if not (_alive(int(owner)) if ours_to_judge else _populated(entry)):
+        if namespace not in ("", ours):
+            _remove_if_abandoned(entry)
+        elif not _alive(int(owner)):
             remove_cgroup(entry)
+
+
+_ABANDONED_AFTER = 60.0  # seconds: a live run's cgroup is populated within moments of its making
+
+
+def _remove_if_abandoned(cgroup: Path) -> None:
+    """Another namespace's run: its processes all end with the namespace, so a dead run's
+    cgroup is empty. Nothing is signalled (what is inside is a live run's, and a check for
+    "empty" followed by a kill would race a run moving in): the cgroups are removed
+    children first, and the kernel refuses to remove one a process is in. A young one is
+    left alone, as its run may not have moved in yet."""
+    with contextlib.suppress(OSError):
+        if time.time() - cgroup.stat().st_mtime < _ABANDONED_AFTER:
+            return
+        for directory in reversed(list(_walk(cgroup))):
+            directory.rmdir()
 
 
 _NAMESPACE_MARK = "-ns"
@@ -176,15 +193,6 @@ def _pid_namespace() -> str:
     except OSError:
         return ""
     return "".join(c for c in link if c.isdigit())
-
-
-def _populated(cgroup: Path) -> bool:
-    """Whether any process is in ``cgroup`` or below it (unreadable: assumed so)."""
-    try:
-        events = (cgroup / "cgroup.events").read_text(encoding="utf-8")
-    except OSError:
-        return True
-    return "populated 0" not in events.splitlines()
 
 
 def _alive(pid: int) -> bool:

@@ -293,12 +293,17 @@ def test_3a_a_metadata_folder_at_the_root_declares_a_pytest11_plugin(
 # can answer. It writes its pid to `pidfile` (the test ends it).
 HOOK_KILLER = """\
 import os, signal, sys, time
-if os.fork():
+if os.fork():  # the Bash call ends once the daemon runs (a sandbox ends what is left of it)
+    deadline = time.time() + 60
+    while not os.path.exists({pidfile!r}) and time.time() < deadline:
+        time.sleep(0.01)
     sys.exit(0)
 os.setsid()
 if os.fork():
     os._exit(0)
-open({pidfile!r}, "w").write(str(os.getpid()))
+with open({pidfile!r} + ".new", "w") as pidfile:
+    pidfile.write(str(os.getpid()))
+os.rename({pidfile!r} + ".new", {pidfile!r})
 for fd in (0, 1, 2):
     os.dup2(os.open(os.devnull, os.O_RDWR), fd)
 targets = {targets!r}

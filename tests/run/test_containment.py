@@ -3,6 +3,7 @@ in each containment mode (cgroup where this machine allows it, tracking, group).
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -179,28 +180,37 @@ def test_commands_are_born_in_the_runs_cgroup_and_it_goes_with_the_run(
 
 
 @pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
-def test_a_run_of_another_pid_namespace_is_swept_only_once_empty() -> None:
+def test_a_run_of_another_pid_namespace_is_only_ever_removed_empty_and_old() -> None:
     """The gate starts runs in pid namespaces of their own, where the controller's pid is 1
     or 2 in each: a run named by another namespace is never judged by a pid of ours. Its
-    cgroup is left alone while a process is in it, and removed once nothing is."""
+    cgroup is left alone while a process is in it (nothing in it is signalled, however old),
+    and while it is young (its run may be about to move in); an old empty one is removed."""
     home = containment.own_cgroup()
     assert home is not None
-    live = home / f"{containment.RUN_PREFIX}2-ns1"
-    empty = home / f"{containment.RUN_PREFIX}3-ns1"
-    (live / "main").mkdir(parents=True)
-    empty.mkdir()
+    names = {
+        role: home / f"{containment.RUN_PREFIX}{n}-ns1"
+        for n, role in enumerate(("live", "young", "abandoned"), start=2)
+    }
+    (names["live"] / "main").mkdir(parents=True)
+    (names["young"] / "main").mkdir(parents=True)
+    (names["abandoned"] / "gw0").mkdir(parents=True)
+    an_hour_ago = time.time() - 3600
+    for role in ("live", "abandoned"):
+        os.utime(names[role], (an_hour_ago, an_hour_ago))
     sleeper = subprocess.Popen(["sleep", "300"])
     try:
-        (live / "main" / "cgroup.procs").write_text(str(sleeper.pid))
+        (names["live"] / "main" / "cgroup.procs").write_text(str(sleeper.pid))
         run = containment.start_run()
         assert run is not None and run.name.endswith(f"-ns{containment._pid_namespace()}")
         containment.remove_cgroup(run)
-        assert sleeper.poll() is None and live.exists()
-        assert not empty.exists()
+        assert sleeper.poll() is None and names["live"].exists()
+        assert names["young"].exists()
+        assert not names["abandoned"].exists()
     finally:
         sleeper.kill()
         sleeper.wait()
-        containment.remove_cgroup(live)
+        for cgroup in names.values():
+            containment.remove_cgroup(cgroup)
 
 
 @pytest.mark.skipif(not CGROUPS, reason="cgroup v2 is not writable here")
