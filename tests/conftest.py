@@ -13,6 +13,7 @@ from support import suite_result
 from support.claude_cli import ClaudeInstallError, installed_claude
 from support.claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
 from support.claude_harness import claude_path_dir as make_claude_path_dir
+from support.kept_digests import INLINE_PLUGIN_STATE, carried
 
 _TREE_BEFORE = pytest.StashKey[str]()
 
@@ -93,11 +94,18 @@ def messages_api() -> Iterator[Callable[..., MessagesStandIn]]:
 
 
 @pytest.fixture
-def claude_home(tmp_path: Path) -> Path:
-    """A fresh HOME, so no user settings, plugins or sessions leak into a CLI run."""
+def claude_home(tmp_path: Path, kept_environments: Path) -> Iterator[Path]:
+    """A fresh HOME, so no user settings, plugins or sessions leak into a CLI run; only the
+    environment digests the plugin's hooks kept in earlier tests are carried over."""
     home = tmp_path / "home"
-    home.mkdir()
-    return home
+    with carried(kept_environments, home / INLINE_PLUGIN_STATE):
+        yield home
+
+
+@pytest.fixture(scope="session")
+def kept_environments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This process's kept environment digests (support/kept_digests.py)."""
+    return tmp_path_factory.mktemp("kept-environments")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate_env, interpreter_paths, witness
+from pytest_acceptance.claude import environment_digests, gate_env, interpreter_paths, witness
 from pytest_acceptance.claude.criteria_env import CRITERIA_PYCACHE_VARIABLE
 from pytest_acceptance.claude.flow_state import Flow, write_json
 from pytest_acceptance.tree import closure
@@ -100,11 +100,13 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     places = _closure_places(flow.repo, wanted or {})
     flow.data["closure"] = places.as_dict()
     try:
-        pinned = closure.pin(places, time.monotonic() + CLOSURE_BUDGET)
+        known = environment_digests.known(python)
+        pinned = closure.pin(places, time.monotonic() + CLOSURE_BUDGET, known)
     except closure.ClosureError as error:
         flow.data["closure_error"] = str(error)
         return
     write_json(flow.closure_file, pinned)
+    environment_digests.keep(python, pinned)
     deadline_at = time.monotonic() + CLOSURE_BUDGET
     modules = closure.project_modules(flow.repo, deadline_at)
     names = closure.module_names(pinned, places.roots) | set(modules.values())

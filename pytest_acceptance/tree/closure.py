@@ -70,11 +70,13 @@ class Places:
         return {"roots": self.roots, "files": self.files, "left_out": sorted(self.left_out)}
 
 
-def pin(places: Places, deadline_at: float) -> Pin:
-    """Every file under the roots and each single file (present or not), by content."""
+def pin(places: Places, deadline_at: float, known: Pin | None = None) -> Pin:
+    """Every file under the roots and each single file (present or not), by content; a
+    digest in ``known`` (an earlier pin) is taken while its file's stat key is unchanged."""
+    known = known or {}
     pinned: Pin = {}
     for path in _listing(places, deadline_at):
-        pinned[path] = _describe(path, None)
+        pinned[path] = _describe(path, known.get(path))
     return pinned
 
 
@@ -107,7 +109,7 @@ def _describe(path: str, before: list[str] | None) -> list[str]:
     if not stat.S_ISREG(info.st_mode):
         return ["", f"special:{stat.S_IFMT(info.st_mode)}"]
     key = stat_key(info).decode()
-    if before is not None and before[0] == key:
+    if before is not None and before[0] == key:  # an untrusted key ("") never matches
         return before
     trusted = time.time_ns() - info.st_ctime_ns > RACY_SECONDS * 1e9
     return [key if trusted else "", file_digest(path, follow=False) or "unreadable"]

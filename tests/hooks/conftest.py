@@ -1,4 +1,5 @@
-"""Every hook test gets its own plugin state folder ($CLAUDE_PLUGIN_DATA of its hook runs)."""
+"""Every hook test gets its own plugin state folder ($CLAUDE_PLUGIN_DATA of its hook runs),
+with the environment digests earlier tests kept."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ from pathlib import Path
 import hook_transcripts
 import pytest
 from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
+from support.kept_digests import carried
 
 
 @pytest.fixture(autouse=True)
-def plugin_state(tmp_path: Path) -> Iterator[Path]:
+def plugin_state(tmp_path: Path, kept_environments: Path) -> Iterator[Path]:
     folder = tmp_path / "plugin-data"
     hook_transcripts.PLUGIN_DATA["current"] = folder
-    yield folder
+    with carried(kept_environments, folder):
+        yield folder
     hook_transcripts.PLUGIN_DATA.pop("current", None)
 
 
