@@ -485,9 +485,11 @@ def fake_python(folder: Path, name: str, venv: bool) -> None:
         (folder.parent / "pyvenv.cfg").write_text("home = /elsewhere\n")
 
 
-def launch(path: list[Path]) -> str:
+def launch(path: list[Path], code: str | None = None) -> str:
+    """What the launcher's python3 printed, started on `hook.py` (or on `-c code`)."""
+    arguments = ["hook.py"] if code is None else ["-c", code]
     done = subprocess.run(
-        ["/bin/sh", str(REPO_ROOT / "hooks" / "python3"), "hook.py"],
+        ["/bin/sh", str(REPO_ROOT / "hooks" / "python3"), *arguments],
         env={"PATH": os.pathsep.join(map(str, path))},
         capture_output=True,
         text=True,
@@ -505,3 +507,52 @@ def test_the_hooks_python3_is_no_virtualenvs(tmp_path: Path) -> None:
     fake_python(system, "system", venv=False)
     assert launch([venv, tmp_path / "empty", system]) == "system -E -S hook.py"
     assert launch([venv]) == "venv -E -S hook.py"  # nothing else: the first one
+
+
+def test_the_hooks_python3_is_no_version_managers_shim(tmp_path: Path) -> None:
+    """A shim (pyenv's, asdf's: a script) runs the interpreter the project's
+    `.python-version` names, a file the agent can write: the hooks take a python3 that is a
+    program of its own (here, a link to this test's interpreter) wherever it is on PATH, and
+    a shim only when nothing else is there."""
+    shims, system = tmp_path / "pyenv" / "shims", tmp_path / "usr" / "bin"
+    fake_python(shims, "shim", venv=False)
+    system.mkdir(parents=True)
+    (system / "python3").symlink_to(os.path.realpath(sys.executable))
+    assert launch([shims, system], "print('native')") == "native"
+    assert launch([shims], "print('native')") == "shim -E -S -c print('native')"
+
+
+def test_with_pyenv_a_python_version_file_in_the_project_does_not_choose_the_hooks_python(
+    tmp_path: Path,
+) -> None:
+    """The real pyenv on this machine: the project names an installed version of its choice
+    in `.python-version`; the hooks run the first python3 on PATH that is no shim."""
+    shims = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"), "shims")
+    native = next(
+        (
+            Path(f, "python3")
+            for f in os.environ["PATH"].split(os.pathsep)
+            if Path(f) != shims
+            and Path(f, "python3").is_file()
+            and not Path(f).parent.joinpath("pyvenv.cfg").exists()
+            and Path(f, "python3").read_bytes()[:2] != b"#!"
+        ),
+        None,
+    )
+    if not (shims / "python3").is_file() or native is None:
+        pytest.skip("needs pyenv's shims and another python3 on PATH")
+    (tmp_path / ".python-version").write_text("system\n")
+    done = subprocess.run(
+        [
+            "/bin/sh",
+            str(REPO_ROOT / "hooks" / "python3"),
+            "-c",
+            "import sys; print(sys.executable)",
+        ],
+        env={"PATH": f"{shims}{os.pathsep}{native.parent}", "HOME": str(Path.home())},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == str(native)
