@@ -244,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         "error": problem,
         "settings": settings,
         "python": sys.executable,
+        "prefix": sys.prefix,
         "closure": closure(),
     }
     sys.stdout.write(json.dumps(report) + "\n")

@@ -20,6 +20,7 @@ from typing import Any
 from pytest_acceptance.claude import environment_digests, gate_env, interpreter_paths, witness
 from pytest_acceptance.claude.criteria_env import CRITERIA_PYCACHE_VARIABLE
 from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.tree import closure
 
 _KEPT_ENV = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME")
@@ -95,23 +96,82 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     hashed by this (stdlib) process, and how its path resolves."""
     python = interpreter_paths.absolute_python(str(report["python"]))
     flow.data["python"] = python
+    flow.data["prefix"] = str(report.get("prefix") or "")
     flow.data["python_paths"] = interpreter_paths.pin(python)
     wanted = report.get("closure") if isinstance(report.get("closure"), dict) else {}
     places = _closure_places(flow.repo, wanted or {})
     flow.data["closure"] = places.as_dict()
     try:
-        known = environment_digests.known(python)
-        pinned = closure.pin(places, time.monotonic() + CLOSURE_BUDGET, known)
+        pinned = _pin_closure(python, places)
     except closure.ClosureError as error:
         flow.data["closure_error"] = str(error)
         return
     write_json(flow.closure_file, pinned)
-    environment_digests.keep(python, pinned)
     deadline_at = time.monotonic() + CLOSURE_BUDGET
     modules = closure.project_modules(flow.repo, deadline_at)
     names = closure.module_names(pinned, places.roots) | set(modules.values())
     flow.data[witness.SHADOWED_KEY] = sorted(names)
     flow.data["project_modules"] = sorted(modules)
+
+
+def _pin_closure(python: str, places: closure.Places) -> closure.Pin:
+    """Every file of ``python``'s closure, by content (the digests its last pin took are
+    reused while their files' stat keys are unchanged)."""
+    known = environment_digests.known(python)
+    pinned = closure.pin(places, time.monotonic() + CLOSURE_BUDGET, known)
+    environment_digests.keep(python, pinned)
+    return pinned
+
+
+# A criterion's interpreter need not have pytest_acceptance installed: the probe's closure()
+# is read from the plugin's own copy (standard library only, like the rest of gate_probe).
+_CLOSURE_PROBE = (
+    "import json, sys; sys.path.insert(0, {root!r}); "
+    "from pytest_acceptance.gate_probe import closure; print(json.dumps(closure()))"
+)
+
+
+def pin_criteria_environments(flow: Flow) -> None:
+    """Pin, like the gate's own, the closure of every other environment a criterion's pytest
+    ran in at /implement (a project's `.venv/bin/python -m pytest`, a `tox` or `uv`
+    environment): the gate's run uses them as they are, and trusts no session run in an
+    environment not pinned here (witness.pinned_environments)."""
+    found = flow.get(witness.INTERPRETERS_KEY)
+    gate_prefix = os.path.realpath(str(flow.get("prefix") or ""))
+    pinned: list[dict[str, Any]] = []
+    for prefix, python in sorted((found if isinstance(found, dict) else {}).items()):
+        if os.path.realpath(str(prefix)) == gate_prefix:
+            continue
+        try:
+            places = _closure_places(flow.repo, _closure_probe(str(python)))
+            name = f"closure-{len(pinned)}.json"
+            write_json(flow.folder / name, _pin_closure(str(python), places))
+        except (GateError, closure.ClosureError) as error:
+            flow.data["closure_error"] = f"the environment of {python}: {error}"
+            return
+        pinned.append({"python": str(python), "places": places.as_dict(), "file": name})
+    flow.data["criteria_closures"] = pinned
+
+
+def _closure_probe(python: str) -> dict[str, Any]:
+    with interpreter_paths.private_pycache() as pycache:
+        code = _CLOSURE_PROBE.format(root=str(PLUGIN_ROOT))
+        command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-c", code]
+        try:
+            done = subprocess.run(
+                command,
+                env=clean_env(python, pycache),
+                capture_output=True,
+                timeout=CLOSURE_BUDGET,
+                check=False,
+                start_new_session=True,
+            )
+            report = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError) as error:
+            raise GateError(f"its files could not be listed ({error})") from None
+    if not isinstance(report, dict):
+        raise GateError(f"its files could not be listed ({report!r:.200})")
+    return report
 
 
 def _closure_places(repo: str, wanted: dict[str, Any]) -> closure.Places:
@@ -138,15 +198,24 @@ def runtime_changes(flow: Flow) -> list[str]:
         raise GateError(
             f"the interpreter's environment could not be pinned: {flow.get('closure_error')}"
         )
-    places = flow.get("closure")
-    if isinstance(places, dict):
-        try:
-            pinned = json.loads(flow.closure_file.read_bytes())
-            where = closure.Places(places["roots"], places["files"], places["left_out"])
-            changed += closure.changes(pinned, where, time.monotonic() + CLOSURE_BUDGET)
-        except (OSError, ValueError, KeyError, closure.ClosureError) as error:
-            raise GateError(f"cannot check the interpreter's environment ({error})") from None
+    pins = [(flow.get("closure"), flow.closure_file)]
+    criteria = flow.get("criteria_closures")
+    for entry in criteria if isinstance(criteria, list) else []:
+        if isinstance(entry, dict):
+            pins.append((entry.get("places"), flow.folder / str(entry.get("file"))))
+    for places, pin_file in pins:
+        if isinstance(places, dict):
+            changed += _closure_changes(places, pin_file)
     return changed + new_shadows(flow) + gate_env.changes(flow)
+
+
+def _closure_changes(places: dict[str, Any], pin_file: Path) -> list[str]:
+    try:
+        pinned = json.loads(pin_file.read_bytes())
+        where = closure.Places(places["roots"], places["files"], places["left_out"])
+        return closure.changes(pinned, where, time.monotonic() + CLOSURE_BUDGET)
+    except (OSError, ValueError, KeyError, closure.ClosureError) as error:
+        raise GateError(f"cannot check the interpreter's environment ({error})") from None
 
 
 def new_shadows(flow: Flow) -> list[str]:
@@ -193,6 +262,7 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     pin_integrity(flow)
     gate_env.pin(flow, str(flow.get("python") or ""))
     witness.pin(flow, str(flow.data["python"]), clean_env)
+    pin_criteria_environments(flow)
     flow.save()
 
 

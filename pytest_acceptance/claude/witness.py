@@ -73,6 +73,8 @@ MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": 
 DISTRIBUTIONS_KEY = "criteria_distributions"
 DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"  # witness_plugin.DISTRIBUTIONS_VARIABLE
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
+# in flow.json: {sys.prefix: sys.executable} of the environments the criteria's pytest ran in
+INTERPRETERS_KEY = "criteria_interpreters"
 SHADOWED_KEY = "shadowed_names"  # in flow.json: names a new project module must not take
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
@@ -200,6 +202,8 @@ class Session:
         self.root = ""  # its rootdir, which `files` are relative to
         self.unsubstituted: list[str] = []  # changed pinned files not run as pinned
         self.worker = False  # an xdist worker's record: its collected files, only
+        self.python = ""  # the interpreter it ran under (sys.executable)
+        self.prefix = ""  # and its environment (sys.prefix)
 
 
 def sessions(records: str) -> dict[str, Session]:
@@ -245,6 +249,8 @@ def _read(path: str) -> Session | None:
         if event in ("start", "worker") and session is None:
             session = Session(str(record.get("criterion") or ""))
             session.worker = event == "worker"
+            session.python = str(record.get("python") or "")
+            session.prefix = str(record.get("prefix") or "")
         elif session is not None and event == "collected":
             session.files = _strings(record.get("files"))
             session.unsubstituted = _strings(record.get("unsubstituted"))
@@ -300,6 +306,9 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         flow.data[DISTRIBUTIONS_KEY] = sorted(seen)
         shadowed = set(_strings(flow.get(SHADOWED_KEY))) | missed_by_environment(flow, found)
         flow.data[SHADOWED_KEY] = sorted(shadowed)
+        flow.data[INTERPRETERS_KEY] = {
+            s.prefix: s.python for s in found.values() if s.prefix and s.python
+        }
     pinned_tests.write(flow.folder, pinned)
 
 
@@ -526,31 +535,68 @@ def judge(
     if not witnessed:
         return criteria
     pins = pinned_tests.read(flow.folder)
-    return tuple(_judged(criterion, witnessed, pins, found, alone or {}) for criterion in criteria)
+    judged = _Judged(witnessed, pins, found, alone or {}, pinned_environments(flow))
+    return tuple(_judged(criterion, judged) for criterion in criteria)
 
 
-def _judged(
-    criterion: CriterionOutcome,
-    witnessed: set[str],
-    pins: dict[str, PinnedTests] | None,
-    found: dict[str, Session],
-    alone: dict[str, Session | None],
-) -> CriterionOutcome:
-    if criterion.id not in witnessed or criterion.status != "passed":
+@dataclasses.dataclass(frozen=True)
+class _Judged:
+    """What the witness judges the criteria of one gate run by."""
+
+    witnessed: set[str]
+    pins: dict[str, PinnedTests] | None
+    found: dict[str, Session]
+    alone: dict[str, Session | None]
+    environments: frozenset[str] | None  # None: the pin predates their recording
+
+
+def pinned_environments(flow: Flow) -> frozenset[str] | None:
+    """The environments (sys.prefix, resolved) pinned at /implement: the gate's own and each
+    one a criterion's pytest ran in then."""
+    gate_prefix = flow.get("prefix")
+    if not isinstance(gate_prefix, str) or not gate_prefix:
+        return None
+    criteria = flow.get(INTERPRETERS_KEY)
+    prefixes = [gate_prefix, *(criteria if isinstance(criteria, dict) else {})]
+    return frozenset(os.path.realpath(str(prefix)) for prefix in prefixes)
+
+
+def _judged(criterion: CriterionOutcome, judged: _Judged) -> CriterionOutcome:
+    if criterion.id not in judged.witnessed or criterion.status != "passed":
         return criterion
-    pin = pins.get(criterion.id) if pins is not None else None
+    pin = judged.pins.get(criterion.id) if judged.pins is not None else None
+    session = judged.found.get(criterion.id)
     if pin is None:
         problem: str | None = "the tests pinned for it at /implement cannot be read"
     else:
-        problem = refusal(pin, found.get(criterion.id))
+        problem = refusal(pin, session) or _unpinned(session, judged.environments)
+    alone = judged.alone
     if problem is None and pin is not None and criterion.id in alone:
-        problem = refusal(pin, alone[criterion.id]) or _unsubstituted(alone[criterion.id])
+        problem = (
+            refusal(pin, alone[criterion.id])
+            or _unpinned(alone[criterion.id], judged.environments)
+            or _unsubstituted(alone[criterion.id])
+        )
         if problem is not None:
             problem = f"run again without the test files added since /implement, {problem}"
     if problem is None:
         return dataclasses.replace(criterion, witnessed=True)
     return dataclasses.replace(
         criterion, witnessed=False, status="failed", message=f"not witnessed: {problem}"
+    )
+
+
+def _unpinned(session: Session | None, environments: frozenset[str] | None) -> str | None:
+    """Why a session's environment is not one pinned at /implement (None when it is)."""
+    if session is None or environments is None:
+        return None
+    if session.prefix and os.path.realpath(session.prefix) in environments:
+        return None
+    return (
+        f"its pytest ran under {session.python or 'an unnamed interpreter'} (environment "
+        f"{session.prefix or 'unknown'}), which no criterion ran under at /implement: its "
+        "files were never pinned. Run the criteria as pinned, or /pytest-acceptance:escalate "
+        "for a human decision"
     )
 
 

@@ -283,7 +283,16 @@ def pytest_sessionstart(session: Any) -> None:
         return
     name = f"{time.time_ns()}-{os.getpid()}.jsonl"
     _session = _Session(os.path.join(records, name), worker=workerinput is not None)
-    _session.write({"event": "worker" if _session.worker else "start", "criterion": _CRITERION})
+    # The environment it runs in, named as Python found it: the gate pins each one its
+    # criteria ran under at /implement, and trusts no session of another.
+    _session.write(
+        {
+            "event": "worker" if _session.worker else "start",
+            "criterion": _CRITERION,
+            "python": sys.executable,
+            "prefix": sys.prefix,
+        }
+    )
 
 
 pytest_sessionstart.pytest_impl = _FIRST  # type: ignore[attr-defined]

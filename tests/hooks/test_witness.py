@@ -404,3 +404,35 @@ def test_a_missed_module_is_the_environments_unless_the_project_asked(
     session.missed = ["absent\t" + importer.format(repo=tmp_path)]
     names = witness.missed_by_environment(Flow(tmp_path, {"repo": str(tmp_path)}), {"": session})
     assert (names == {"absent"}) is environment_asked
+
+
+class _PinnedFlow:
+    """What pinned_environments reads of a flow."""
+
+    def __init__(self, data: dict[str, object]) -> None:
+        self.data = data
+
+    def get(self, key: str) -> object:
+        return self.data.get(key)
+
+
+def test_a_session_in_an_environment_no_criterion_ran_in_at_implement_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The gate's own environment and those its criteria ran in at /implement are pinned;
+    a session in any other (by sys.prefix, links resolved) is not confirmed."""
+    gate, criteria, other = (tmp_path / name for name in ("gate", "project-venv", "other"))
+    for folder in (gate, criteria, other):
+        folder.mkdir()
+    (tmp_path / "link").symlink_to(criteria)
+    flow = _PinnedFlow(
+        {"prefix": str(gate), witness.INTERPRETERS_KEY: {str(tmp_path / "link"): "python"}}
+    )
+    pinned = witness.pinned_environments(flow)  # type: ignore[arg-type]
+    session = witness.Session("AC-1")
+    for prefix, confirmed in ((gate, True), (criteria, True), (other, False), ("", False)):
+        session.prefix, session.python = str(prefix), f"{prefix}/bin/python"
+        problem = witness._unpinned(session, pinned)
+        assert (problem is None) is confirmed, (prefix, problem)
+    assert "no criterion ran under at /implement" in str(witness._unpinned(session, pinned))
+    assert witness.pinned_environments(_PinnedFlow({})) is None  # type: ignore[arg-type]
