@@ -57,6 +57,7 @@ from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome,
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
+    environment_changes,
     integrity_module,
     never_pinned,
     probe,
@@ -139,6 +140,12 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     joined = witness.joined(flow, result.criteria, witnessed)
     alone = _pinned_alone(flow, deadline_at, joined, witness.pinned_sources(flow, witnessed))
+    left = environment_changes(flow)
+    if left:  # a criterion's code wrote where a later criterion's process would import it
+        raise GateError(
+            f"the gate's run changed the environment it runs in: {', '.join(left[:5])}. "
+            "Code a criterion runs may not write there; restore it and start a new /implement"
+        )
     if joined and after == before:  # each run must leave the tree as it found it
         after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = result.replace(

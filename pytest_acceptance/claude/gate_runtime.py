@@ -198,6 +198,13 @@ def runtime_changes(flow: Flow) -> list[str]:
         raise GateError(
             f"the interpreter's environment could not be pinned: {flow.get('closure_error')}"
         )
+    return changed + environment_changes(flow) + new_shadows(flow) + gate_env.changes(flow)
+
+
+def environment_changes(flow: Flow) -> list[str]:
+    """Files added, removed or changed since /implement in the gate's environment and in
+    each environment a criterion ran in."""
+    changed: list[str] = []
     pins = [(flow.get("closure"), flow.closure_file)]
     criteria = flow.get("criteria_closures")
     for entry in criteria if isinstance(criteria, list) else []:
@@ -206,7 +213,7 @@ def runtime_changes(flow: Flow) -> list[str]:
     for places, pin_file in pins:
         if isinstance(places, dict):
             changed += _closure_changes(places, pin_file)
-    return changed + new_shadows(flow) + gate_env.changes(flow)
+    return changed
 
 
 def _closure_changes(places: dict[str, Any], pin_file: Path) -> list[str]:
