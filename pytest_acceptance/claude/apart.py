@@ -89,27 +89,49 @@ def command(words: list[str], flow: Flow, writable: Iterable[str] = ()) -> list[
     if not wrapper or os.path.basename(wrapper[0]) != "bwrap":
         return [*wrapper, *words]
     binds: list[str] = []
-    for path in _existing(trusted(flow)):
+    kept = _existing(trusted(flow))
+    opened = _existing([flow.repo, *writable])
+    for path in kept:
         binds += ["--ro-bind", path, path]
-    for path in _existing([flow.repo, *writable]):
+    for path in opened:
         binds += ["--bind", path, path]
+    # A later mount covers an earlier one: what the hooks trust inside the project (its own
+    # .venv, pinned as a criterion's or the gate's environment) is made read-only again.
+    for path in kept:
+        if any(_within(path, folder) for folder in opened):
+            binds += ["--ro-bind", path, path]
     return [*wrapper[:-1], *binds, "--", *words]
+
+
+def _within(path: str, folder: str) -> bool:
+    """Strictly inside: the project itself is never made read-only."""
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def trusted(flow: Flow) -> list[str]:
     """What the hooks read to decide, and what the gate's runs are made of: the plugin (its
     hooks and package), its state, Claude Code's configuration folder (settings,
-    transcripts, installed plugins), and the pinned interpreter's folders and files."""
+    transcripts, installed plugins), and the folders and files of the pinned interpreter and of
+    each environment a criterion ran in at /implement."""
     home = os.path.expanduser("~")
     config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     paths = [str(PLUGIN_ROOT), str(data_dir()), config]
-    closure = flow.get("closure")
-    if isinstance(closure, dict):
-        for key in ("roots", "files"):
-            listed = closure.get(key)
-            paths += (
-                [str(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
-            )
+    criteria = flow.get("criteria_closures")
+    closures = [flow.get("closure")]
+    closures += (
+        [e.get("places") for e in criteria if isinstance(e, dict)]
+        if isinstance(criteria, list)
+        else []
+    )
+    for closure in closures:
+        if isinstance(closure, dict):
+            for key in ("roots", "files"):
+                listed = closure.get(key)
+                paths += (
+                    [str(p) for p in listed if isinstance(p, str)]
+                    if isinstance(listed, list)
+                    else []
+                )
     return paths
 
 

@@ -695,13 +695,15 @@ def run_hook(
     timeout: float = 300,
 ) -> HookRun:
     """Run the hooks.json command for `event` (see hook_command) through a shell, payload on
-    stdin, as the CLI does (it also exports CLAUDE_PLUGIN_ROOT). Fails the test on a traceback
-    or non-zero exit."""
+    stdin, as the CLI does (it also exports CLAUDE_PLUGIN_ROOT, and CLAUDE_PROJECT_DIR: here
+    the payload's cwd). Fails the test on a traceback or non-zero exit."""
     data = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
     environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=sys.executable)
+    if isinstance(payload, Mapping) and payload.get("cwd"):
+        environment["CLAUDE_PROJECT_DIR"] = str(payload["cwd"])
     if "current" in PLUGIN_DATA:
         environment["CLAUDE_PLUGIN_DATA"] = str(PLUGIN_DATA["current"])
     environment.update(env or {})

@@ -98,15 +98,20 @@ def run_processes(tmp_path: Path) -> list[int]:
 
 
 def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
-    """The plugin's own files, its state and the pinned interpreter's folders cannot be
-    written from the run; the project and the run's private folder can."""
+    """The plugin's own files, its state, the pinned interpreter's folders and those of the
+    environments the criteria ran in (inside the project too) cannot be written from the
+    run; the rest of the project and the run's private folder can."""
     require_tool("bwrap", why="the read-only view of the gate's run")
     repo, private, site = tmp_path / "repo", tmp_path / "private", tmp_path / "site"
     for folder in (repo, private, site):
         folder.mkdir()
-    flow = Flow(tmp_path / "flow", {"repo": str(repo), "closure": {"roots": [str(site)]}})
+    venv = repo / ".venv" / "site-packages"  # a criterion's environment, inside the project
+    venv.mkdir(parents=True)
+    criteria = [{"places": {"roots": [str(venv)], "files": []}}]
+    data = {"repo": str(repo), "closure": {"roots": [str(site)]}, "criteria_closures": criteria}
+    flow = Flow(tmp_path / "flow", data)
     hook = Path(apart.PLUGIN_ROOT, "hooks", "pretool_gate_hook.py")
-    tries = {str(hook): False, str(site / "x.pth"): False}
+    tries = {str(hook): False, str(site / "x.pth"): False, str(venv / "x.pth"): False}
     tries.update({str(repo / "out.txt"): True, str(private / "tmp.txt"): True})
     probe = (
         "import sys\n"

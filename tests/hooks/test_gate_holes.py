@@ -522,6 +522,32 @@ def test_the_hooks_python3_is_no_version_managers_shim(tmp_path: Path) -> None:
     assert launch([shims], "print('native')") == "shim -E -S -c print('native')"
 
 
+@pytest.mark.parametrize("entry", ["absolute", "relative"])
+def test_the_hooks_python3_is_never_one_inside_the_project(tmp_path: Path, entry: str) -> None:
+    """The agent writes the project: a python3 there (a virtualenv's bin folder that lost
+    its pyvenv.cfg, a link out of the venv, any native program) is never taken, however it
+    is named on PATH. Here a real interpreter, so that only where it sits tells them apart."""
+    project, system = tmp_path / "project", tmp_path / "usr" / "bin"
+    for folder in (project / ".venv" / "bin", system):
+        folder.mkdir(parents=True)
+        (folder / "python3").symlink_to(os.path.realpath(sys.executable))
+    inside = project / ".venv" / "bin" if entry == "absolute" else Path(".venv", "bin")
+    done = subprocess.run(
+        [
+            "/bin/sh",
+            str(REPO_ROOT / "hooks" / "python3"),
+            "-c",
+            "import sys; print(sys.executable)",
+        ],
+        env={"PATH": f"{inside}{os.pathsep}{system}", "CLAUDE_PROJECT_DIR": str(project)},
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == str(system / "python3")
+
+
 def test_with_pyenv_a_python_version_file_in_the_project_does_not_choose_the_hooks_python(
     tmp_path: Path,
 ) -> None:
