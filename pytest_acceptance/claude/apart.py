@@ -116,22 +116,12 @@ def trusted(flow: Flow) -> list[str]:
     home = os.path.expanduser("~")
     config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     paths = [str(PLUGIN_ROOT), str(data_dir()), config]
-    criteria = flow.get("criteria_closures")
-    closures = [flow.get("closure")]
-    closures += (
-        [e.get("places") for e in criteria if isinstance(e, dict)]
-        if isinstance(criteria, list)
-        else []
-    )
-    for closure in closures:
-        if isinstance(closure, dict):
-            for key in ("roots", "files"):
-                listed = closure.get(key)
-                paths += (
-                    [str(p) for p in listed if isinstance(p, str)]
-                    if isinstance(listed, list)
-                    else []
-                )
+    for places, _ in flow.pinned_closures():
+        for key in ("roots", "files"):
+            listed = places.get(key)
+            paths += (
+                [str(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+            )
     return paths
 
 

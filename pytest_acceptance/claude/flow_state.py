@@ -42,6 +42,9 @@ CONFIG_FILES = PYTEST_CONFIG_FILES
 # /implement.
 SIGNOFF_FILE = "acceptance-signoffs.yaml"
 
+# In flow.json: [{"python", "places", "file"}] of each environment, other than the gate's,
+# a criterion ran in at /implement (gate_runtime.pin_criteria_environments).
+CRITERIA_CLOSURES_KEY = "criteria_closures"
 STATE_VERSION = 1
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 
@@ -252,6 +255,16 @@ class Flow:
     def closure_file(self) -> Path:
         """The interpreter's environment, file by file (tree/closure.py), as pinned."""
         return self.folder / "closure.json"
+
+    def pinned_closures(self) -> list[tuple[dict[str, Any], Path]]:
+        """Each environment pinned at /implement, the gate's own first, then each one a
+        criterion ran in: its places (roots, files, left_out) and its pin's file."""
+        found = [(self.get("closure"), self.closure_file)]
+        criteria = self.get(CRITERIA_CLOSURES_KEY)
+        for entry in criteria if isinstance(criteria, list) else []:
+            if isinstance(entry, dict):
+                found.append((entry.get("places"), self.folder / str(entry.get("file"))))
+        return [(places, pin) for places, pin in found if isinstance(places, dict)]
 
     def result_path(self, fingerprint: str) -> Path:
         return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")

@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_acceptance.claude import environment_digests, gate_env, interpreter_paths, witness
 from pytest_acceptance.claude.criteria_env import CRITERIA_PYCACHE_VARIABLE
-from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.claude.flow_state import CRITERIA_CLOSURES_KEY, Flow, write_json
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.tree import closure
 
@@ -52,12 +52,23 @@ def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str
 def _probe(
     python: str, spec: Path, config_dir: Path, timeout: float, pycache: str
 ) -> dict[str, Any]:
-    command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-m"]
-    command += ["pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
+    arguments = ["-m", "pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
+    report = _probe_report(python, arguments, pycache, timeout, cwd=str(config_dir))
+    if not isinstance(report.get("criteria"), list):
+        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
+    return report
+
+
+def _probe_report(
+    python: str, arguments: list[str], pycache: str, timeout: float, cwd: str | None = None
+) -> dict[str, Any]:
+    """The JSON object `python -I <arguments>` prints (the gate's bytecode kept private), or
+    GateError."""
+    command = [python, "-I", "-X", f"pycache_prefix={pycache}", *arguments]
     try:
         done = subprocess.run(
             command,
-            cwd=str(config_dir),
+            cwd=cwd,
             env=clean_env(python, pycache),
             capture_output=True,
             timeout=max(1.0, timeout),
@@ -71,8 +82,8 @@ def _probe(
     except ValueError:
         tail = done.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise GateError(f"{python} cannot run pytest_acceptance ({' | '.join(tail)})") from None
-    if not isinstance(report, dict) or not isinstance(report.get("criteria"), list):
-        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
+    if not isinstance(report, dict):
+        raise GateError(f"{python}: the probe answered {report!r:.200}")
     return report
 
 
@@ -150,28 +161,13 @@ def pin_criteria_environments(flow: Flow) -> None:
             flow.data["closure_error"] = f"the environment of {python}: {error}"
             return
         pinned.append({"python": str(python), "places": places.as_dict(), "file": name})
-    flow.data["criteria_closures"] = pinned
+    flow.data[CRITERIA_CLOSURES_KEY] = pinned
 
 
 def _closure_probe(python: str) -> dict[str, Any]:
+    code = _CLOSURE_PROBE.format(root=str(PLUGIN_ROOT))
     with interpreter_paths.private_pycache() as pycache:
-        code = _CLOSURE_PROBE.format(root=str(PLUGIN_ROOT))
-        command = [python, "-I", "-X", f"pycache_prefix={pycache}", "-c", code]
-        try:
-            done = subprocess.run(
-                command,
-                env=clean_env(python, pycache),
-                capture_output=True,
-                timeout=CLOSURE_BUDGET,
-                check=False,
-                start_new_session=True,
-            )
-            report = json.loads(done.stdout)
-        except (OSError, subprocess.SubprocessError, ValueError) as error:
-            raise GateError(f"its files could not be listed ({error})") from None
-    if not isinstance(report, dict):
-        raise GateError(f"its files could not be listed ({report!r:.200})")
-    return report
+        return _probe_report(python, ["-c", code], pycache, CLOSURE_BUDGET)
 
 
 def _closure_places(repo: str, wanted: dict[str, Any]) -> closure.Places:
@@ -204,16 +200,9 @@ def runtime_changes(flow: Flow) -> list[str]:
 def environment_changes(flow: Flow) -> list[str]:
     """Files added, removed or changed since /implement in the gate's environment and in
     each environment a criterion ran in."""
-    changed: list[str] = []
-    pins = [(flow.get("closure"), flow.closure_file)]
-    criteria = flow.get("criteria_closures")
-    for entry in criteria if isinstance(criteria, list) else []:
-        if isinstance(entry, dict):
-            pins.append((entry.get("places"), flow.folder / str(entry.get("file"))))
-    for places, pin_file in pins:
-        if isinstance(places, dict):
-            changed += _closure_changes(places, pin_file)
-    return changed
+    return [
+        change for places, pin in flow.pinned_closures() for change in _closure_changes(places, pin)
+    ]
 
 
 def _closure_changes(places: dict[str, Any], pin_file: Path) -> list[str]:

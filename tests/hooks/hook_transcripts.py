@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
@@ -820,6 +822,20 @@ def outside_the_gate(repo: Path, command: str = TESTS, autoload: bool = False) -
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True)
     return done.returncode
+
+
+class GotThrough(AssertionError):
+    """The attack got past the gate (only this counts as the expected failure of an open
+    route: a setup step that fails is a plain failure). Rounds six onwards."""
+
+
+def open_route(why: str) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, raises=GotThrough, reason=f"route open: {why}")
+
+
+def refused(secure: bool, what: str) -> None:
+    if not secure:
+        raise GotThrough(what)
 
 
 def refused_before(builder: TranscriptBuilder, repo: Path, tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from hook_transcripts import wait_until
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
-from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.flow_state import CRITERIA_CLOSURES_KEY, Flow
 
 WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
 
@@ -108,7 +108,7 @@ def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
     venv = repo / ".venv" / "site-packages"  # a criterion's environment, inside the project
     venv.mkdir(parents=True)
     criteria = [{"places": {"roots": [str(venv)], "files": []}}]
-    data = {"repo": str(repo), "closure": {"roots": [str(site)]}, "criteria_closures": criteria}
+    data = {"repo": str(repo), "closure": {"roots": [str(site)]}, CRITERIA_CLOSURES_KEY: criteria}
     flow = Flow(tmp_path / "flow", data)
     hook = Path(apart.PLUGIN_ROOT, "hooks", "pretool_gate_hook.py")
     tries = {str(hook): False, str(site / "x.pth"): False, str(venv / "x.pth"): False}

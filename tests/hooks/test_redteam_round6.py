@@ -45,9 +45,11 @@ from hook_transcripts import (
     ask_gate,
     attack,
     git,
+    open_route,
     outside_the_gate,
     pinned_flow,
     pretool_payload,
+    refused,
     refused_before,
     run_hook,
     stop_payload,
@@ -55,21 +57,6 @@ from hook_transcripts import (
     write,
 )
 from test_redteam_round5 import PATCHER, SHADOW_PPRINT, outside_with
-
-
-class GotThrough(AssertionError):
-    """The attack got past the gate (only this counts as the expected failure of an open
-    route: a setup step that fails is a plain failure)."""
-
-
-def open_route(why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, raises=GotThrough, reason=f"route open: {why}")
-
-
-def refused(secure: bool, what: str) -> None:
-    if not secure:
-        raise GotThrough(what)
-
 
 # --- 1. the pinned test made unable to fail, the test untouched ------------------------------
 

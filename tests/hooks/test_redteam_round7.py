@@ -44,26 +44,12 @@ from hook_transcripts import (
     git,
     outside_the_gate,
     pinned_flow,
+    refused,
     refused_before,
     witnessed_project,
     write,
 )
 from test_redteam_round5 import PATCHER
-
-
-class GotThrough(AssertionError):
-    """The attack got past the gate (only this counts as the expected failure of an open
-    route: a setup step that fails is a plain failure)."""
-
-
-def open_route(why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, raises=GotThrough, reason=f"route open: {why}")
-
-
-def refused(secure: bool, what: str) -> None:
-    if not secure:
-        raise GotThrough(what)
-
 
 # --- 3. the criterion's own interpreter is not the gate's -------------------------------------
 

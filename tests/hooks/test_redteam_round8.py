@@ -53,6 +53,7 @@ from hook_transcripts import (
     outside_the_gate,
     pinned_flow,
     plugin_data,
+    refused,
     spec_with,
     write,
 )
@@ -60,17 +61,6 @@ from support.tools import require_tool
 from test_redteam_round3 import REDIRECT_HOME
 from test_redteam_round5 import PATCHER
 from test_redteam_round7 import project_venv
-
-
-class GotThrough(AssertionError):
-    """The attack got past the gate (only this counts as the expected failure of an open
-    route: a setup step that fails is a plain failure)."""
-
-
-def refused(secure: bool, what: str) -> None:
-    if not secure:
-        raise GotThrough(what)
-
 
 TEST_APP = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
 TEST_UTIL = "import util\n\n\ndef test_double():\n    assert util.double(1) == 2\n"
