@@ -1,6 +1,6 @@
 """The gate's pinned PATH and HOME (pytest_acceptance/claude/gate_env.py), as a library: which
 tools a criterion names, and a pin that cannot be made. The attacks they stop run through
-the real hooks in tests/hooks/test_redteam_fresh_shapes.py (class 3)."""
+the real hooks in tests/hooks/attacks/test_environment.py."""
 
 from __future__ import annotations
 
