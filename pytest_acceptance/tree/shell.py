@@ -398,6 +398,11 @@ def runner(command: Command) -> str | None:
         return "go"
     if program == "cargo" and _cargo_tests(subcommands):
         return "cargo"
+    if program in _JS_PACKAGE_MANAGERS or program == "bun":
+        # `yarn jest`, `pnpm vitest`, `npm exec mocha`: the package manager runs the binary
+        named = subcommands[1] if first in ("exec", "x", "dlx") and subcommands[1:] else first
+        if named in _JS_RUNNERS:
+            return named
     if program == "bun":
         return "bun" if first == "test" else "npm" if first == "run" else None
     if program in _JS_PACKAGE_MANAGERS and npm_script(argv) is not None:
