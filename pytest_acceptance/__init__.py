@@ -1,8 +1,10 @@
 """pytest-acceptance: the acceptance criteria of a markdown spec, run as pytest items.
 
-The pipeline, one module per stage: parse -> collect -> run (bash / agent / manual)
--> record -> decide. This module stays import-free so that the stdlib-only hooks can
-import ``pytest_acceptance.tree.fingerprint`` without pulling in pytest.
+Two programs share the package: the pytest plugin (plugin.py wires its stages: spec/ ->
+collect.py -> run/, agent/ -> verdict/ -> evidence/, store.py) and the Claude Code hooks'
+library (claude/, with tree/ and integrity/: standard library only, Python 3.8). This
+module stays import-free so that the hooks, which run without site-packages, can import
+those folders without pulling in pytest. docs/architecture.md maps both.
 """
 
 from __future__ import annotations

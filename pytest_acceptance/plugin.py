@@ -1,7 +1,9 @@
 """pytest entry point (``pytest11``): the ``--acceptance`` option and the wiring of stages.
 
-parse (parse.py) → collect (collect.py) → run (run_bash.py, agent.py; manual never runs)
-→ record (record.py, controller only) → decide (verdict.py).
+read the specs (spec/) → collect (collect.py) → run (run/ for bash, agent/ for subagent
+criteria; manual never runs) → record (verdict/recorder.py, controller only) → decide
+(verdict/decision.py) → evidence/ and store.py write what was decided. The stage modules
+are imported only with ``--acceptance``; docs/architecture.md maps them.
 """
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ from pytest_acceptance.claude.gate_runtime import (
 from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.verdict_check import parse as parse_verdict
+from pytest_acceptance.tree import folders as roles
 from pytest_acceptance.tree.hostile import file_digest
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -185,12 +186,10 @@ def purge_bytecode_caches(repo: str) -> None:
     without its source, written by whoever wrote it last. Python writes them again; nothing
     else reads them. Links are not followed: nothing outside the project is touched."""
     for folder, folders, _ in os.walk(repo):
-        for skipped in (".git", "node_modules"):
-            if skipped in folders:
-                folders.remove(skipped)
-        if "__pycache__" in folders:
-            folders.remove("__pycache__")
-            shutil.rmtree(os.path.join(folder, "__pycache__"), ignore_errors=True)
+        folders[:] = [name for name in folders if name not in roles.NO_PROJECT_BYTECODE]
+        if roles.BYTECODE in folders:
+            folders.remove(roles.BYTECODE)
+            shutil.rmtree(os.path.join(folder, roles.BYTECODE), ignore_errors=True)
 
 
 def reuse_key(flow: Flow, deadline_at: float) -> str | None:

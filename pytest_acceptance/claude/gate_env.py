@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude.flow_state import Flow, write_bytes
-from pytest_acceptance.integrity.commands import shell_words, simple_commands
+from pytest_acceptance.tree import shell
 from pytest_acceptance.tree.hostile import file_digest, read_regular_or_none
 
 ALWAYS_PINNED = ("bash", "sh", "env", "python3", "python")
@@ -49,9 +49,11 @@ def named_tools(commands: list[str]) -> list[str]:
     """The tools the commands name, as PATH lookups (names with a "/" are not looked up)."""
     names = dict.fromkeys(ALWAYS_PINNED)
     for command in commands:
-        for simple in simple_commands(shell_words(command)):
-            if simple and "/" not in simple[0] and simple[0].strip():
-                names[simple[0]] = None
+        for read in shell.commands(command):
+            programs = [wrapper[0] for wrapper in read.wrappers] + list(read.argv[:1])
+            for program in programs:  # `timeout 60 pytest`: timeout is looked up too
+                if "/" not in program and program.strip():
+                    names[program] = None
     return list(names)
 
 

@@ -7,7 +7,8 @@ internals that decide what the working-tree fingerprint sees.
 
 Write/Edit/MultiEdit/NotebookEdit name their file: that check is exact (paths resolved
 against the cwd, `~`, `..` and symlinks). A Bash command is read with a HEURISTIC: it is split
-with shlex into simple commands; redirections (`>`, `>>`, `&>`), known writers (tee, cp, mv,
+into simple commands and unwrapped (`timeout 5`, `sudo -u x`, `env A=1`, ...) by the one
+shell reader, tree/shell.py; redirections (`>`, `>>`, `&>`), known writers (tee, cp, mv,
 rm, ln, touch, truncate, dd, sed -i, perl -i, install, rsync, chmod, ...), inline code of
 python/perl/ruby/node that both names a protected path and writes, and the git commands that
 change what git reports (update-index --assume-unchanged/--skip-worktree, config
@@ -22,20 +23,17 @@ from __future__ import annotations
 import glob
 import os
 import re
-import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE
+from pytest_acceptance.tree import shell
+from pytest_acceptance.tree.shell import UnreadableCommand as UnreadableCommand
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOL = ("NotebookEdit", "notebook_path")
-_SEPARATORS = {";", "&&", "||", "|", "&", "|&", "(", ")", "\n", "{", "}", "!"}
-_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<>", ">&"}
-_SHELLS = {"sh", "bash", "zsh", "dash", "ksh"}
-_WRAPPERS = {"sudo", "env", "command", "nohup", "time", "nice", "exec", "builtin", "doas"}
 _WRITERS_ALL_ARGS = {
     "rm",
     "rmdir",
@@ -69,7 +67,6 @@ _GIT_CONFIG_KEYS = re.compile(
 _GIT_ENV = re.compile(
     r"^(GIT_INDEX_FILE|GIT_DIR|GIT_WORK_TREE|GIT_CONFIG\w*|GIT_OBJECT_DIRECTORY)="
 )
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
 
 @dataclass(frozen=True)
@@ -210,24 +207,21 @@ def resolve(target: str, cwd: Path) -> list[Path]:
     return [Path(joined)]
 
 
-class UnreadableCommand(ValueError):
-    """The command cannot be tokenised (e.g. an unbalanced quote)."""
-
-
 def bash_violations(
     command: str, cwd: Path, protected: Protected, depth: int = 0
 ) -> list[Violation]:
     found: list[Violation] = []
     here = cwd
-    for words in simple_commands(command):
+    for words in shell.simple_commands(shell.words(command)):
+        read = shell.unwrap(words)
         for target, how in written_targets(words):
             found.extend(_check(protected, target, here, how))
-        nested = _nested_command(words)
+        nested = shell.nested_command(read.argv)
         if nested is not None and depth < 3:
             found.extend(bash_violations(nested, here, protected, depth + 1))
-        here = _after_cd(words, here)
-    for opener, body in _split_heredocs(command)[1]:
-        if opener in _SHELLS and depth < 3:
+        here = _after_cd(read.argv, here)
+    for opener, body in shell.split_heredocs(command)[1]:
+        if opener in shell.SHELLS and depth < 3:
             found.extend(bash_violations(body, here, protected, depth + 1))
         elif _INTERPRETERS.match(opener):
             targets = _code_targets(opener, body)
@@ -235,84 +229,24 @@ def bash_violations(
     return found
 
 
-def _nested_command(words: list[str]) -> str | None:
-    """The command string of `bash -c '...'`, `sh -c`, `eval ...`."""
-    name = os.path.basename(words[0]) if words else ""
-    if name == "eval":
-        return " ".join(words[1:])
-    if name in _SHELLS:
-        for index, word in enumerate(words[1:-1], start=1):
-            if re.match(r"^-[a-z]*c[a-z]*$", word):
-                return words[index + 1]
-    return None
-
-
 def simple_commands(command: str) -> Iterator[list[str]]:
     """The simple commands of a shell line, as word lists (separators and heredoc bodies
-    dropped). Raises UnreadableCommand when shlex cannot tokenise it."""
-    text = _split_heredocs(command)[0].replace("\n", " ; ")
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # bash's "#" rules differ from shlex's: read everything instead
-    words: list[str] = []
-    try:
-        for token in lexer:
-            if token in _SEPARATORS or (set(token) <= set(";&|()") and token not in _REDIRECTS):
-                if words:
-                    yield words
-                words = []
-            else:
-                words.append(token)
-    except ValueError as error:
-        raise UnreadableCommand(str(error)) from None
-    if words:
-        yield words
-
-
-def _split_heredocs(command: str) -> tuple[str, list[tuple[str, str]]]:
-    """The command without its heredoc bodies, and each body with the first word of the line
-    that opened it: a body is data for `cat`, but code for a shell or an interpreter."""
-    kept: list[str] = []
-    bodies: list[tuple[str, str]] = []
-    terminator: str | None = None
-    body: list[str] = []
-    opener = ""
-    for line in command.split("\n"):
-        if terminator is not None:
-            if line.strip() == terminator:
-                bodies.append((opener, "\n".join(body)))
-                terminator, body = None, []
-            else:
-                body.append(line)
-            continue
-        kept.append(line)
-        match = _HEREDOC.search(line)
-        if match:
-            terminator = match.group(2)
-            opener = os.path.basename(line.split()[0]) if line.split() else ""
-    if terminator is not None:
-        bodies.append((opener, "\n".join(body)))
-    return "\n".join(kept), bodies
+    dropped). Raises UnreadableCommand when it cannot be split into words."""
+    return shell.simple_commands(shell.words(command))
 
 
 def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
     """(word, how) for each path this simple command writes, as far as the heuristic sees."""
-    words = list(words)
-    yield from _redirect_targets(words)
-    words = _strip_redirections(words)
-    while words and (_GIT_ENV.match(words[0]) or re.match(r"^\w+=", words[0])):
-        if _GIT_ENV.match(words[0]):
-            yield ".git/index", f"git environment {words[0].split('=', 1)[0]}"
-        words = words[1:]
-    while words and os.path.basename(words[0]) in _WRAPPERS:
-        words = [word for word in words[1:] if not word.startswith("-")] or []
-        while words and re.match(r"^\w+=", words[0]):
-            if _GIT_ENV.match(words[0]):
-                yield ".git/index", f"git environment {words[0].split('=', 1)[0]}"
-            words = words[1:]
-    if not words:
+    read = shell.unwrap(list(words))
+    for operator, target in read.redirections:
+        if operator in shell.REDIRECTIONS and target and not target.startswith("&"):
+            yield target, f"redirection {operator}"
+    for assignment in read.assignments:
+        if _GIT_ENV.match(assignment):
+            yield ".git/index", f"git environment {assignment.split('=', 1)[0]}"
+    if not read.argv:
         return
-    name, args = os.path.basename(words[0]), words[1:]
+    name, args = read.program, list(read.argv[1:])
     operands = [arg for arg in args if not arg.startswith("-")]
     if name in ("export", "declare", "typeset", "local"):
         for arg in operands:
@@ -334,28 +268,6 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
         yield from _inline_code_targets(name, args)
     elif name == "git":
         yield from _git_targets(args)
-
-
-def _redirect_targets(words: list[str]) -> Iterator[tuple[str, str]]:
-    for index, word in enumerate(words[:-1]):
-        if word in _REDIRECTS and not words[index + 1].startswith("&"):
-            yield words[index + 1], f"redirection {word}"
-
-
-def _strip_redirections(words: list[str]) -> list[str]:
-    kept: list[str] = []
-    skip = False
-    for index, word in enumerate(words):
-        if skip:
-            skip = False
-            continue
-        if word in _REDIRECTS or word in ("<", "<<", "<<<"):
-            skip = True
-            if kept and kept[-1].isdigit() and index > 0:
-                kept.pop()  # the fd number of "2>"
-            continue
-        kept.append(word)
-    return kept
 
 
 def _copy_targets(name: str, args: list[str], operands: list[str]) -> Iterator[tuple[str, str]]:
@@ -435,7 +347,7 @@ def _git_config_targets(tail: list[str]) -> Iterator[tuple[str, str]]:
             return
 
 
-def _after_cd(words: list[str], here: Path) -> Path:
+def _after_cd(words: tuple[str, ...], here: Path) -> Path:
     if len(words) >= 2 and words[0] in ("cd", "pushd"):
         return resolve(words[1], here)[0]
     return here

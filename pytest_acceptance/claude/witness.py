@@ -43,7 +43,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import time
@@ -56,6 +55,8 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.pinned_tests import PinnedTests, file_of
+from pytest_acceptance.tree import folders as roles
+from pytest_acceptance.tree import shell
 from pytest_acceptance.tree.closure import in_environment
 from pytest_acceptance.tree.hostile import file_digest, open_regular, read_regular_or_none
 
@@ -84,44 +85,50 @@ _CARRIERS = ("PYTHONPATH", "PYTEST_ADDOPTS")  # what makes a criterion's pytest 
 
 
 def pytest_command(command: str) -> bool:
-    """Whether a criterion's command is one pytest run the witness can watch."""
+    """Whether a criterion's command is one pytest run the witness can watch: one simple
+    command (tree/shell.py reads it), under wrappers that pass the environment on
+    (``timeout 60``, ``nice``; not ``sudo``, nor an ``env`` with options), that runs
+    pytest. Anything else is left to its exit code."""
     try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
+        words = shell.words(command)
+    except shell.UnreadableCommand:
         return False
-    if any(set(word) & _SHELL for word in words):
+    if not words or any(set(word) & _SHELL for word in words):
         return False
-    while words and re.match(r"[A-Za-z_][A-Za-z0-9_]*=", words[0]):
-        name, value = words.pop(0).split("=", 1)
+    read = shell.unwrap(words)
+    if read.redirections or not all(_passes_environment(wrapper) for wrapper in read.wrappers):
+        return False
+    for assignment in read.assignments:
+        name, value = assignment.split("=", 1)
         if name in _CARRIERS and f"${name}" not in value and f"${{{name}" not in value:
             return False  # it replaces what loads the reporter: the run could not be watched
-    if not words:
-        return False
-    program = os.path.basename(words[0])
-    if program in ("pytest", "py.test"):
+    if read.program in ("pytest", "py.test"):
         return True
-    return _PYTHON.match(program) is not None and _runs_pytest_module(words[1:])
+    return _PYTHON.match(read.program) is not None and _runs_pytest_module(list(read.argv[1:]))
 
 
 def _runs_pytest_module(words: list[str]) -> bool:
     """``[flags] -m pytest``; not under -I or -E, which would not find the reporter."""
-    index = 0
-    while index < len(words) and words[index].startswith("-"):
-        word = words[index]
-        if word.startswith("-m"):
-            module = word[2:] or (words[index + 1] if index + 1 < len(words) else "")
-            return module == "pytest"
-        if word in _PYTHON_ARGUMENT_FLAGS:
-            index += 2
-            continue
-        if word.startswith(("-c", "-I", "-E")) or (
-            not word.startswith(("--", "-X", "-W")) and set(word[1:]) & {"I", "E", "c"}
+    flags = [
+        word
+        for index, word in enumerate(words)
+        if index == 0 or words[index - 1] not in _PYTHON_ARGUMENT_FLAGS
+    ]
+    for word in flags:
+        if word.startswith("-m") or not word.startswith("-"):
+            break
+        if word.startswith(("-I", "-E")) or (
+            not word.startswith(("--", "-X", "-W")) and set(word[1:]) & {"I", "E"}
         ):
             return False
-        index += 1
-    return False
+    return shell.python_module(tuple(words)) == "pytest"
+
+
+def _passes_environment(wrapper: tuple[str, ...]) -> bool:
+    name = os.path.basename(wrapper[0])
+    if name == "env":
+        return all(not word.startswith("-") for word in wrapper[1:])
+    return name in shell.TRANSPARENT
 
 
 def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
@@ -487,7 +494,7 @@ def _changed_test_code(pinned: PinnedTests) -> list[str]:
 def _python_sources(folder: str) -> list[str]:
     found = []
     for here, folders, files in os.walk(folder):
-        folders[:] = [f for f in folders if f != "__pycache__"]
+        folders[:] = [f for f in folders if f != roles.BYTECODE]
         found += [os.path.realpath(os.path.join(here, f)) for f in files if f.endswith(".py")]
         if len(found) > MODULES_LIMIT:
             break

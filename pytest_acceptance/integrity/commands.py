@@ -1,6 +1,6 @@
-"""Shell commands as a criterion writes them: their words and simple commands, the test
-runner they start, the scripts, npm scripts, make recipes and shell strings they run
-(followed), and the files they run or a pytest they start reads."""
+"""Shell commands as a criterion writes them, followed: the scripts, npm scripts, make
+recipes and shell strings they run, and the files they run or a pytest they start reads.
+Reading a command (its words, wrappers, what runs, which test runner) is tree/shell.py's."""
 
 from __future__ import annotations
 
@@ -9,47 +9,50 @@ import re
 import shlex
 from collections.abc import Iterable, Iterator
 
+from pytest_acceptance.tree import shell
+
 from . import limits
 from .files import inside, is_script, module_files, read_file
 from .findings import PYTEST_LOADS, PYTEST_READS, RUNS
 from .inventory import inventory_of, kind_of
 from .make import DEFAULT_GOAL, makefiles, target_name
 
-OPERATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;"})
-_PREFIXES = frozenset(
-    {"env", "time", "exec", "nice", "nohup", "command", "sudo", "xvfb-run", "timeout"}
-)
 _MAKE_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.-]*=")
-_SHELLS = re.compile(r"^(?:ba|da|k|z)?sh$")
-_OPTIONS_WITH_VALUE = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_MAKE_OPTIONS_WITH_VALUE = frozenset({"-C", "-f", "-I", "-o", "-W", "--file", "--makefile"})
 _INTERPRETERS = re.compile(
     r"^(?:ba|da|k|z)?sh$|^source$|^\.$|^python[\d.]*$|^node$|^perl$|^ruby$|^php$|^bun$|^tsx$"
 )
+# The kind of test files each runner of tree/shell.py runs: "pytest" for Python's, "go",
+# "npm" for a package.json script, "js" for a JavaScript runner; the first kind found, in
+# this order, decides for a command that starts several.
+_KINDS = {
+    "pytest": "pytest",
+    "unittest": "pytest",
+    "tox": "pytest",
+    "nox": "pytest",
+    "go": "go",
+    "npm": "npm",
+    "bun": "js",
+    "jest": "js",
+    "vitest": "js",
+    "mocha": "js",
+}
+_KIND_ORDER = ("pytest", "go", "npm", "js")
 
 
 def shell_words(command: str) -> list[str]:
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: the words are still worth looking at
-        return command.split()
+    """The words of a command (tree/shell.py), whitespace-split when quotes do not balance:
+    the words are still worth looking at."""
+    return shell.loose_words(command)
 
 
 def simple_commands(words: list[str]) -> Iterator[list[str]]:
-    """The simple commands of a command line, without leading assignments and wrappers."""
-    current: list[str] = []
-    for word in [*words, ";"]:
-        if word not in OPERATORS:
-            current.append(word)
-            continue
-        while current and (
-            current[0] in _PREFIXES or re.match(r"^[A-Za-z_]\w*=", current[0]) is not None
-        ):
-            current = current[2:] if current[0] == "timeout" else current[1:]
-        if current:
-            yield current
-        current = []
+    """What each simple command of a command line runs: assignments, wrappers and
+    redirections taken off (tree/shell.py)."""
+    for simple in shell.simple_commands(words):
+        argv = list(shell.unwrap(simple).argv)
+        if argv:
+            yield argv
 
 
 def in_directories(root: str, words: list[str]) -> Iterator[tuple[str, list[str]]]:
@@ -63,66 +66,63 @@ def in_directories(root: str, words: list[str]) -> Iterator[tuple[str, list[str]
 
 
 def runner_of(words: list[str]) -> str | None:
-    """The test runner a command invokes, if it is one this module knows how to follow."""
+    """The kind of test files a command's runner runs (``_KINDS``), if it is one this
+    module knows how to follow. Besides what tree/shell.py reads, a runner named anywhere
+    among the words counts (``coverage run -m pytest``, a launcher it does not know): the
+    fallback pins more, never less."""
+    found = {
+        _KINDS.get(shell.runner(shell.unwrap(simple)) or "")
+        for simple in shell.simple_commands(words)
+    }
     names = [os.path.basename(word) for word in words]
     if "pytest" in names or "py.test" in names:
-        return "pytest"
+        found.add("pytest")
     if any(names[i : i + 2] == ["go", "test"] for i in range(len(names) - 1)):
-        return "go"
+        found.add("go")
     if any(n in ("npm", "yarn", "pnpm") for n in names):
-        return "npm"
+        found.add("npm")
     if any(n in ("jest", "vitest", "mocha") for n in names):
-        return "js"
-    return None
-
-
-def _npm_script(words: list[str]) -> str | None:
-    for index, word in enumerate(words):
-        if os.path.basename(word) in ("npm", "yarn", "pnpm"):
-            rest = [w for w in words[index + 1 :] if not w.startswith("-")]
-            if not rest:
-                return None
-            if rest[0] in ("run", "run-script") and len(rest) > 1:
-                return rest[1]
-            return rest[0] if rest[0] in ("test", "t") else None
-    return None
+        found.add("js")
+    return next((kind for kind in _KIND_ORDER if kind in found), None)
 
 
 def scripts_run(root: str, words: list[str], runner: str | None) -> Iterator[tuple[str, str]]:
     """(file, name) of the package.json scripts and Makefile targets a command runs."""
-    if runner == "npm":
-        script = _npm_script(words)
-        if script and os.path.isfile(os.path.join(root, "package.json")):
-            yield "package.json", script
-    for index, word in enumerate(words):
-        if os.path.basename(word) not in ("make", "gmake"):
-            continue
-        makefile = next(
-            (
-                n
-                for n in ("GNUmakefile", "makefile", "Makefile")
-                if os.path.isfile(os.path.join(root, n))
-            ),
-            None,
-        )
-        if makefile is None:
-            return
-        targets, assignments = [], []
-        for target in words[index + 1 :]:
-            if target in OPERATORS:
-                break
-            if _MAKE_ASSIGNMENT.match(target):
-                assignments.append(target)
-            elif not target.startswith("-") and "=" not in target:
-                targets.append(target)
-        for target in targets or [DEFAULT_GOAL]:
-            yield makefile, target_name(target, assignments)
+    for simple in shell.simple_commands(words):
+        command = shell.unwrap(simple)
+        if shell.runner(command) == "npm":
+            script = shell.npm_script(command.argv)
+            if script and os.path.isfile(os.path.join(root, "package.json")):
+                yield "package.json", script
+        elif command.program in ("make", "gmake"):
+            yield from _make_targets(root, list(command.argv[1:]))
+
+
+def _make_targets(root: str, arguments: list[str]) -> Iterator[tuple[str, str]]:
+    makefile = next(
+        (n for n in shell.MAKEFILE_NAMES if os.path.isfile(os.path.join(root, n))), None
+    )
+    if makefile is None:
+        return
+    targets, assignments = [], []
+    skip = False
+    for target in arguments:
+        if skip:
+            skip = False
+        elif target in _MAKE_OPTIONS_WITH_VALUE:
+            skip = True
+        elif _MAKE_ASSIGNMENT.match(target):
+            assignments.append(target)
+        elif not target.startswith("-") and "=" not in target:
+            targets.append(target)
+    for target in targets or [DEFAULT_GOAL]:
+        yield makefile, target_name(target, assignments)
 
 
 def with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
-    """The commands, and the npm scripts, make recipes and shell strings they run (three
-    levels deep): a ``make test`` whose recipe is ``pytest tests/``, or a ``bash -c 'pytest
-    tests/'``, pins what ``pytest tests/`` pins."""
+    """The commands, and the npm scripts, make recipes, shell strings and heredocs to a
+    shell they run (three levels deep): a ``make test`` whose recipe is ``pytest tests/``,
+    or a ``bash -c 'pytest tests/'``, pins what ``pytest tests/`` pins."""
     found = list(dict.fromkeys(command for command in commands if isinstance(command, str)))
     level = found
     for _ in range(3):
@@ -130,6 +130,9 @@ def with_what_they_run(root: str, commands: Iterable[str]) -> list[str]:
         for command in level:
             words = shell_words(command)
             following.extend(shell_strings(root, words))
+            following.extend(
+                body for opener, body in shell.split_heredocs(command)[1] if opener in shell.SHELLS
+            )
             for relative, name in scripts_run(root, words, runner_of(words)):
                 following.extend(_script_lines(root, relative, name))
         level = [command for command in dict.fromkeys(following) if command not in found]
@@ -152,35 +155,13 @@ def _script_lines(root: str, relative: str, name: str) -> list[str]:
 
 def shell_strings(root: str, words: list[str]) -> Iterator[str]:
     """The command lines a command hands to a shell as one string: ``bash -c '...'``,
-    ``sh -ec "..."``, and ``eval ...`` (its words joined by spaces, as eval joins them: a
-    literal eval runs what ``bash -c`` would; one of a variable names nothing and stays
-    unread). A ``cd`` before it carries over."""
+    ``sh -ec "..."``, ``flock f -c ...`` and ``eval ...`` (tree/shell.py's
+    ``nested_command``: a literal eval runs what ``bash -c`` would; one of a variable names
+    nothing and stays unread). A ``cd`` before it carries over."""
     for cwd, simple in in_directories(root, words):
-        name = os.path.basename(simple[0])
-        inner = None
-        if name == "eval":
-            inner = " ".join(simple[1:])
-        elif _SHELLS.match(name):
-            inner = _command_string(simple[1:])
+        inner = shell.nested_command(tuple(simple))
         if inner and inner.strip():
             yield f"cd {shlex.quote(cwd)} && {inner}" if cwd else inner
-
-
-def _command_string(arguments: list[str]) -> str | None:
-    """The string of ``sh -c STRING``: ``-c`` alone or among other short options (``-ec``,
-    ``-xc``), before the first operand (which would be a script)."""
-    index = 0
-    while index < len(arguments):
-        word = arguments[index]
-        if word in _OPTIONS_WITH_VALUE:
-            index += 2
-            continue
-        if word == "--" or not word.startswith(("-", "+")) or word in ("-", "+"):
-            return None
-        if not word.startswith("--") and "c" in word[1:]:
-            return arguments[index + 1] if index + 1 < len(arguments) else None
-        index += 1
-    return None
 
 
 def run_files(root: str, words: list[str]) -> Iterator[tuple[str, str]]:

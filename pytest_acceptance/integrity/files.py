@@ -8,20 +8,15 @@ import re
 import stat
 from collections.abc import Iterator
 
+from pytest_acceptance.tree import folders
 from pytest_acceptance.tree.hostile import NotRegularFile, open_regular
 
 from . import limits
 
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache",
-     ".acceptance", ".tox", ".nox", ".mypy_cache", ".ruff_cache", "vendor"}
-)  # fmt: skip
-# Inside a watched folder: what never holds the tests' own files (version control, caches,
-# environments the interpreter's pin covers).
-NOT_THE_TESTS = frozenset(
-    {".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".acceptance", ".mypy_cache",
-     ".ruff_cache", "node_modules", ".venv", "venv", ".tox", ".nox"}
-)  # fmt: skip
+# What never holds the tests' own files (version control, run output, environments, tool
+# caches: tree/folders.py), where a runner's test files are looked for and inside a watched
+# folder alike. A vendored folder is searched: pytest collects from it.
+NOT_THE_TESTS = folders.NOT_THE_TESTS
 PYTHON_TEST = re.compile(r"^(test_.*|.*_test)\.py$|^conftest\.py$")
 JS_TEST = re.compile(r"\.(test|spec)\.[cm]?[jt]sx?$")
 JS_SOURCE = re.compile(r"\.[cm]?[jt]sx?$")
@@ -117,7 +112,7 @@ def test_files(root: str, relative: str, runner: str | None, recursive: bool) ->
     """Conventionally named test files under a directory (for the runner, or for all)."""
     start = os.path.join(root, relative)
     for directory, dirnames, filenames in os.walk(start):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if d not in NOT_THE_TESTS and d[:1] != ".")
         if not recursive:
             dirnames[:] = []
         in_tests_dir = "__tests__" in directory.split(os.sep)

@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_acceptance.tree.shell import MAKEFILE_NAMES
+
 from .files import GO_TEST, JS_SOURCE
 from .findings import FILE_LEVEL
 from .go import go_inventory
@@ -20,7 +22,7 @@ def kind_of(relative: str) -> str:
     name = relative.rsplit("/", 1)[-1]
     if name == "package.json":
         return "npm"
-    if name in ("GNUmakefile", "makefile", "Makefile"):
+    if name in MAKEFILE_NAMES:
         return "make"
     if name.endswith(".py"):
         return "python"

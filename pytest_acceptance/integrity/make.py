@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from pytest_acceptance.tree.shell import MAKEFILE_NAMES
+
 from .files import inside
 from .findings import MAKE_READS
 
@@ -200,7 +202,7 @@ def makefiles(root: str, cwd: str, rest: list[str]) -> Iterator[tuple[str, str]]
             cwd = inside(root, cwd, rest[index + 1], directory=True) or cwd
     if not given and not cwd:
         return  # the root's Makefile: pinned with the recipes of its targets (scripts_run)
-    for name in given or ["GNUmakefile", "makefile", "Makefile"]:
+    for name in given or list(MAKEFILE_NAMES):
         found = inside(root, cwd, name)
         if found:
             yield found, MAKE_READS

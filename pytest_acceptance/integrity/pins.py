@@ -23,7 +23,6 @@ from .data import data_folders, git_ignored, is_data
 from .files import (
     NOT_THE_TESTS,
     PYTHON_TEST,
-    SKIP_DIRS,
     TEST_FOLDER,
     enclosing_test_folder,
     module_files,
@@ -84,7 +83,7 @@ def _test_folders(root: str, directory: str) -> list[str]:
     for current, dirnames, _ in os.walk(os.path.join(root, directory)):
         kept = []
         for name in sorted(dirnames):
-            if name in SKIP_DIRS or name.startswith("."):
+            if name in NOT_THE_TESTS or name.startswith("."):
                 continue
             if TEST_FOLDER.match(name):
                 found.append(os.path.relpath(os.path.join(current, name), root))

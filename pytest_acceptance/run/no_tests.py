@@ -2,7 +2,8 @@
 
 ``pytest -k typo`` exits 5, ``cargo test no_such_name`` and ``go test ./...`` in a package
 without tests exit 0, and ``jest --passWithNoTests`` says so and exits 0. A bash criterion
-whose command is such a runner (recognised from the command) and whose output says it ran
+whose command starts such a runner (tree/shell.py reads which, through wrappers such as
+``timeout`` and ``uv run``, and inside ``bash -c``) and whose output says it ran
 no test fails with that reason, whatever its exit code and pass condition. A command that
 names no known runner is never affected, and a runner that ran at least one test is judged
 by its condition as before.
@@ -12,11 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from pytest_acceptance.model import one_line
 from pytest_acceptance.run.conditions import Check
+from pytest_acceptance.tree import shell
 
 
 class _Run(Protocol):
@@ -101,38 +102,30 @@ def _javascript(run: _Run) -> str | None:
     return _JEST(run) or _VITEST(run) or _MOCHA(run)
 
 
-@dataclass(frozen=True)
-class _Runner:
-    command: re.Pattern[str]
-    detect: _Detector
-
-
-_WORD_START = r"(?:^|[\s;&|(`/])"
-_WORD_END = r"(?=$|[\s;&|)`])"
-_RUNNERS = tuple(
-    _Runner(re.compile(pattern, re.MULTILINE), detect)
-    for pattern, detect in (
-        (rf"{_WORD_START}(?:py\.test|pytest){_WORD_END}|-m\s+pytest{_WORD_END}", _pytest),
-        (rf"-m\s+unittest{_WORD_END}", _UNITTEST),
-        (rf"{_WORD_START}go\s+test{_WORD_END}", _go),
-        (rf"{_WORD_START}cargo\s+(?:\+\S+\s+)?(?:test|nextest\s+run){_WORD_END}", _cargo),
-        (rf"{_WORD_START}jest{_WORD_END}", _JEST),
-        (rf"{_WORD_START}vitest{_WORD_END}", _VITEST),
-        (rf"{_WORD_START}mocha{_WORD_END}", _MOCHA),
-        (rf"{_WORD_START}(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test{_WORD_END}", _javascript),
-    )
-)
+# Which output check each test runner of tree/shell.py gets. tox, nox and make run what
+# their configuration says: their exit code decides.
+_DETECTORS: dict[str, _Detector] = {
+    "pytest": _pytest,
+    "unittest": _UNITTEST,
+    "go": _go,
+    "cargo": _cargo,
+    "jest": _JEST,
+    "vitest": _VITEST,
+    "mocha": _MOCHA,
+    "npm": _javascript,
+    "bun": _javascript,
+}
 
 
 def vacuous_reason(command: str, run: _Run) -> str | None:
     """Why ``run`` of ``command`` verified nothing, or None when it may have."""
     if run.exit_code is None:  # timed out: failing already
         return None
-    for runner in _RUNNERS:
-        if runner.command.search(command):
-            reason = runner.detect(run)
-            if reason:
-                return reason
+    for runner in shell.runners(command):
+        detect = _DETECTORS.get(runner)
+        reason = detect(run) if detect is not None else None
+        if reason:
+            return reason
     return None
 
 

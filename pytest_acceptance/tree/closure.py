@@ -28,6 +28,7 @@ import stat
 import time
 from typing import Dict, List
 
+from pytest_acceptance.tree import folders
 from pytest_acceptance.tree.file_hash import stat_key
 from pytest_acceptance.tree.hostile import file_digest
 
@@ -35,11 +36,9 @@ from pytest_acceptance.tree.hostile import file_digest
 Pin = Dict[str, List[str]]
 RACY_SECONDS = 3.0
 MAX_FILES = 400_000
-_LEFT_OUT = frozenset({"__pycache__", ".git"})
+_LEFT_OUT = folders.NOT_IN_THE_CLOSURE
 # What Python imports as a module, longest first (an extension's suffix ends in ".so").
 _IMPORTABLE = tuple(sorted(set(importlib.machinery.all_suffixes()), key=len, reverse=True))
-# Folders of a project that hold environments, not the project's own modules.
-_NOT_THE_PROJECT = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".acceptance"})
 # pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones):
 # the one list the pin, the gate and criterion integrity use.
 PYTEST_CONFIG_FILES = (
@@ -176,7 +175,7 @@ def _unimportable(name: str) -> bool:
     """A folder no import reaches: hidden ones (.hypothesis, .mypy_cache, .venv: a dotted
     name is no package) and another project's environments. An editable install's root is
     a whole checkout; only what can be imported from it is its code."""
-    return name.startswith(".") or name in ("venv", "node_modules")
+    return name.startswith(".") or name in folders.ENVIRONMENTS
 
 
 def config_above(repo: str) -> list[str]:
@@ -242,7 +241,7 @@ def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
     the project's."""
     relatives = [
         os.path.relpath(path, repo)
-        for path in _walk(repo, frozenset(), deadline_at, 0, _LEFT_OUT | _NOT_THE_PROJECT)
+        for path in _walk(repo, frozenset(), deadline_at, 0, folders.NOT_PROJECT_MODULES)
     ]
     packages = {os.path.dirname(r) for r in relatives if os.path.basename(r) == "__init__.py"}
     found = {}

@@ -45,7 +45,7 @@ write, and mtime is settable with ``touch -d``. The Claude Code gate passes a
 unless its ctime (which no process can set) and identity are unchanged.
 
 Outside git every file under the root counts (content, not mtime), except the directories in
-``_SKIP_DIRS``.
+``FINGERPRINT_SKIPS_OUTSIDE_GIT`` of tree/folders.py.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ import stat
 import subprocess
 from typing import TYPE_CHECKING, Callable
 
+from pytest_acceptance.tree import folders
 from pytest_acceptance.tree.file_hash import (
     FingerprintError,
     Limits,
@@ -69,13 +70,13 @@ if TYPE_CHECKING:
     from pytest_acceptance.tree.hash_cache import HashCache
 
 # Written by a verification run itself: never part of the state under verification.
-_VOLATILE = frozenset({b"__pycache__", b".pytest_cache", b".acceptance"})
+_VOLATILE = frozenset(os.fsencode(name) for name in folders.RUN_OUTPUT)
 # What everything_fingerprint leaves out: git's object store (content-addressed: what it
 # holds that matters is reached through the refs and index, which count) and the run's own
 # output folder, at the root only (a folder of that name deeper down is the project's).
 _NEVER_COUNTED = frozenset({b".git/objects", b".acceptance"})
-# Outside git there are no ignore rules: skip what is never the project's own source.
-_SKIP_DIRS = _VOLATILE | {b".git", b"node_modules", b".venv", b"venv"}
+# Outside git there are no ignore rules: the roles tree/folders.py names for this walk.
+_SKIP_DIRS = frozenset(os.fsencode(name) for name in folders.FINGERPRINT_SKIPS_OUTSIDE_GIT)
 # Past these the fingerprint fails rather than cover part of the tree or run for ever (a
 # symbolic link to /proc/kcore, a sparse terabyte file).
 MAX_ENTRIES = 1_000_000

@@ -1,6 +1,6 @@
 """The gate's pinned PATH and HOME (pytest_acceptance/claude/gate_env.py), as a library: which
 tools a criterion names, and a pin that cannot be made. The attacks they stop run through
-the real hooks in tests/hooks/test_redteam_fresh_shapes.py (class 3)."""
+the real hooks in tests/hooks/attacks/test_environment.py."""
 
 from __future__ import annotations
 
@@ -19,13 +19,15 @@ from pytest_acceptance.claude.flow_state import Flow
         ("cat app.py | awk '{print}' && jq . x.json", {"cat", "awk", "jq"}),
         ("LC_ALL=C sort a | env FOO=1 uniq -c; (cd sub && make test)", {"sort", "uniq", "make"}),
         ("./scripts/check.sh && /usr/bin/true", set()),
+        ("timeout 60 nice -n 5 pytest -q", {"timeout", "nice", "pytest"}),
     ],
 )
 def test_the_tools_a_command_names_are_the_first_words_of_its_simple_commands(
     command: str, named: set[str]
 ) -> None:
-    """Tools after pipes and operators count, assignments and wrappers are skipped, and a
-    path is no PATH lookup; the shells and Pythons are always pinned."""
+    """Tools after pipes and operators count, a wrapper and the command it runs are both
+    looked up, assignments are skipped, and a path is no PATH lookup; the shells and
+    Pythons are always pinned."""
     tools = gate_env.named_tools([command])
     assert set(tools) - set(gate_env.ALWAYS_PINNED) - {"cd"} == named
     assert set(gate_env.ALWAYS_PINNED) <= set(tools)

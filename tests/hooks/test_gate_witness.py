@@ -102,6 +102,23 @@ def test_a_new_conftest_that_calls_os_exit_0_is_refused_by_the_witness_alone(
     assert NOT_WITNESSED in done.deny_reason and "never finished" in done.deny_reason
 
 
+def test_a_pytest_under_a_wrapper_is_witnessed_and_a_new_conftests_exit_refused(
+    tmp_path: Path,
+) -> None:
+    """``timeout 60`` passes the environment on (tree/shell.py's TRANSPARENT): the witness
+    watches the pytest under it, and a new conftest.py ending the run with os._exit(0) is
+    refused with the witness alone."""
+    conftest = "import os\n\n\ndef pytest_collection_finish(session):\n    os._exit(0)\n"
+    command = f"timeout 60 {TESTS}"
+    done = attacked(tmp_path, {"tests/conftest.py": conftest}, alone=True, command=command)
+    assert NOT_WITNESSED in done.deny_reason and "never finished" in done.deny_reason
+
+
+def test_honest_a_pytest_under_a_wrapper_fixed_is_let_through(tmp_path: Path) -> None:
+    command = f"nice -n 5 timeout 60 {TESTS}"
+    fixed_and_done(witnessed_project(tmp_path, command), tmp_path, command)
+
+
 def test_variant_the_code_under_test_exits_at_import_is_refused(tmp_path: Path) -> None:
     """Variant written after the witness: the code under test (no test file, no conftest:
     out of criterion integrity's sight) ends the process with os._exit(0) when pytest

@@ -215,6 +215,33 @@ def test_guard_denies_inside_a_flow_with_a_reason_to_act_on(repo: Path, tmp_path
     assert "/pytest-acceptance:verify" in result.deny_reason
 
 
+# A writer under a wrapper that runs it (tree/shell.py unwraps them all): the attack, a
+# second variant of the same class written after the fix, and honest controls beside them.
+WRAPPED_WRITES = [f"timeout 5 rm {SPEC}", f"nice -n 5 sudo -u root sed -i s/a/b/ {SPEC}"]
+WRAPPED_READS = [f"timeout 5 cat {SPEC}", f"nice -n 5 sudo -u root grep a {SPEC}"]
+
+
+@pytest.mark.parametrize("command", WRAPPED_WRITES)
+def test_guard_denies_a_write_under_a_wrapper(repo: Path, tmp_path: Path, command: str) -> None:
+    transcript = flow_transcript(repo, tmp_path)
+    result = run_script(
+        "pretool_protect_hook.py", pretool(transcript, repo, "Bash", {"command": command})
+    )
+    assert result.denied, command
+    assert SPEC in result.deny_reason
+
+
+@pytest.mark.parametrize("command", WRAPPED_READS)
+def test_honest_a_read_under_a_wrapper_is_let_through(
+    repo: Path, tmp_path: Path, command: str
+) -> None:
+    transcript = flow_transcript(repo, tmp_path)
+    result = run_script(
+        "pretool_protect_hook.py", pretool(transcript, repo, "Bash", {"command": command})
+    )
+    assert not result.denied, result.deny_reason
+
+
 def test_guard_allows_everything_outside_a_flow(repo: Path, tmp_path: Path) -> None:
     transcript = flow_transcript(repo, tmp_path, implement=False)
     result = run_script(

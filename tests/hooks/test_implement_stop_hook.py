@@ -82,7 +82,7 @@ def test_fresh_stack(repo: Path, spec: Path, tmp_path: Path) -> None:
     """One flow per session: a second /implement after the first flow finished (the gate let
     its /done through and the stop after it was allowed) starts a fresh flow, and the first
     one's /done no longer counts. While a flow is open and not finished, a second /implement
-    is refused and changes nothing (tests/hooks/test_redteam_fresh_shapes.py, class 5)."""
+    is refused and changes nothing (tests/hooks/attacks/test_flow_transcript.py)."""
     builder = verified_flow(repo, spec)
     make_pass(repo)
     builder.done()

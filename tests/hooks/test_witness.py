@@ -34,6 +34,9 @@ WATCHED = [
     "CI=1 FOO=bar pytest tests",
     "PYTHONPATH=src:$PYTHONPATH pytest",
     ".venv/bin/pytest -x tests",
+    "timeout 60 pytest -q tests",
+    "nice -n 5 timeout -k 5 60 python3 -m pytest tests",
+    "env CI=1 pytest",
 ]
 NOT_WATCHED = [
     "grep -qx 2 value.txt",
@@ -55,6 +58,12 @@ NOT_WATCHED = [
     "pytest `cat args`",
     "pytest 'unterminated",
     "",
+    "sudo pytest",
+    "doas python -m pytest",
+    "env -i pytest",
+    "env PYTEST_ADDOPTS=-x pytest",
+    "timeout 60 pytest > out.txt",
+    "uv run --with x pytest",
 ]
 
 
