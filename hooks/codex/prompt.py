@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -27,9 +28,8 @@ def main() -> int:
     session_id = hook_io.session_id(payload)
     if session_id is None:
         raise hook_io.HookInputError("the payload has no session_id")
-    problems = host_codex.trust_problems(
-        host_codex.hooks_file_of(hook_io.text_field(payload, "cwd"))
-    )
+    cwd = hook_io.text_field(payload, "cwd") or os.getcwd()
+    problems = host_codex.trust_problems(host_codex.hooks_file_of(cwd))
     args = host_codex.implement_args(hook_io.text_field(payload, "prompt"))
     if args is None:
         pin.end_finished_flow(session_id, payload)
@@ -37,7 +37,10 @@ def main() -> int:
             _warn(host_codex.trust_warning(problems))
         return 0
     if problems:
-        _refuse(host_codex.trust_warning(problems) + " The /implement flow was not started.")
+        reason = host_codex.trust_warning(problems) + " The /implement flow was not started."
+        repo = hook_io.git_toplevel(Path(cwd)) or Path(cwd)
+        host_codex.record_outcome(payload, host_codex.REFUSED, reason, repo)
+        _refuse(reason)
         return 0
     held = Flow.load(session_id)
     if held is not None and held.is_open and held.problem is None and not held.finished():

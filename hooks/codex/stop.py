@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
@@ -47,10 +48,10 @@ def main() -> int:
     if reason is None:
         flow.note_terminal(skill, fingerprint)
         flow.record_stop("allow", started)
-        ending = "verified" if skill == "done" else "escalated, with the gate's run as evidence"
-        hook_io.tell_user(
-            f"pytest-acceptance: the /implement flow for {flow.spec_path} ended {ending}."
-        )
+        outcome = host_codex.VERIFIED if skill == "done" else host_codex.ESCALATED
+        message = f"pytest-acceptance: the /implement flow for {flow.spec_path} ended {outcome}."
+        host_codex.record_outcome(payload, outcome, message, Path(flow.repo))
+        hook_io.tell_user(message)
         return 0
     block_or_force(flow, payload, reason, started)
     return 0

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,10 +151,33 @@ def record_forced(payload: dict[str, Any], pin: Flow, why: str, reason: str) -> 
             Path(pin.repo) / caps.FORCED_STOPS_RELATIVE,
         )
     ]
+    record_outcome(payload, FORCED, f"{why}; still open: {reason}", Path(pin.repo))
     return (
         f"{caps.FORCED_PREFIX}: {why}. The /implement flow for {spec} did not end with "
         f"verified evidence. Still open: {reason} {' '.join(where)}"
     )
+
+
+VERIFIED, ESCALATED, FORCED, REFUSED = "verified", "escalated", "forced", "refused"
+OUTCOMES_FILE = "outcomes.jsonl"  # under the state folder; the project's copy is below
+OUTCOMES_RELATIVE = Path(".acceptance") / "codex-outcomes.jsonl"
+
+
+def record_outcome(payload: dict[str, Any], outcome: str, detail: str, repo: Path) -> None:
+    """How a flow ended (verified, escalated, forced) or why one was refused, one JSON line
+    per event: in the gate's state, which the agent's sandboxed commands cannot write (the
+    one to trust), and in the project's .acceptance/ for the people reading the project.
+    `codex exec` shows no hook's message: this is where a wrapper or CI job looks."""
+    record = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": "codex",
+        "outcome": outcome,
+        "session_id": payload.get("session_id"),
+        "cwd": payload.get("cwd"),
+        "detail": detail,
+    }
+    for path in (state_dir() / OUTCOMES_FILE, repo / OUTCOMES_RELATIVE):
+        _append_line(path, record)
 
 
 def _append_line(path: Path, record: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ hooks for real; the gate's verification is a real `pytest --acceptance` run."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,6 +83,17 @@ class Session:
         last = self.api.requests[-1] if self.api.requests else {}
         return [text for text in hook_prompts(last) if BLOCK_TAG in text]
 
+    def outcomes(self, trusted: bool = False) -> list[dict[str, Any]]:
+        """The gate's outcome records: the project's copy, or the one in CODEX_HOME."""
+        path = (
+            self.setup.state / "outcomes.jsonl"
+            if trusted
+            else self.project / ".acceptance" / "codex-outcomes.jsonl"
+        )
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
     def forced(self) -> list[dict[str, Any]]:
         path = self.project / ".acceptance" / "forced-stops.jsonl"
         if not path.exists():
@@ -117,10 +129,15 @@ def test_an_honest_fix_ends_verified(session: Any) -> None:
     assert run.returncode == 0, run.describe()
     assert flow.api.errors == [] and flow.api.remaining == 0
     assert flow.blocks() == []
+    first = json.dumps(flow.api.requests[0])
+    assert "# $acceptance-implement" in first  # Codex injected the installed skill
+    assert "pytest-acceptance pinned the spec" in first  # the prompt hook's note
     state = flow.flow()
     assert state["terminal"]["skill"] == "done"
     assert state["last_stop"]["decision"] == "allow"
     assert flow.forced() == []
+    assert [o["outcome"] for o in flow.outcomes()] == ["verified"]
+    assert flow.outcomes() == flow.outcomes(trusted=True)
 
 
 def test_a_claim_of_done_on_a_failing_tree_is_refused_until_fixed(session: Any) -> None:
@@ -150,6 +167,7 @@ def test_an_honest_escalation_on_a_real_failure_is_accepted(session: Any) -> Non
     state = flow.flow()
     assert state["terminal"]["skill"] == "escalate"
     assert (flow.project / "value.txt").read_text() == "1\n"  # still failing: escalated
+    assert [o["outcome"] for o in flow.outcomes()] == ["escalated"]
 
 
 def test_a_lazy_done_is_not_an_escalation(session: Any) -> None:
@@ -209,6 +227,7 @@ def test_a_stop_loop_ends_recorded_as_forced(session: Any) -> None:
     state = flow.flow()
     assert state["status"] == "closed" and "terminal" not in state
     assert (flow.setup.state / "forced-stops.jsonl").exists()
+    assert [o["outcome"] for o in flow.outcomes()] == ["forced"]
 
 
 def test_the_block_cap_holds_while_the_tree_changes(session: Any) -> None:
@@ -222,3 +241,89 @@ def test_the_block_cap_holds_while_the_tree_changes(session: Any) -> None:
     assert len(flow.blocks()) == 2
     (forced,) = flow.forced()
     assert "ACCEPTANCE_HOOK_MAX_BLOCKS=2" in forced["forced_because"]
+
+
+# --- hook trust: Codex skips an untrusted or edited hook silently; the gate says it ---------
+
+
+def _edit_stop_hook(project: Path) -> None:
+    hooks_file = project / ".codex" / "hooks.json"
+    hooks = json.loads(hooks_file.read_text())
+    hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 901
+    hooks_file.write_text(json.dumps(hooks, indent=2) + "\n")
+
+
+def _untrust_stop_hook(codex_home: Path) -> None:
+    config = codex_home / "config.toml"
+    lines = config.read_text().splitlines()
+    header = next(i for i, line in enumerate(lines) if ":stop:0:0" in line)
+    assert lines[header + 1].startswith("trusted_hash")
+    del lines[header : header + 2]
+    config.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("how", ["edited hook", "trust revoked"])
+def test_an_untrusted_stop_hook_refuses_the_flow_loudly(session: Any, how: str) -> None:
+    """Codex would skip the Stop hook silently: the prompt hook (still trusted) refuses to
+    start the flow, and records why where `codex exec` users and CI look."""
+    flow = session([FIX, say("Done.")])
+    if how == "edited hook":
+        _edit_stop_hook(flow.project)
+    else:
+        _untrust_stop_hook(flow.setup.codex_home)
+    run = flow.run()
+    assert run.returncode == 0, run.describe()
+    assert flow.api.requests == []  # the prompt never reached the model
+    assert not (flow.setup.state / "flows").exists() or not any(
+        (flow.setup.state / "flows").iterdir()
+    )
+    (refused,) = flow.outcomes()
+    assert refused["outcome"] == "refused"
+    assert "NOT FULLY GATED" in refused["detail"]
+    assert refused == flow.outcomes(trusted=True)[0]
+
+
+def test_a_trusted_installation_refuses_nothing(session: Any) -> None:
+    """Control: the same prompt with the hooks as installed starts the flow."""
+    flow = session([FIX, say("Done.")])
+    run = flow.run()
+    assert run.returncode == 0, run.describe()
+    assert [o["outcome"] for o in flow.outcomes()] == ["verified"]
+
+
+def test_an_untrusted_hook_is_told_to_the_model_outside_a_flow(session: Any) -> None:
+    flow = session([say("Hello.")])
+    _edit_stop_hook(flow.project)
+    run = flow.run("hello")
+    assert run.returncode == 0, run.describe()
+    (request,) = flow.api.requests
+    assert "THIS CODEX SESSION IS NOT FULLY GATED" in json.dumps(request)
+
+
+def test_the_installer_check_reports_untrusted_hooks(session: Any) -> None:
+    """When every hook of ours is edited, none runs and nothing can be said in the session:
+    `install.py --check` (before a session, or in CI) says it."""
+    flow = session([])
+    check = [sys.executable, str(REPO_ROOT / "hooks" / "codex" / "install.py"), "--check"]
+    ok = subprocess.run(
+        [*check, str(flow.project)],
+        env=flow.setup.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    hooks_file = flow.project / ".codex" / "hooks.json"
+    hooks_file.write_text(hooks_file.read_text().replace('"timeout": ', '"timeout": 1'))
+    bad = subprocess.run(
+        [*check, str(flow.project)],
+        env=flow.setup.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert bad.returncode == 1
+    assert "Codex does not trust these hooks" in bad.stderr
+    assert ".codex/hooks.json:stop:0:0 (" in bad.stderr
