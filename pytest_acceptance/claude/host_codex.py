@@ -269,12 +269,33 @@ _TRUSTED_HASH = re.compile(r'^\s*trusted_hash\s*=\s*("(?:[^"\\]|\\.)*")\s*$')
 
 
 def configured_trust(config: Path) -> dict[str, str]:
-    """`[hooks.state."<key>"] trusted_hash` of Codex's config.toml, by key (the tables the
-    installer writes; a file it cannot read trusts nothing)."""
+    """`[hooks.state."<key>"] trusted_hash` of Codex's config.toml, by key. Read as TOML
+    where the standard library has a reader (3.11+), else the tables as the installer
+    writes them; a file that cannot be read trusts nothing."""
     try:
-        lines = config.read_text(encoding="utf-8").splitlines()
+        text = config.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return _trust_tables(text.splitlines())
+    try:
+        parsed = tomllib.loads(text)
+    except ValueError:
+        return {}
+    hooks = parsed.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(state, dict):
+        return {}
+    return {
+        key: value["trusted_hash"]
+        for key, value in state.items()
+        if isinstance(value, dict) and isinstance(value.get("trusted_hash"), str)
+    }
+
+
+def _trust_tables(lines: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     key: str | None = None
     for line in lines:
