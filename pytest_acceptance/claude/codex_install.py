@@ -192,18 +192,25 @@ def _ask_app_server(
 # --- config.toml ----------------------------------------------------------------------------
 
 
+def toml_string(value: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, as long as every character outside
+    the basic plane is written as itself (JSON would split it into surrogates, which TOML
+    refuses) and DEL is escaped (JSON leaves it bare, TOML does not allow it)."""
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def _project_header(project: Path) -> str:
-    return f"[projects.{json.dumps(str(project))}]"
+    return f"[projects.{toml_string(str(project))}]"
 
 
 def _state_header(key: str) -> str:
-    return f"[hooks.state.{json.dumps(key)}]"
+    return f"[hooks.state.{toml_string(key)}]"
 
 
 def set_config_tables(config: Path, tables: dict[str, dict[str, str]]) -> None:
     """Replace (or add) whole tables of config.toml, by their header line; other lines stay."""
     try:
-        lines = config.read_text(encoding="utf-8").splitlines()
+        lines = config.read_text(encoding="utf-8").split("\n")
     except FileNotFoundError:
         lines = []
     kept: list[str] = []
@@ -213,8 +220,10 @@ def set_config_tables(config: Path, tables: dict[str, dict[str, str]]) -> None:
             dropping = line.strip() in tables
         if not dropping:
             kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
     for header, values in tables.items():
-        kept += ["", header, *(f"{key} = {json.dumps(value)}" for key, value in values.items())]
+        kept += ["", header, *(f"{key} = {toml_string(value)}" for key, value in values.items())]
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("\n".join(kept) + "\n", encoding="utf-8")
 

@@ -279,7 +279,7 @@ def configured_trust(config: Path) -> dict[str, str]:
     try:
         import tomllib  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
-        return _trust_tables(text.splitlines())
+        return _trust_tables(text.split("\n"))
     try:
         parsed = tomllib.loads(text)
     except ValueError:

@@ -105,7 +105,7 @@ def test_a_damaged_count_starts_again_from_zero(tmp_path: Path) -> None:
 
 # --- config.toml and the trust record -------------------------------------------------------
 
-_KEYS = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=60).filter(
+_KEYS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=60).filter(
     lambda key: key.strip() == key
 )
 
@@ -122,7 +122,7 @@ def test_trusted_hashes_written_are_read_back(hashes: dict[str, str]) -> None:
         codex_install.set_config_tables(config, tables)  # again: replaced, not duplicated
         expected = {"other": "x", **hashes}
         assert host_codex.configured_trust(config) == expected  # as TOML (3.11+)
-        assert host_codex._trust_tables(config.read_text().splitlines()) == expected  # 3.8
+        assert host_codex._trust_tables(config.read_text().split("\n")) == expected  # 3.8
         assert config.read_text().count("[hooks.state.") == 1 + len(hashes)
 
 
