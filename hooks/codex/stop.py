@@ -18,7 +18,7 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import gate, hook_io, host_codex
+from pytest_acceptance.claude import caps, gate, hook_io, host_codex
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.transcript import BLOCK_TAG
 
@@ -111,12 +111,27 @@ def fail_closed(error: BaseException) -> None:
         if "pin" in _SEEN:
             hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         else:  # the state could not be read: whether a flow is open is unknown
-            hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+            _block_unknown(reason)
         return
     try:
         block_or_force(flow, _SEEN.get("payload") or {}, reason, time.time())
     except Exception:
         hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+
+
+def _block_unknown(reason: str) -> None:
+    """Block a stop whose flow state is unknown -- counted too, since Codex has no cap."""
+    payload = _SEEN.get("payload") or {}
+    count = host_codex.count_fault_block(hook_io.session_id(payload))
+    why = host_codex.fault_force_reason(count, payload.get("stop_hook_active") is True)
+    if why is None:
+        hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+        return
+    cwd = hook_io.text_field(payload, "cwd") or os.getcwd()
+    repo = hook_io.git_toplevel(Path(cwd)) or Path(cwd)
+    message = f"{caps.FORCED_PREFIX}: {why}. {reason}"
+    host_codex.record_outcome(payload, host_codex.FORCED, message, repo)
+    hook_io.tell_user(f"pytest-acceptance: {message}")
 
 
 if __name__ == "__main__":

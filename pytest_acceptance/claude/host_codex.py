@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude import caps, gate, protect
-from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.flow_state import Flow, session_key
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT, env_int
 
 STATE_FOLDER = "pytest-acceptance"  # under $CODEX_HOME
@@ -137,6 +137,37 @@ def force_reason(count: StopCount) -> str | None:
             f"the last {count.idle - 1} blocks left the working tree as it was "
             f"(ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={idle_cap})"
         )
+    return None
+
+
+FAULT_BLOCKS_FOLDER = "fault-blocks"  # under the state folder, one counter per session
+
+
+def count_fault_block(session_id: str | None) -> int | None:
+    """One more block of a stop whose flow state could not be read: the count so far for
+    the session, kept beside the state (None when it cannot be kept either)."""
+    key = session_key(session_id or "no session id")
+    path = state_dir() / FAULT_BLOCKS_FOLDER / f"{key}.json"
+    try:
+        previous = json.loads(path.read_bytes()).get("blocks")
+    except (OSError, ValueError, AttributeError):
+        previous = 0
+    count = (previous if isinstance(previous, int) and previous >= 0 else 0) + 1
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"blocks": count}), encoding="utf-8")
+    except OSError:
+        return None
+    return count
+
+
+def fault_force_reason(count: int | None, stop_hook_active: bool) -> str | None:
+    """Why a stop the gate cannot check goes through after all, or None to block it."""
+    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    if count is None:
+        return "its blocks cannot be counted either" if stop_hook_active else None
+    if count > cap:
+        return f"{count - 1} stops were already blocked (ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={cap})"
     return None
 
 

@@ -5,6 +5,8 @@ trust record and Codex's config.toml are read and written."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 
 from pytest_acceptance.claude import codex_install, host_codex
 from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.flow_state import session_key as session_key_of
 
 
 @pytest.mark.parametrize(
@@ -181,3 +184,51 @@ def test_the_guard_reads_every_file_a_patch_writes(
     pin.data["spec_path"] = str(tmp_path / "spec.md")
     payload = {"tool_name": "apply_patch", "tool_input": {"command": patch}, "cwd": str(tmp_path)}
     assert (host_codex.protected_target(pin, payload) is not None) is denied
+
+
+# --- the Stop hook itself, as Codex starts it -------------------------------------------------
+
+
+def _run_stop_hook(payload: dict[str, object], codex_home: Path) -> dict[str, object]:
+    hooks = Path(__file__).resolve().parents[2] / "hooks"
+    environment = {"PATH": os.environ["PATH"], "CODEX_HOME": str(codex_home)}
+    done = subprocess.run(
+        ["/bin/sh", str(hooks / "python3"), str(hooks / "codex" / "stop.py")],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=codex_home.parent,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout or "{}")
+    assert isinstance(answer, dict)
+    return answer
+
+
+def test_a_stop_whose_state_is_damaged_blocks_then_ends_forced(tmp_path: Path) -> None:
+    """The pin cannot be read: each stop is blocked (whether a flow is open is unknown), but
+    counted, since Codex would loop for ever; past the cap it goes through, FORCED."""
+    home = tmp_path / "codex-home"
+    session = "0190-damaged"
+    folder = home / "pytest-acceptance" / "flows" / session_key_of(session)
+    folder.mkdir(parents=True)
+    (folder / "flow.json").write_text("{damaged")
+    payload = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    answers = [_run_stop_hook({**payload, "stop_hook_active": i > 0}, home) for i in range(4)]
+    assert [a.get("decision") for a in answers] == ["block", "block", "block", None]
+    assert "could not check this stop" in str(answers[0]["reason"])
+    assert "FORCED, NOT verified" in str(answers[3]["systemMessage"])
+    (record,) = (
+        json.loads(line)
+        for line in (home / "pytest-acceptance" / "outcomes.jsonl").read_text().splitlines()
+    )
+    assert record["outcome"] == "forced" and record["session_id"] == session
+
+
+def test_a_stop_outside_any_flow_goes_through(tmp_path: Path) -> None:
+    """Control: no pin for the session, nothing to enforce."""
+    answer = _run_stop_hook({"session_id": "none", "cwd": str(tmp_path)}, tmp_path / "home")
+    assert answer.get("decision") is None
