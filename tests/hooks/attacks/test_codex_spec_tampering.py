@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 from hook_transcripts import VALUE_SPEC
-from support.codex_harness import Turn, replace_file_patch, say, shell_write
+from support.codex_harness import Turn, replace_file_patch, say, shell, shell_write
 from support.codex_session import GUARD_TAG, Session
 
 pytestmark = pytest.mark.e2e
@@ -24,8 +24,15 @@ FIX = replace_file_patch("value.txt", "1", "2")
 WEAKENED_SPEC = VALUE_SPEC.replace("grep -qx 2 value.txt", "true")
 
 
-def test_spec_tampering_is_denied_by_the_guard(codex_session: Start) -> None:
-    tamper = replace_file_patch("spec.md", VALUE_SPEC, WEAKENED_SPEC)
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        replace_file_patch("spec.md", VALUE_SPEC, WEAKENED_SPEC),
+        shell("sed -i 's/grep -qx 2 value.txt/true/' spec.md"),
+    ],
+    ids=["apply_patch", "sed -i"],
+)
+def test_spec_tampering_is_denied_by_the_guard(codex_session: Start, tamper: Turn) -> None:
     flow = codex_session([tamper, say("Done."), FIX, say("Done, for real.")])
     run = flow.run()
     assert run.returncode == 0, run.describe()
