@@ -365,11 +365,16 @@ _PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to
 
 def protected_paths(flow: Flow) -> protect.Protected:
     """The pinned spec, the project's `.codex/`, Codex's home (config, sessions, the gate's
-    state) and the plugin; plus what protect.py protects by name (.git, .acceptance, ...)."""
+    state), its managed configuration and the plugin; plus what protect.py protects by
+    name (.git, .acceptance, ...)."""
     trees = [
         (Path(flow.repo) / ".codex", "`.codex/` holds the hooks that gate this flow"),
         (codex_home(), "Codex's home holds its configuration, hook trust and the gate's state"),
         (PLUGIN_ROOT, "it is the pytest-acceptance plugin itself"),
+        (
+            Path("/etc/codex"),
+            "Codex's managed configuration (requirements.toml) is the administrator's",
+        ),
     ]
     resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
     spec = Path(os.path.realpath(flow.spec_path)) if flow.spec_path else None

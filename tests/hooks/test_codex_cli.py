@@ -6,9 +6,12 @@ hooks for real; the gate's verification is a real `pytest --acceptance` run."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
+from hook_transcripts import REPO_ROOT
 from support.codex_harness import Turn, replace_file_patch, say, shell_write
 from support.codex_session import Session
 
@@ -102,3 +105,22 @@ def test_the_block_cap_holds_while_the_tree_changes(codex_session: Start) -> Non
     assert len(flow.blocks()) == 2
     (forced,) = flow.forced()
     assert "ACCEPTANCE_HOOK_MAX_BLOCKS=2" in forced["forced_because"]
+
+
+def test_installing_again_keeps_one_trust_entry_per_hook(codex_session: Start) -> None:
+    flow = codex_session([FIX, say("Done.")])
+    again = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "hooks" / "codex" / "install.py"), str(flow.project)],
+        env=flow.setup.env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    config = (flow.setup.codex_home / "config.toml").read_text()
+    assert config.count("[hooks.state.") == 3
+    assert config.count(f"[projects.{json.dumps(str(flow.project))}]") == 1
+    run = flow.run()
+    assert run.returncode == 0, run.describe()
+    assert [o["outcome"] for o in flow.outcomes(trusted=True)] == ["verified"]
