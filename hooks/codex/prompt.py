@@ -3,8 +3,9 @@ finished one, and say loudly when Codex would skip a hook of ours.
 
 A prompt that starts with ``$acceptance-implement SPEC`` pins a new flow (pin.py), unless
 the session's flow is open and not finished: that prompt is refused with the reason. A
-prompt typed while Codex would skip one of our hooks (untrusted or edited) starts no flow:
-it is refused, so that no flow runs ungated; any other prompt goes through with the warning.
+prompt typed while Codex would skip one of our hooks (untrusted or edited) starts or resumes
+no flow: it is refused, so that no flow runs ungated; any other prompt goes through with the
+warning.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -33,14 +35,14 @@ def main() -> int:
     args = host_codex.implement_args(hook_io.text_field(payload, "prompt"))
     if args is None:
         pin.end_finished_flow(session_id, payload)
-        if problems:
+        open_flow = Flow.load(session_id)
+        if problems and open_flow is not None and open_flow.is_open:
+            _refuse_untrusted(payload, problems, cwd, "The open /implement flow was not resumed.")
+        elif problems:
             _warn(host_codex.trust_warning(problems))
         return 0
     if problems:
-        reason = host_codex.trust_warning(problems) + " The /implement flow was not started."
-        repo = hook_io.git_toplevel(Path(cwd)) or Path(cwd)
-        host_codex.record_outcome(payload, host_codex.REFUSED, reason, repo)
-        _refuse(reason)
+        _refuse_untrusted(payload, problems, cwd, "The /implement flow was not started.")
         return 0
     held = Flow.load(session_id)
     if held is not None and held.is_open and held.problem is None and not held.finished():
@@ -80,6 +82,15 @@ def _warn(message: str) -> None:
             },
         }
     )
+
+
+def _refuse_untrusted(payload: dict[str, Any], problems: list[str], cwd: str, what: str) -> None:
+    """No flow runs while Codex would skip one of our hooks: refused, and recorded where
+    `codex exec` users look (it shows no hook's reason)."""
+    reason = f"{host_codex.trust_warning(problems)} {what}"
+    repo = hook_io.git_toplevel(Path(cwd)) or Path(cwd)
+    host_codex.record_outcome(payload, host_codex.REFUSED, reason, repo)
+    _refuse(reason)
 
 
 def _refuse(reason: str) -> None:

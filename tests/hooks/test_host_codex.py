@@ -190,10 +190,14 @@ def test_the_guard_reads_every_file_a_patch_writes(
 
 
 def _run_stop_hook(payload: dict[str, object], codex_home: Path) -> dict[str, object]:
+    return _run_hook("stop.py", payload, codex_home)
+
+
+def _run_hook(script: str, payload: dict[str, object], codex_home: Path) -> dict[str, object]:
     hooks = Path(__file__).resolve().parents[2] / "hooks"
     environment = {"PATH": os.environ["PATH"], "CODEX_HOME": str(codex_home)}
     done = subprocess.run(
-        ["/bin/sh", str(hooks / "python3"), str(hooks / "codex" / "stop.py")],
+        ["/bin/sh", str(hooks / "python3"), str(hooks / "codex" / script)],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -232,3 +236,34 @@ def test_a_stop_outside_any_flow_goes_through(tmp_path: Path) -> None:
     """Control: no pin for the session, nothing to enforce."""
     answer = _run_stop_hook({"session_id": "none", "cwd": str(tmp_path)}, tmp_path / "home")
     assert answer.get("decision") is None
+
+
+def _open_flow(codex_home: Path, session: str, repo: Path) -> None:
+    folder = codex_home / "pytest-acceptance" / "flows" / session_key_of(session)
+    folder.mkdir(parents=True)
+    data = {"version": 1, "session_id": session, "status": "open", "repo": str(repo)}
+    (folder / "flow.json").write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("prompt", ["go on", "$acceptance-implement spec.md"])
+def test_no_flow_resumes_while_a_hook_would_be_skipped(tmp_path: Path, prompt: str) -> None:
+    """A session resumed into its open flow, with the hooks never trusted here (so Codex
+    would skip the Stop hook): any prompt is refused, and the refusal recorded."""
+    home = tmp_path / "codex-home"
+    _open_flow(home, "0190-resumed", tmp_path)
+    payload = {"session_id": "0190-resumed", "cwd": str(tmp_path), "prompt": prompt}
+    answer = _run_hook("prompt.py", {**payload, "hook_event_name": "UserPromptSubmit"}, home)
+    assert answer.get("decision") == "block"
+    assert "NOT FULLY GATED" in str(answer["reason"])
+    outcomes = (home / "pytest-acceptance" / "outcomes.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"] for line in outcomes] == ["refused"]
+
+
+def test_outside_a_flow_an_untrusted_hook_only_warns(tmp_path: Path) -> None:
+    """Control: no open flow, a prompt that starts none: it goes through, with the warning."""
+    payload = {"session_id": "0190-new", "cwd": str(tmp_path), "prompt": "hello"}
+    answer = _run_hook(
+        "prompt.py", {**payload, "hook_event_name": "UserPromptSubmit"}, tmp_path / "h"
+    )
+    assert answer.get("decision") is None
+    assert "NOT FULLY GATED" in str(answer["systemMessage"])
