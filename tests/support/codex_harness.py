@@ -236,6 +236,11 @@ class ResponsesStandIn:
             self._stopped.set()
             self._server.shutdown()
 
+    def wait_stopped(self, timeout: float) -> bool:
+        """True once the server thread has ended (after stop() or the idle timeout)."""
+        self._threads[0].join(timeout)
+        return not self._threads[0].is_alive()
+
     def __enter__(self) -> ResponsesStandIn:
         return self.start()
 
