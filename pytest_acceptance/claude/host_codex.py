@@ -80,6 +80,7 @@ def in_codex_words(reason: str) -> str:
     """The gate's reasons name Claude Code's slash commands; on Codex the same steps are a
     command, a stop and a message (see the module's docstring)."""
     for command, steps in (
+        ("/pytest-acceptance:implement", "the flow's prompt"),
         (gate.VERIFY, "`python -m pytest --acceptance <spec>`"),
         (gate.DONE, "finishing your turn (a claim of done)"),
         (gate.ESCALATE, f"a message whose first line starts with {ESCALATE_MARK}"),

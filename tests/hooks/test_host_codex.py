@@ -267,3 +267,15 @@ def test_outside_a_flow_an_untrusted_hook_only_warns(tmp_path: Path) -> None:
     )
     assert answer.get("decision") is None
     assert "NOT FULLY GATED" in str(answer["systemMessage"])
+
+
+def test_the_gates_reasons_name_no_claude_command_on_codex() -> None:
+    from pytest_acceptance.claude import gate
+
+    reason = (
+        f"restore it, or {gate.ESCALATE}; since /pytest-acceptance:implement started; run "
+        f"{gate.VERIFY}, then {gate.DONE} again"
+    )
+    told = host_codex.in_codex_words(reason)
+    assert "/pytest-acceptance:" not in told
+    assert "ESCALATE:" in told and "python -m pytest --acceptance" in told
