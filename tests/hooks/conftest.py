@@ -3,12 +3,15 @@ with the environment digests earlier tests kept."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hook_transcripts
 import pytest
 from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
+from support.codex_cli import CodexInstallError, installed_codex
+from support.codex_harness import ResponsesStandIn, Turn, codex_setup, install_gate
+from support.codex_session import Session
 from support.kept_digests import carried
 
 
@@ -46,3 +49,37 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def spec(repo: Path) -> Path:
     return repo / "specs" / "feature.md"
+
+
+# --- the real Codex CLI (tests/support/codex_session.py) -----------------------------------
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The pinned Codex CLI (`tests/support/codex_cli.py install`); never downloaded here."""
+    try:
+        return installed_codex()
+    except CodexInstallError as error:
+        pytest.fail(f"the real Codex CLI is needed and missing: {error}", pytrace=False)
+
+
+@pytest.fixture
+def codex_session(
+    tmp_path: Path, codex_bin: Path, project: Path, kept_environments: Path
+) -> Iterator[Callable[[list[Turn]], Session]]:
+    """Starts the Responses stand-in with the given turns, a fresh CODEX_HOME, and the gate
+    installed into `project` (spec.md: AC-1 fails until value.txt says 2)."""
+    started: list[ResponsesStandIn] = []
+
+    def start(script: list[Turn]) -> Session:
+        api = ResponsesStandIn(script).start()
+        started.append(api)
+        setup = codex_setup(tmp_path / "codex", codex_bin, api)
+        installed = install_gate(setup, project, hook_transcripts.REPO_ROOT)
+        assert installed.returncode == 0, installed.stderr
+        return Session(api, setup, project)
+
+    with carried(kept_environments, tmp_path / "codex" / "codex-home" / "pytest-acceptance"):
+        yield start
+    for api in started:
+        api.stop()

@@ -1,0 +1,404 @@
+"""The OpenAI Codex CLI as a host of the gate: its prompts, its stops, its state, its trust.
+
+Codex (pinned and tested: 0.171.0) runs Claude-style command hooks, with three differences
+the gate has to make up for itself:
+
+- No Skill tool. The flow is pinned from the user's own prompt (UserPromptSubmit, which the
+  model cannot send): a prompt that starts with ``$acceptance-implement SPEC``. Every stop of
+  the flow is a claim of done that the gate judges on its own run of the pinned spec; a stop
+  whose last message has a line starting with ``ESCALATE:`` is an escalation, let through
+  when that run really ran the criteria (any status).
+- No cap on Stop blocks (an always-blocking hook loops for ever): the gate counts its own
+  blocks in the pin and, past a cap, lets the stop through FORCED, NOT verified, recorded
+  like Claude Code's (caps.py).
+- Hooks run only when trusted: Codex skips an untrusted or edited hook silently. The
+  installer (codex_install.py) trusts the hooks it writes and records what it trusted;
+  every hook of ours that runs checks that record against the hooks file and Codex's
+  config.toml, and says so loudly when one of the others would be skipped.
+
+The flow's state lives in ``$CODEX_HOME/pytest-acceptance`` (outside the project: with
+``--sandbox workspace-write`` the agent's commands cannot write there).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.claude import caps, gate, protect
+from pytest_acceptance.claude.flow_state import Flow, session_key
+from pytest_acceptance.claude.hook_io import PLUGIN_ROOT, env_int
+
+STATE_FOLDER = "pytest-acceptance"  # under $CODEX_HOME
+TRUST_RECORD = "trust.json"  # under the state folder: what the installer trusted
+HOOKS_FILE = Path(".codex") / "hooks.json"
+IMPLEMENT_SKILL = "acceptance-implement"
+ESCALATE_MARK = "ESCALATE:"
+STOP_COUNT_KEY = "codex_stops"
+DEFAULT_MAX_BLOCKS = 8
+DEFAULT_MAX_IDLE_BLOCKS = 3
+_IMPLEMENT = re.compile(rf"\A\s*\${IMPLEMENT_SKILL}(?![\w-])(.*)\Z", re.DOTALL)
+_ESCALATION = re.compile(rf"^\s*{re.escape(ESCALATE_MARK)}", re.MULTILINE)
+
+
+def codex_home() -> Path:
+    configured = os.environ.get("CODEX_HOME", "").strip()
+    return Path(configured) if configured else Path("~/.codex").expanduser()
+
+
+def state_dir() -> Path:
+    return codex_home() / STATE_FOLDER
+
+
+def use_codex_state() -> None:
+    """The shared flow modules keep their state in $CLAUDE_PLUGIN_DATA: on Codex that is
+    the state folder under $CODEX_HOME, whatever the environment says."""
+    os.environ["CLAUDE_PLUGIN_DATA"] = str(state_dir())
+
+
+# --- the user's prompt and the agent's last message -----------------------------------------
+
+
+def implement_args(prompt: str | None) -> str | None:
+    """The arguments of a prompt that starts an /implement flow, None for any other."""
+    matched = _IMPLEMENT.match(prompt or "")
+    return matched.group(1).strip() if matched else None
+
+
+def escalates(last_message: str | None) -> bool:
+    """The agent's last message asks for an escalation (a line starting with ESCALATE:)."""
+    return bool(_ESCALATION.search(last_message or ""))
+
+
+def in_codex_words(reason: str) -> str:
+    """The gate's reasons name Claude Code's slash commands; on Codex the same steps are a
+    command, a stop and a message (see the module's docstring)."""
+    for command, steps in (
+        ("/pytest-acceptance:implement", "the flow's prompt"),
+        (gate.VERIFY, "`python -m pytest --acceptance <spec>`"),
+        (gate.DONE, "finishing your turn (a claim of done)"),
+        (gate.ESCALATE, f"a message whose first line starts with {ESCALATE_MARK}"),
+    ):
+        reason = reason.replace(command, steps)
+    return reason
+
+
+# --- the gate's own block count -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StopCount:
+    """The Stop blocks of one flow: all of them, and the last run of blocks on one tree."""
+
+    blocks: int
+    idle: int
+    fingerprint: str | None
+
+    @classmethod
+    def of(cls, pin: Flow) -> StopCount:
+        raw = pin.get(STOP_COUNT_KEY)
+        if not isinstance(raw, dict):
+            return cls(0, 0, None)
+        blocks, idle, fingerprint = raw.get("blocks"), raw.get("idle"), raw.get("fingerprint")
+        if not (isinstance(blocks, int) and isinstance(idle, int)):
+            return cls(0, 0, None)
+        return cls(blocks, idle, fingerprint if isinstance(fingerprint, str) else None)
+
+    def after_block(self, fingerprint: str | None) -> StopCount:
+        """One more block; a block on the same tree as the last one made no progress."""
+        same = fingerprint is not None and fingerprint == self.fingerprint
+        return StopCount(self.blocks + 1, self.idle + 1 if same else 1, fingerprint)
+
+    def save(self, pin: Flow) -> None:
+        pin.data[STOP_COUNT_KEY] = {
+            "blocks": self.blocks,
+            "idle": self.idle,
+            "fingerprint": self.fingerprint,
+        }
+        pin.save()
+
+
+def force_reason(count: StopCount) -> str | None:
+    """Why this block is one too many (the stop then goes through, FORCED), or None."""
+    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
+    if count.blocks > cap:
+        return (
+            f"{count.blocks - 1} stops of this flow were already blocked "
+            f"(ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
+        )
+    idle_cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    if count.idle > idle_cap:
+        return (
+            f"the last {count.idle - 1} blocks left the working tree as it was "
+            f"(ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={idle_cap})"
+        )
+    return None
+
+
+FAULT_BLOCKS_FOLDER = "fault-blocks"  # under the state folder, one counter per session
+
+
+def count_fault_block(session_id: str | None) -> int | None:
+    """One more block of a stop whose flow state could not be read: the count so far for
+    the session, kept beside the state (None when it cannot be kept either)."""
+    key = session_key(session_id or "no session id")
+    path = state_dir() / FAULT_BLOCKS_FOLDER / f"{key}.json"
+    try:
+        previous = json.loads(path.read_bytes()).get("blocks")
+    except (OSError, ValueError, AttributeError):
+        previous = 0
+    count = (previous if isinstance(previous, int) and previous >= 0 else 0) + 1
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"blocks": count}), encoding="utf-8")
+    except OSError:
+        return None
+    return count
+
+
+def fault_force_reason(count: int | None, stop_hook_active: bool) -> str | None:
+    """Why a stop the gate cannot check goes through after all, or None to block it."""
+    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    if count is None:
+        return "its blocks cannot be counted either" if stop_hook_active else None
+    if count > cap:
+        return f"{count - 1} stops were already blocked (ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={cap})"
+    return None
+
+
+def record_forced(payload: dict[str, Any], pin: Flow, why: str, reason: str) -> str:
+    """Record a forced stop in the gate's state and in the project; the message to show."""
+    spec = Path(pin.spec_path) if pin.spec_path else None
+    record = {**caps.forced_stop_record(payload, spec, why, reason), "host": "codex"}
+    where = [
+        _append_line(path, record)
+        for path in (
+            state_dir() / caps.FORCED_STOPS_STATE,
+            Path(pin.repo) / caps.FORCED_STOPS_RELATIVE,
+        )
+    ]
+    record_outcome(payload, FORCED, f"{why}; still open: {reason}", Path(pin.repo))
+    return (
+        f"{caps.FORCED_PREFIX}: {why}. The /implement flow for {spec} did not end with "
+        f"verified evidence. Still open: {reason} {' '.join(where)}"
+    )
+
+
+VERIFIED, ESCALATED, FORCED, REFUSED = "verified", "escalated", "forced", "refused"
+OUTCOMES_FILE = "outcomes.jsonl"  # under the state folder; the project's copy is below
+OUTCOMES_RELATIVE = Path(".acceptance") / "codex-outcomes.jsonl"
+
+
+def record_outcome(payload: dict[str, Any], outcome: str, detail: str, repo: Path) -> None:
+    """How a flow ended (verified, escalated, forced) or why one was refused, one JSON line
+    per event: in the gate's state, which the agent's sandboxed commands cannot write (the
+    one to trust), and in the project's .acceptance/ for the people reading the project.
+    `codex exec` shows no hook's message: this is where a wrapper or CI job looks."""
+    record = {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": "codex",
+        "outcome": outcome,
+        "session_id": payload.get("session_id"),
+        "cwd": payload.get("cwd"),
+        "detail": detail,
+    }
+    for path in (state_dir() / OUTCOMES_FILE, repo / OUTCOMES_RELATIVE):
+        _append_line(path, record)
+
+
+def _append_line(path: Path, record: dict[str, Any]) -> str:
+    try:
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True)
+            if path.parent.name == ".acceptance":
+                (path.parent / ".gitignore").write_text("*\n", encoding="utf-8")
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+    except OSError as error:
+        return f"(Could not record it in {path}: {error}.)"
+    return f"(Recorded in {path}.)"
+
+
+# --- hook trust -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrustRecord:
+    """What the installer trusted: the hooks file's bytes and each handler's trust hash."""
+
+    hooks_file: str
+    file_sha256: str
+    hashes: tuple[tuple[str, str], ...]  # (Codex's key of a handler, its trusted_hash)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hooks_file": self.hooks_file,
+            "file_sha256": self.file_sha256,
+            "hashes": dict(self.hashes),
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> TrustRecord | None:
+        if not isinstance(data, dict) or set(data) != {"hooks_file", "file_sha256", "hashes"}:
+            return None
+        hooks_file, file_sha256, hashes = data["hooks_file"], data["file_sha256"], data["hashes"]
+        if not (isinstance(hooks_file, str) and isinstance(file_sha256, str)):
+            return None
+        if not isinstance(hashes, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in hashes.items()
+        ):
+            return None
+        return cls(hooks_file, file_sha256, tuple(sorted(hashes.items())))
+
+
+def trust_record_path(hooks_file: Path) -> Path:
+    digest = hashlib.sha256(str(hooks_file).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return state_dir() / "trust" / f"{digest}.json"
+
+
+def hooks_file_of(cwd: str | None) -> Path:
+    return Path(cwd or os.getcwd()).resolve() / HOOKS_FILE
+
+
+def trust_problems(hooks_file: Path) -> list[str]:
+    """Why Codex would skip a hook of ours in this project (empty when none is skipped):
+    the hooks file changed since the installer trusted it, or config.toml no longer holds
+    the trusted hash of each of its handlers."""
+    project = hooks_file.parent.parent
+    fix = f"run the installer again (`python3 <plugin>/hooks/codex/install.py {project}`)"
+    try:
+        record = TrustRecord.from_json(json.loads(trust_record_path(hooks_file).read_bytes()))
+    except FileNotFoundError:
+        return [f"the installer never trusted {hooks_file}: {fix}"]
+    except (OSError, ValueError) as error:
+        return [f"the installer's trust record for {hooks_file} is unreadable ({error}): {fix}"]
+    if record is None:
+        return [f"the installer's trust record for {hooks_file} is damaged: {fix}"]
+    try:
+        current = hashlib.sha256(hooks_file.read_bytes()).hexdigest()
+    except OSError as error:
+        return [f"cannot read {hooks_file} ({error}): {fix}"]
+    problems = []
+    if current != record.file_sha256:
+        problems.append(
+            f"{hooks_file} changed since it was trusted, so Codex skips its hooks: {fix}"
+        )
+    trusted = configured_trust(codex_home() / "config.toml")
+    for key, expected in record.hashes:
+        if trusted.get(key) != expected:
+            problems.append(f"Codex's config.toml no longer trusts the hook {key}: {fix}")
+    return problems
+
+
+_STATE_HEADER = re.compile(r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*")\s*\]\s*$')
+_TRUSTED_HASH = re.compile(r'^\s*trusted_hash\s*=\s*("(?:[^"\\]|\\.)*")\s*$')
+
+
+def configured_trust(config: Path) -> dict[str, str]:
+    """`[hooks.state."<key>"] trusted_hash` of Codex's config.toml, by key. Read as TOML
+    where the standard library has a reader (3.11+), else the tables as the installer
+    writes them; a file that cannot be read trusts nothing."""
+    try:
+        text = config.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return _trust_tables(text.split("\n"))
+    try:
+        parsed = tomllib.loads(text)
+    except ValueError:
+        return {}
+    hooks = parsed.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    if not isinstance(state, dict):
+        return {}
+    return {
+        key: value["trusted_hash"]
+        for key, value in state.items()
+        if isinstance(value, dict) and isinstance(value.get("trusted_hash"), str)
+    }
+
+
+def _trust_tables(lines: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    key: str | None = None
+    for line in lines:
+        header = _STATE_HEADER.match(line)
+        if header is not None:
+            key = _toml_string(header.group(1))
+            continue
+        if line.lstrip().startswith("["):
+            key = None
+            continue
+        value = _TRUSTED_HASH.match(line)
+        if key is not None and value is not None:
+            found[key] = _toml_string(value.group(1)) or ""
+    return {k: v for k, v in found.items() if k}
+
+
+def _toml_string(quoted: str) -> str | None:
+    try:
+        value = json.loads(quoted)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def trust_warning(problems: list[str]) -> str:
+    return (
+        "pytest-acceptance: THIS CODEX SESSION IS NOT FULLY GATED. Codex skips untrusted or "
+        "edited hooks silently: " + " ".join(problems)
+    )
+
+
+# --- the guard: what a Bash or apply_patch call writes --------------------------------------
+
+_PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
+
+
+def protected_paths(flow: Flow) -> protect.Protected:
+    """The pinned spec, the project's `.codex/`, Codex's home (config, sessions, the gate's
+    state), its managed configuration and the plugin; plus what protect.py protects by
+    name (.git, .acceptance, ...)."""
+    trees = [
+        (Path(flow.repo) / ".codex", "`.codex/` holds the hooks that gate this flow"),
+        (codex_home(), "Codex's home holds its configuration, hook trust and the gate's state"),
+        (PLUGIN_ROOT, "it is the pytest-acceptance plugin itself"),
+        (
+            Path("/etc/codex"),
+            "Codex's managed configuration (requirements.toml) is the administrator's",
+        ),
+    ]
+    resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
+    spec = Path(os.path.realpath(flow.spec_path)) if flow.spec_path else None
+    return protect.Protected(spec=spec, trees=tuple(dict.fromkeys([*trees, *resolved])))
+
+
+def protected_target(flow: Flow, payload: dict[str, Any]) -> str | None:
+    """What a `Bash` or `apply_patch` call would write among the protected paths, described;
+    None when it writes none of them."""
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if not isinstance(command, str):
+        return None
+    cwd = Path(str(payload.get("cwd") or flow.repo))
+    protected = protected_paths(flow)
+    if payload.get("tool_name") == "apply_patch":
+        found = [
+            protect.Violation(target, path, why, "apply_patch")
+            for target in _PATCH_TARGET.findall(command)
+            for path in protect.resolve(target, cwd)
+            for why in [protected.why(path)]
+            if why is not None
+        ]
+    else:
+        found = protect.bash_violations(command, cwd, protected)
+    return protect.describe(found) if found else None
