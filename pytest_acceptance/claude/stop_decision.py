@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from pytest_acceptance.claude import agent_verdict as evidence
-from pytest_acceptance.claude import background, caps, gate, hook_io, pinned_flow
+from pytest_acceptance.claude import background, caps, concurrent_work, gate, hook_io, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.transcript import (
@@ -169,7 +169,8 @@ def judge(
         verdict, problems = evidence.find_verdict(spec, roots)
         return _unfinished_reason(flow, spec, verdict, problems), None
     tools_after = pin.tool_after_terminal() or _tools_after(transcript, terminal)
-    reason = _gate_refusal(pin, terminal.skill, checks, tools_after)
+    beside = concurrent_work.beside_the_conversation(transcript, terminal, payload)
+    reason = _gate_refusal(pin, terminal.skill, checks, reuse=not tools_after and beside is None)
     if reason is not None:
         prefix = f"{ESCALATE} needs evidence. " if terminal.skill == "escalate" else ""
         return prefix + reason, None
@@ -187,14 +188,14 @@ def _tools_after(transcript: Transcript, terminal: SkillEvent) -> bool:
     return transcript.tool_call_between(line_end + 1, len(transcript.data))
 
 
-def _gate_refusal(pin: PinnedFlow, skill: str, checks: Checks, tools_after: bool) -> str | None:
+def _gate_refusal(pin: PinnedFlow, skill: str, checks: Checks, reuse: bool) -> str | None:
     """The gate's decision on /done or /escalate; what it lets through is noted on the pin
-    (stop's record_stop writes it). After tool calls that followed it, the stored result
-    for the same fingerprint is not reused."""
+    (stop's record_stop writes it). `reuse`: nothing of the session could have acted since
+    the gate's run that let it through, whose stored result may then stand for this stop."""
     if skill == "escalate" and _gate_let_escalate_through(pin):
         return None
     deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
-    reason, fingerprint = checks.gate_judge(pin, skill, deadline_at, not tools_after)
+    reason, fingerprint = checks.gate_judge(pin, skill, deadline_at, reuse)
     if reason is None:
         pin.note_terminal(skill, fingerprint)
     return reason
