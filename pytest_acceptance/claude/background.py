@@ -90,29 +90,66 @@ class Scan:
 
 
 def _scan(marker: bytes, proc: str) -> Scan:
-    parents = _parents(proc)
+    looked = _look(marker, proc)
+    parents = {pid: seen.parent for pid, seen in looked.items()}
     lineage = _ancestors(os.getpid(), parents)
     cli = _cli_pid(lineage)
     roots = {cli} if cli is not None else set(lineage) - {0, 1}
     roots.add(os.getpid())
-    since = _started(cli if cli is not None else _oldest(lineage), proc)
+    reference = looked.get(cli if cli is not None else _oldest(lineage))
+    since = reference.owner.started if reference is not None else None
     found = []
     unsettled = False
-    for pid in sorted(parents):
+    for pid, seen in sorted(looked.items()):
         if pid in lineage or roots & set(_ancestors(pid, parents)[1:]):
             continue  # the hook and its callers, or still inside the CLI's tree
-        owner = _owner(pid, proc)  # read first: a process that goes still leaves this
-        verdict = _environment(f"{proc}/{pid}/environ", marker)
-        if verdict == GONE and _owner(pid, proc) is not None:
-            continue  # still there with no memory to read: a kernel thread, a zombie
-        if verdict in (OURS, TOO_LARGE):
-            found.append((pid, verdict))
-        elif verdict in (UNREADABLE, GONE) and owner is not None and owner.mine_since(since):
-            if verdict == GONE:
+        if seen.environment in (OURS, TOO_LARGE):
+            found.append((pid, seen.environment))
+        elif seen.environment in (UNREADABLE, GONE) and seen.owner.mine_since(since):
+            if seen.environment == GONE:
                 unsettled = True  # it went while read: the next scan must see it gone for good
             else:
-                found.append((pid, verdict))
+                found.append((pid, seen.environment))
     return Scan(tuple(found), unsettled)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One process as a scan read it: its parent, its owner, what its environment said."""
+
+    parent: int
+    owner: Owner
+    environment: str
+
+
+def _look(marker: bytes, proc: str) -> dict[int, Seen]:
+    """Every process ``/proc`` lists, each read at once, newest first: a process that lives
+    for a moment and hands on to a child (a pid that hops) is read within microseconds of
+    the listing, before it can go. One gone before anything of it was read is left out;
+    one gone between its reads is GONE."""
+    looked = {}
+    for pid in sorted((int(name) for name in os.listdir(proc) if name.isdigit()), reverse=True):
+        stat = read_regular_or_none(f"{proc}/{pid}/stat", _STAT_LIMIT)
+        fields = stat.rsplit(b")", 1)[-1].split() if stat else []
+        if len(fields) < 20 or not fields[1].isdigit():
+            continue  # gone before it could be read
+        owner = _owner(pid, proc, _started_at(fields))
+        environment = _environment(f"{proc}/{pid}/environ", marker)
+        if environment == GONE and owner is not None and _still_there(pid, proc):
+            environment = NOT_OURS  # still there with no memory to read: a kernel thread
+        if owner is None:  # went between two reads: whose it was cannot be told
+            owner, environment = Owner((os.getuid(),), _started_at(fields)), GONE
+        looked[pid] = Seen(int(fields[1]), owner, environment)
+    return looked
+
+
+def _started_at(fields: list[bytes]) -> int | None:
+    """When a process started, in clock ticks after boot: field 22 of its stat."""
+    return int(fields[19]) if fields[19].isdigit() else None
+
+
+def _still_there(pid: int, proc: str) -> bool:
+    return read_regular_or_none(f"{proc}/{pid}/status", _STAT_LIMIT) is not None
 
 
 OURS = "its environment names this session"
@@ -183,7 +220,7 @@ class Owner:
         return mine and (since is None or self.started is None or self.started >= since)
 
 
-def _owner(pid: int, proc: str) -> Owner | None:
+def _owner(pid: int, proc: str, started: int | None) -> Owner | None:
     """The process's owner from ``/proc/<pid>/status`` (readable for every process, an
     undumpable one too); None when it is gone."""
     status = read_regular_or_none(f"{proc}/{pid}/status", _STAT_LIMIT)
@@ -191,34 +228,13 @@ def _owner(pid: int, proc: str) -> Owner | None:
         return None
     line = next((line for line in status.splitlines() if line.startswith(b"Uid:")), b"")
     uids = tuple(int(word) for word in line.split()[1:] if word.isdigit())
-    return Owner(uids, _started(pid, proc))
-
-
-def _started(pid: int, proc: str) -> int | None:
-    """When `pid` started, in clock ticks after boot (field 22 of ``/proc/<pid>/stat``)."""
-    stat = read_regular_or_none(f"{proc}/{pid}/stat", _STAT_LIMIT)
-    fields = stat.rsplit(b")", 1)[-1].split() if stat else []
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+    return Owner(uids, started)
 
 
 def _oldest(lineage: list[int]) -> int:
     """The hook's oldest ancestor but the system's first process."""
     kept = [pid for pid in lineage if pid > 1]
     return kept[-1] if kept else os.getpid()
-
-
-def _parents(proc: str) -> dict[int, int]:
-    """Each live process's parent, from ``/proc/<pid>/stat``: the fields after the last
-    ``)`` (the command name before it, in parentheses, may hold both spaces and ``)``)."""
-    parents = {}
-    for name in os.listdir(proc):
-        if not name.isdigit():
-            continue
-        stat = read_regular_or_none(f"{proc}/{name}/stat", _STAT_LIMIT)
-        fields = stat.rsplit(b")", 1)[-1].split() if stat else []
-        if len(fields) > 1 and fields[1].isdigit():
-            parents[int(name)] = int(fields[1])
-    return parents
 
 
 def _ancestors(pid: int, parents: dict[int, int]) -> list[int]:

@@ -181,3 +181,33 @@ def test_scans_that_never_agree_count_against_the_stop(monkeypatch: pytest.Monke
 
 def test_a_block_names_the_isolation_it_had() -> None:
     assert "Isolation of the gate's run:" in background.reason(["process 7"])
+
+
+# Leaves the caller (a fork, setsid), then hops from pid to pid (forks, its parent exits)
+# every 20 ms until argv[1] exists.
+HOPPER = (
+    "import os, sys, time\n"
+    "if os.fork(): os._exit(0)\n"
+    "os.setsid()\n"
+    "end = time.time() + 60\n"
+    "while time.time() < end and not os.path.exists(sys.argv[1]):\n"
+    "    if os.fork(): os._exit(0)\n"
+    "    time.sleep(0.02)\n"
+)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_process_hopping_from_pid_to_pid_is_not_missed(
+    tmp_path: Path, session: str, attempt: int
+) -> None:
+    """No pid of it lives longer than 20 ms: one scan listing /proc and reading each
+    process in turn found it gone. It is read at once after the listing (newest first), and
+    scans that never agree count."""
+    stop = tmp_path / f"stop-{attempt}"
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": session}
+    subprocess.run([sys.executable, "-c", HOPPER, str(stop)], env=env, check=True)
+    try:
+        time.sleep(0.2)
+        assert background.escaped(session), "the hopping process was missed"
+    finally:
+        stop.touch()
