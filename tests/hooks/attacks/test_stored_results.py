@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from hook_transcripts import BLOCK_TAG, PLUGIN, git
-from support.claude_harness import reply, text, tool_use
+from support.claude_harness import reply, text, tool_results, tool_use
 from support.kept_digests import INLINE_PLUGIN_STATE
 from test_plugin_cli import PYTEST, implement
 
@@ -45,12 +45,15 @@ command: "grep -qx 2 value.txt && grep -qx 2 {config}"
 # Waits until the plugin's state shows /done let through (the gate records it at once), then
 # breaks the configuration outside the project: after the gate's run, before the stop.
 BREAK_AFTER_DONE = (
-    "import glob, os, time\n"
+    "import glob, json, os, time\n"
     "def launched():\n"
     "    pattern = '~/.claude/plugins/data/*/flows/*/flow.json'\n"
     "    for path in glob.glob(os.path.expanduser(pattern)):\n"
-    "        if '\"terminal\"' in open(path).read():\n"
-    "            return True\n"
+    "        try:\n"
+    "            if isinstance(json.load(open(path)).get('terminal'), dict):\n"
+    "                return True\n"
+    "        except ValueError:\n"
+    "            pass\n"
     "    return False\n"
     "deadline = time.time() + 100\n"
     "while not launched() and time.time() < deadline:\n"
@@ -94,6 +97,13 @@ CLOSING = reply(text("## Implementation Complete\n- AC-1: value and configuratio
 LATE_CLOSING = reply(*CLOSING.blocks, delay=6.0)
 
 
+def assert_done_let_through(request: dict[str, Any]) -> None:
+    """The request after the /done call carries its result: no error (no deny)."""
+    results = json.dumps(tool_results(request))
+    assert "Launching skill: pytest-acceptance:done" in results, results[-1500:]
+    assert '"is_error": true' not in results, results[-1500:]
+
+
 def gate_runs(home: Path) -> int:
     (flow,) = (home / INLINE_PLUGIN_STATE / "flows").glob("*/flow.json")
     return int(json.loads(flow.read_text())["gate_runs"])
@@ -131,6 +141,7 @@ def test_a_background_task_breaks_a_file_outside_the_project_after_done(
     api = messages_api(lambda request: main.pop(0) if main else text("Complete."))
     result = implement(project, claude_home, claude_bin, api, {"ACCEPTANCE_HOOK_MAX_BLOCKS": "1"})
     assert not main, "the scripted turns were not all used"
+    assert_done_let_through(api.requests[6])
     assert config.read_text() == "1\n", "the work beside did not break the configuration"
     assert not ended_verified(api, result, 6), "a verified end on a configuration that fails"
 
@@ -171,6 +182,7 @@ def test_a_background_subagent_breaks_a_file_outside_the_project_after_done(
     assert not main and not helper, "the scripted turns were not all used"
     assert config.read_text() == "1\n", "the subagent did not break the configuration"
     mains = [r for r in api.requests if SUBAGENT not in json.dumps(r["messages"][0])]
+    assert_done_let_through(mains[6])
     blocked = any(BLOCK_TAG in json.dumps(request) for request in mains[6:])
     assert blocked or result.get("terminal_reason") != "completed", (
         "a verified end on a configuration that fails"
