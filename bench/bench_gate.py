@@ -15,8 +15,15 @@ then times alternately, best of N:
   on the pinned spec in a clean environment with the verdict over a pipe). Its stored
   result is removed before each round, so every round is a real run, as on a new tree.
 
-An honest flow pays this once per /done on a new tree (the Stop hook after it reuses the
-stored result). Prints the ratio; no assertion.
+An honest flow pays this once per /done on a new tree. Then, the Stop hook after that
+/done (`--stop`):
+
+- baseline: the stop reusing /done's stored result (nothing of the session acted beside
+  the main conversation: the reuse key read by content, no stat keys);
+- candidate: the stop running the gate again, as it does after a tool call that followed
+  /done, a background task or a subagent of the session.
+
+Prints the ratios; no assertion.
 """
 
 from __future__ import annotations
@@ -49,6 +56,21 @@ from pytest_acceptance.claude import flow_state, gate
 flow = flow_state.Flow.load("bench-session")
 shutil.rmtree(flow.results_folder, ignore_errors=True)
 result = gate.run(flow, time.monotonic() + 600)
+sys.exit(0 if gate.done_problem(flow, result) is None else 1)
+"""
+
+# The Stop hook's gate call after an accepted /done; {reuse}: nothing of the session acted
+# since, so /done's stored result may stand (the terminal is noted for the latest run).
+STOP_ONCE = """
+import sys, time
+sys.path.insert(0, {root!r})
+from pytest_acceptance.claude import flow_state, gate
+flow = flow_state.Flow.load("bench-session")
+flow.note_terminal("done", None)
+runs = flow.get("gate_runs")
+result = gate.run(flow, time.monotonic() + 600, reuse={reuse})
+if {reuse} and flow.get("gate_runs") != runs:
+    sys.exit("the stored result was not reused")
 sys.exit(0 if gate.done_problem(flow, result) is None else 1)
 """
 
@@ -115,6 +137,7 @@ def main() -> None:
     parser.add_argument("--criteria", type=int, default=20)
     parser.add_argument("--pytest", type=int, default=0, help="criteria that run pytest")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--stop", action="store_true", help="also time the stop after /done")
     arguments = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-gate-"))
     try:
@@ -140,6 +163,16 @@ def main() -> None:
             target=1.3,
             rounds=arguments.rounds,
         )
+        if arguments.stop:
+            stop = [sys.executable, "-S", "-c"]
+            compare(
+                "the stop after /done: reused vs run again",
+                [*stop, STOP_ONCE.format(root=str(REPO_ROOT), reuse=True)],
+                [*stop, STOP_ONCE.format(root=str(REPO_ROOT), reuse=False)],
+                repo,
+                target=float("inf"),
+                rounds=arguments.rounds,
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -12,13 +12,18 @@ second fork), a ``nohup … &`` that outlived the shell of its tool call. The CL
 ``CLAUDE_CODE_SESSION_ID`` in the environment of every tool call, and every process a tool
 call starts inherits it, whatever it then does to its process group, session or parent:
 :func:`escaped` finds each live process carrying this session's id that no longer descends
-from the CLI (Linux's /proc; elsewhere nothing is found). One that cleared its environment
-is out of its sight: see the threat model.
+from the CLI (Linux's /proc; elsewhere nothing is found). What it cannot bound counts
+against the stop: an environment too large to read whole, a process of your user started
+after the CLI whose environment cannot be read, scans of /proc that never settle. One that
+cleared its environment is out of its sight: see the threat model; a block names the
+isolation the stop had.
 """
 
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_acceptance.tree.hostile import read_regular_or_none
@@ -29,7 +34,9 @@ LISTED = 5
 SESSION_VARIABLE = b"CLAUDE_CODE_SESSION_ID="
 CLI_VARIABLE = "CLAUDE_PID"  # the CLI's own pid, in the environment of what it starts
 _PROC = "/proc"
-_ENVIRON_LIMIT = 1 << 20
+_ENVIRON_LIMIT = 1 << 28  # far past what the kernel lets an environment hold
+_SCAN_PAUSE = 0.05  # seconds between two scans
+SCANS = 5  # at most; two in a row must agree
 _STAT_LIMIT = 4096
 
 
@@ -48,38 +55,186 @@ def left_running(payload: dict[str, Any]) -> list[str]:
 
 
 def escaped(session_id: str, proc: str = _PROC) -> list[str]:
-    """A short description of each live process of session `session_id` that left the
-    CLI's process tree (the hook itself, its callers and what it started excluded)."""
+    """A short description of each live process that may be session `session_id`'s and left
+    the CLI's process tree (the hook itself, its callers and what it started excluded).
+
+    What cannot be bounded counts against the stop. A process counts when its environment
+    names the session, when its environment cannot be read whole, or when it is of your
+    user, started after the CLI and its environment cannot be read at all (a process made
+    undumpable). The scan is repeated until two scans in a row find the same processes and
+    none vanished mid-read that could have been the session's; past :data:`SCANS` scans
+    that never settle, that counts too."""
     if not session_id or not os.path.isdir(proc):
         return []
-    parents = _parents(proc)
+    marker = SESSION_VARIABLE + session_id.encode("utf-8", "replace")
+    earlier: Scan | None = None
+    for _ in range(SCANS):
+        scan = _scan(marker, proc)
+        if earlier is not None and not scan.unsettled and scan.found == earlier.found:
+            return [f"{_process(pid, proc)} ({why})" for pid, why in scan.found]
+        earlier = scan
+        time.sleep(_SCAN_PAUSE)
+    return [
+        f"processes that could be this session's kept appearing and vanishing over {SCANS} "
+        f"scans of {proc} (what the session left running cannot be told)"
+    ]
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One pass over ``/proc``: each process that counts as the session's with why, and
+    whether one that could have been vanished before it was read (a fork that hands on)."""
+
+    found: tuple[tuple[int, str], ...]
+    unsettled: bool
+
+
+def _scan(marker: bytes, proc: str) -> Scan:
+    looked = _look(marker, proc)
+    parents = {pid: seen.parent for pid, seen in looked.items()}
     lineage = _ancestors(os.getpid(), parents)
     cli = _cli_pid(lineage)
     roots = {cli} if cli is not None else set(lineage) - {0, 1}
     roots.add(os.getpid())
-    marker = SESSION_VARIABLE + session_id.encode("utf-8", "replace")
+    reference = looked.get(cli if cli is not None else _oldest(lineage))
+    since = reference.owner.started if reference is not None else None
     found = []
-    for pid in sorted(parents):
+    unsettled = False
+    for pid, seen in sorted(looked.items()):
         if pid in lineage or roots & set(_ancestors(pid, parents)[1:]):
             continue  # the hook and its callers, or still inside the CLI's tree
-        environ = read_regular_or_none(f"{proc}/{pid}/environ", _ENVIRON_LIMIT)
-        if environ is not None and marker in environ.split(b"\0"):
-            found.append(_process(pid, proc))
-    return found
+        if seen.environment in (OURS, TOO_LARGE):
+            found.append((pid, seen.environment))
+        elif seen.environment in (UNREADABLE, GONE) and seen.owner.mine_since(since):
+            if seen.environment == GONE:
+                unsettled = True  # it went while read: the next scan must see it gone for good
+            else:
+                found.append((pid, seen.environment))
+    return Scan(tuple(found), unsettled)
 
 
-def _parents(proc: str) -> dict[int, int]:
-    """Each live process's parent, from ``/proc/<pid>/stat``: the fields after the last
-    ``)`` (the command name before it, in parentheses, may hold both spaces and ``)``)."""
-    parents = {}
-    for name in os.listdir(proc):
-        if not name.isdigit():
-            continue
-        stat = read_regular_or_none(f"{proc}/{name}/stat", _STAT_LIMIT)
+@dataclass(frozen=True)
+class Seen:
+    """One process as a scan read it: its parent, its owner, what its environment said."""
+
+    parent: int
+    owner: Owner
+    environment: str
+
+
+def _look(marker: bytes, proc: str) -> dict[int, Seen]:
+    """Every process ``/proc`` lists, each read at once, newest first: a process that lives
+    for a moment and hands on to a child (a pid that hops) is read within microseconds of
+    the listing, before it can go. One gone before anything of it was read is left out;
+    one gone between its reads is GONE."""
+    looked = {}
+    for pid in sorted((int(name) for name in os.listdir(proc) if name.isdigit()), reverse=True):
+        stat = read_regular_or_none(f"{proc}/{pid}/stat", _STAT_LIMIT)
         fields = stat.rsplit(b")", 1)[-1].split() if stat else []
-        if len(fields) > 1 and fields[1].isdigit():
-            parents[int(name)] = int(fields[1])
-    return parents
+        if len(fields) < 20 or not fields[1].isdigit():
+            continue  # gone before it could be read
+        owner = _owner(pid, proc, _started_at(fields))
+        environment = _environment(f"{proc}/{pid}/environ", marker)
+        if environment == GONE and owner is not None and _still_there(pid, proc):
+            environment = NOT_OURS  # still there with no memory to read: a kernel thread
+        if owner is None:  # went between two reads: whose it was cannot be told
+            owner, environment = Owner((os.getuid(),), _started_at(fields)), GONE
+        looked[pid] = Seen(int(fields[1]), owner, environment)
+    return looked
+
+
+def _started_at(fields: list[bytes]) -> int | None:
+    """When a process started, in clock ticks after boot: field 22 of its stat."""
+    return int(fields[19]) if fields[19].isdigit() else None
+
+
+def _still_there(pid: int, proc: str) -> bool:
+    return read_regular_or_none(f"{proc}/{pid}/status", _STAT_LIMIT) is not None
+
+
+OURS = "its environment names this session"
+TOO_LARGE = "its environment is too large to read whole"
+UNREADABLE = "a process of your user whose environment cannot be read"
+GONE = "gone"
+NOT_OURS = "not this session's"
+
+
+def _environment(path: str, marker: bytes) -> str:
+    """Whether the environment at `path` holds `marker` as one of its entries, read whole
+    in chunks (a long entry is skipped, never kept); past :data:`_ENVIRON_LIMIT` bytes,
+    TOO_LARGE."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, ProcessLookupError):
+        return GONE
+    except PermissionError:
+        return UNREADABLE
+    except OSError:
+        return UNREADABLE
+    try:
+        return _holds_entry(descriptor, marker)
+    except ProcessLookupError:
+        return GONE
+    except OSError:
+        return UNREADABLE
+    finally:
+        os.close(descriptor)
+
+
+def _holds_entry(descriptor: int, marker: bytes) -> str:
+    pending = b""  # the start of the entry the last chunk ended in, while it may be `marker`
+    skipping = False  # the entry under way is already longer than `marker`
+    total = 0
+    while True:
+        chunk = os.read(descriptor, 1 << 16)
+        if not chunk:
+            return OURS if not skipping and pending == marker else NOT_OURS
+        total += len(chunk)
+        if total > _ENVIRON_LIMIT:
+            return TOO_LARGE
+        entries = chunk.split(b"\0")
+        for index, entry in enumerate(entries):
+            last = index == len(entries) - 1
+            whole = entry if index else pending + entry
+            long_entry = (skipping and index == 0) or len(whole) > len(marker)
+            if last:
+                pending, skipping = (b"", True) if long_entry else (whole, False)
+            elif not long_entry and whole == marker:
+                return OURS
+            else:
+                skipping = False
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who a process runs as (its real, effective, saved and file-system user ids) and
+    when it started (clock ticks after boot; None when unknown)."""
+
+    uids: tuple[int, ...]
+    started: int | None
+
+    def mine_since(self, since: int | None) -> bool:
+        """Of your user, started after `since` (None: any start counts): a process the
+        session could have started."""
+        mine = os.getuid() in self.uids
+        return mine and (since is None or self.started is None or self.started >= since)
+
+
+def _owner(pid: int, proc: str, started: int | None) -> Owner | None:
+    """The process's owner from ``/proc/<pid>/status`` (readable for every process, an
+    undumpable one too); None when it is gone."""
+    status = read_regular_or_none(f"{proc}/{pid}/status", _STAT_LIMIT)
+    if status is None:
+        return None
+    line = next((line for line in status.splitlines() if line.startswith(b"Uid:")), b"")
+    uids = tuple(int(word) for word in line.split()[1:] if word.isdigit())
+    return Owner(uids, started)
+
+
+def _oldest(lineage: list[int]) -> int:
+    """The hook's oldest ancestor but the system's first process."""
+    kept = [pid for pid in lineage if pid > 1]
+    return kept[-1] if kept else os.getpid()
 
 
 def _ancestors(pid: int, parents: dict[int, int]) -> list[int]:
@@ -111,7 +266,25 @@ def reason(found: list[str]) -> str:
         f"wake-up(s) running: {shown}. Something left running can change the tree after the "
         "gate judged it, so the /implement flow cannot end while it runs. Stop it (kill the "
         "process, or the CLI's tool for stopping a task; delete a scheduled wake-up) or wait "
-        "for it to finish, then stop again."
+        f"for it to finish, then stop again. {isolation()}"
+    )
+
+
+def isolation() -> str:
+    """The isolation this stop had, in the sentence its answer ends with."""
+    from pytest_acceptance.claude import apart  # its probe runs only for a block
+
+    wrapper = apart.prefix()
+    name = os.path.basename(wrapper[0]) if wrapper else ""
+    level = {
+        "bwrap": "full (bubblewrap: a PID namespace and a read-only view)",
+        "unshare": "PID namespace only (unshare)",
+    }.get(name, "none (neither bubblewrap nor unshare works here)")
+    return (
+        f"Isolation of the gate's run: {level}. The stop sees the session's processes by the "
+        "session id in their environment; one that sheds it (a cleared environment, a "
+        "process another service of your user starts) is kept from outliving its command "
+        "only by Claude Code's sandbox."
     )
 
 

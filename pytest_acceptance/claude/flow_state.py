@@ -150,7 +150,12 @@ class Flow:
     def note_terminal(self, skill: str, fingerprint: str | None) -> None:
         """/done or /escalate was let through by the gate; written by the next save (the
         Stop hook's record_stop: one write per Stop)."""
-        self.data["terminal"] = {"skill": skill, "at": time.time(), "fingerprint": fingerprint}
+        self.data["terminal"] = {
+            "skill": skill,
+            "at": time.time(),
+            "fingerprint": fingerprint,
+            "run": self.data.get("gate_runs"),  # the gate's run that let it through
+        }
 
     def record_terminal(self, skill: str, fingerprint: str | None) -> None:
         """/done or /escalate was let through by the gate, written now."""
@@ -270,7 +275,9 @@ class Flow:
         return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
 
     def result_for(self, key: str) -> GateResult | None:
-        """The gate's result stored under `key` (gate.reuse_key), or None."""
+        """The gate's result stored under `key` (gate.reuse_key) by the very run that let
+        the terminal skill through, or None: a result of an earlier run of the same files
+        stands for nothing the session did since that run started."""
         try:
             data = json.loads(self.result_path(key).read_bytes())
         except FileNotFoundError:
@@ -279,11 +286,16 @@ class Flow:
             raise FlowStateError(f"cannot read the gate's result: {error}") from None
         if not isinstance(data, dict) or data.get("reuse_key") != key:
             return None
+        terminal = self.data.get("terminal")
+        run = terminal.get("run") if isinstance(terminal, dict) else None
+        if not isinstance(run, int) or data.get("run") != run:
+            return None
         return GateResult.from_json(data)
 
     def store_result(self, result: GateResult, key: str) -> None:
         """File a trustworthy result under `key`, for the next check of the same files."""
-        write_json(self.result_path(key), {**result.to_json(), "reuse_key": key})
+        run = self.data.get("gate_runs")  # count_run counted this run first
+        write_json(self.result_path(key), {**result.to_json(), "reuse_key": key, "run": run})
 
     def count_run(self, result: GateResult) -> None:
         """One more run of the gate in this flow (a real one when it selected criteria)."""

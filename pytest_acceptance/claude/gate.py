@@ -30,10 +30,11 @@ project's file), with:
   process group) and blocks with the reason.
 
 Trustworthy results are stored in the plugin's state under a fingerprint of every file of
-the project (``reuse_key``). Only the Stop hook reuses one: after a /done the gate let
-through on its own fresh run, with no tool call since, it does not run again while no file
-of the project changed. /done and /escalate are always judged on a fresh run: a stored
-result cannot stand for what changed outside the project meanwhile.
+the project (``reuse_key``). Only the Stop hook reuses one, and only the result of the run
+that let /done or /escalate through (flow_state.result_for), when nothing of the session
+could have acted since that run started (concurrent_work.py: no tool call since, no
+background task, no subagent) and the project's files, read by content at the stop (no
+stat keys), are unchanged. /done and /escalate are always judged on a fresh run.
 """
 
 from __future__ import annotations
@@ -128,7 +129,9 @@ def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
         )
     purge_bytecode_caches(flow.repo)
     before = fingerprint(flow.repo, deadline_at, flow.hashes_file)
-    key = reuse_key(flow, deadline_at)
+    # A reuse is decided on the files' content: a stat key can be kept across an edit (a
+    # write through a shared mapping leaves no new ctime).
+    key = reuse_key(flow, deadline_at, by_content=reuse)
     stored = flow.result_for(key) if reuse and key is not None else None
     if stored is not None:
         return stored
@@ -192,16 +195,17 @@ def purge_bytecode_caches(repo: str) -> None:
             shutil.rmtree(os.path.join(folder, roles.BYTECODE), ignore_errors=True)
 
 
-def reuse_key(flow: Flow, deadline_at: float) -> str | None:
+def reuse_key(flow: Flow, deadline_at: float, by_content: bool = False) -> str | None:
     """What a stored result is filed under: every file under the project, ignored and
     volatile ones too (a stored pass must not stand in for a run after a git-ignored helper,
     a module in .pytest_cache or a symlink's target changed); None when it cannot be taken
-    (then nothing is reused or stored, and the gate simply runs)."""
+    (then nothing is reused or stored, and the gate simply runs). `by_content`: every file
+    read again, none taken from the hash cache by its stat key."""
     try:
         from pytest_acceptance.tree.fingerprint import everything_fingerprint
         from pytest_acceptance.tree.hash_cache import HashCache
 
-        cache = HashCache(Path(f"{flow.hashes_file}.all"))
+        cache = None if by_content else HashCache(Path(f"{flow.hashes_file}.all"))
         timeout = max(1.0, deadline_at - time.monotonic())
         return everything_fingerprint(flow.repo, timeout=timeout, cache=cache)
     except Exception:  # too large or unreadable: never reuse, never fail the gate for it

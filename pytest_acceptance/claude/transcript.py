@@ -124,6 +124,10 @@ class Transcript:
             return None
         return entry if isinstance(entry, dict) else None
 
+    def entry_at(self, offset: int) -> dict[str, Any] | None:
+        """The line that holds `offset`, decoded (None when it is not a JSON object)."""
+        return self._decode(*self._line(offset))
+
     def lines_with(
         self, needle: bytes, start: int = 0, end: int | None = None
     ) -> Iterator[tuple[int, int, dict[str, Any]]]:

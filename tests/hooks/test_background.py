@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_acceptance.claude import background
 
@@ -80,3 +82,132 @@ def test_a_detached_process_of_another_session_is_not(tmp_path: Path, session: s
 def test_the_reason_names_what_is_left_and_how_to_end_it() -> None:
     reason = background.reason(["process 7, command 'sleep 60'"])
     assert "process 7, command 'sleep 60'" in reason and "kill the process" in reason
+
+
+# --- what cannot be bounded counts against the stop -------------------------------------------
+
+MARKER = b"CLAUDE_CODE_SESSION_ID=s-1"
+
+
+@given(
+    before=st.lists(st.binary(max_size=70_000).map(lambda b: b.replace(b"\0", b"")), max_size=4),
+    after=st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\0", b"")), max_size=4),
+    present=st.booleans(),
+    trailing=st.booleans(),
+)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_an_environment_is_read_whole_entry_by_entry(
+    tmp_path_factory: pytest.TempPathFactory,
+    before: list[bytes],
+    after: list[bytes],
+    present: bool,
+    trailing: bool,
+) -> None:
+    """The session's entry is found wherever it is, across chunk boundaries (entries of up
+    to 70 kB before it), and only as a whole entry (never as the end of a longer one)."""
+    entries = [*before, *([MARKER] if present else [b"X" + MARKER]), *after]
+    path = tmp_path_factory.mktemp("environ") / "environ"
+    path.write_bytes(b"\0".join(entries) + (b"\0" if trailing else b""))
+    expected = background.OURS if MARKER in entries else background.NOT_OURS
+    assert background._environment(str(path), MARKER) == expected
+
+
+def test_an_environment_past_the_bound_counts_as_the_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(background, "_ENVIRON_LIMIT", 1 << 16)
+    path = tmp_path / "environ"
+    path.write_bytes(b"A=" + b"x" * (1 << 17) + b"\0")
+    assert background._environment(str(path), MARKER) == background.TOO_LARGE
+
+
+def test_a_daemon_whose_environment_is_larger_than_a_megabyte_is_named(
+    tmp_path: Path, session: str
+) -> None:
+    """1.5 MB of variables before the session's id (each under the kernel's 128 kB a string):
+    the whole environment is read, and the id found."""
+    padding = {f"PAD_{index:02d}": "p" * 100_000 for index in range(15)}
+    pidfile = tmp_path / "daemon.pid"
+    env = {**padding, **os.environ, "CLAUDE_CODE_SESSION_ID": session}
+    subprocess.run([sys.executable, "-c", DAEMON, str(pidfile)], env=env, check=True)
+    while not pidfile.exists() or not pidfile.read_text():
+        time.sleep(0.01)
+    pid = int(pidfile.read_text())
+    try:
+        found = background.escaped(session)
+        assert [f for f in found if f.startswith(f"process {pid},")], found
+    finally:
+        os.kill(pid, 9)
+
+
+def fake_process(proc: Path, pid: int, uid: int, environ: bytes | None) -> None:
+    """A /proc/<pid> of stat, status and environ (None: an environ that cannot be read)."""
+    folder = proc / str(pid)
+    folder.mkdir(parents=True)
+    fields = ["S", "1"] + ["0"] * 17 + ["500"]  # state, parent 1, ..., start time (field 22)
+    (folder / "stat").write_text(f"{pid} (sleep) {' '.join(fields)}\n")
+    (folder / "status").write_text(f"Name:\tsleep\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
+    (folder / "cmdline").write_bytes(b"sleep\x0060\x00")
+    if environ is None:
+        (folder / "environ").mkdir()  # open works, read fails: unreadable
+    else:
+        (folder / "environ").write_bytes(environ)
+
+
+def test_an_unreadable_environment_counts_only_for_a_process_of_your_user(
+    tmp_path: Path,
+) -> None:
+    proc = tmp_path / "proc"
+    fake_process(proc, 900, os.getuid(), None)
+    fake_process(proc, 901, os.getuid() + 1, None)
+    fake_process(proc, 902, os.getuid(), b"A=1\0B=2\0")
+    found = background.escaped("s-1", str(proc))
+    assert len(found) == 1 and found[0].startswith("process 900,"), found
+    assert background.UNREADABLE in found[0]
+
+
+def test_scans_that_never_agree_count_against_the_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that hops from pid to pid is seen at a new pid in every scan."""
+    pids = iter(range(1000, 1100))
+    monkeypatch.setattr(
+        background,
+        "_scan",
+        lambda marker, proc: background.Scan(((next(pids), background.OURS),), False),
+    )
+    monkeypatch.setattr(background, "_SCAN_PAUSE", 0.0)
+    (found,) = background.escaped("s-1")
+    assert "kept appearing and vanishing" in found
+
+
+def test_a_block_names_the_isolation_it_had() -> None:
+    assert "Isolation of the gate's run:" in background.reason(["process 7"])
+
+
+# Leaves the caller (a fork, setsid), then hops from pid to pid (forks, its parent exits)
+# every 20 ms until argv[1] exists.
+HOPPER = (
+    "import os, sys, time\n"
+    "if os.fork(): os._exit(0)\n"
+    "os.setsid()\n"
+    "end = time.time() + 60\n"
+    "while time.time() < end and not os.path.exists(sys.argv[1]):\n"
+    "    if os.fork(): os._exit(0)\n"
+    "    time.sleep(0.02)\n"
+)
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_a_process_hopping_from_pid_to_pid_is_not_missed(
+    tmp_path: Path, session: str, attempt: int
+) -> None:
+    """No pid of it lives longer than 20 ms: one scan listing /proc and reading each
+    process in turn found it gone. It is read at once after the listing (newest first), and
+    scans that never agree count."""
+    stop = tmp_path / f"stop-{attempt}"
+    env = {**os.environ, "CLAUDE_CODE_SESSION_ID": session}
+    subprocess.run([sys.executable, "-c", HOPPER, str(stop)], env=env, check=True)
+    try:
+        time.sleep(0.2)
+        assert background.escaped(session), "the hopping process was missed"
+    finally:
+        stop.touch()

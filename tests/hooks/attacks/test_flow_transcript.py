@@ -155,7 +155,7 @@ def test_an_escalate_written_into_the_transcript_is_not_accepted_on_an_earlier_r
     successful /pytest-acceptance:escalate Skill call into the transcript -- the escalate
     gate never sees it -- and stop. The Stop hook takes the terminal skill from the
     transcript and, for "escalate", allows as soon as *any* real gate run happened in the
-    flow (stop_implement_hook._gate_refusal), without running the gate on this tree or
+    flow (stop_decision._gate_refusal), without running the gate on this tree or
     checking that the gate ever let an /escalate through. The session ended "completed"
     on a failing tree that no gate run saw, with no failing run behind the escalation.
     Secure: an /escalate the gate never let through is judged at the stop, on a real run of

@@ -1,0 +1,253 @@
+"""The stop's decision matrix and the /done gate's decision, in process, as one table.
+
+Each case writes a transcript in the CLI 2.1.328 shape (TranscriptBuilder), a pinned flow in
+a temporary plugin state, and asks `stop_decision.judge` (or `skill_call`) for its answer,
+in milliseconds. The gate's run and the scan for processes the session left are stand-ins
+here (fields of `stop_decision.Checks`): a recorded GateResult judged by the gate's own
+`done_problem` / `escalate_problem`, and a list of processes. The gate's real run is tested
+in test_gate*.py and, with the hooks as subprocesses, in test_implement_stop_hook.py; what
+this table proves is the decision taken on what those return, and when a stored result may
+stand for the stop (the `reuse` the gate is asked with).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo
+
+from pytest_acceptance.claude import flow_state, gate, hook_io, stop_decision
+from pytest_acceptance.claude.gate_result import CriterionOutcome, GateResult
+from pytest_acceptance.claude.transcript import Transcript
+
+
+def outcome(status: str) -> GateResult:
+    """A complete gate run of the one pinned criterion, AC-1, ending `status`."""
+    return GateResult(
+        fingerprint="tree:1",
+        fingerprint_after="tree:1",
+        at=0.0,
+        returncode=0 if status == "passed" else 1,
+        tail="",
+        spec_sha256=None,
+        status="pass" if status == "passed" else "fail",
+        exit_code=0 if status == "passed" else 1,
+        complete=True,
+        selected=1,
+        criteria=(CriterionOutcome("AC-1", "works", status, "", "bash"),),
+    )
+
+
+PASSED, FAILED = outcome("passed"), outcome("failed")
+NO_VERDICT = GateResult("tree:1", "tree:1", 0.0, 1, "", None, error="no verdict")
+
+
+@dataclass(frozen=True)
+class Case:
+    steps: tuple[str, ...]
+    blocked: bool
+    words: str = ""
+    result: GateResult = PASSED
+    reuse: bool | None = None  # how the gate was asked; None: it was not asked
+    payload: dict[str, Any] = field(default_factory=dict)
+    escaped: tuple[str, ...] = ()
+    pin: dict[str, Any] = field(default_factory=dict)
+
+
+CASES = {
+    "no verify, no terminal": Case((), True, "have not verified it"),
+    "done without verify": Case(("done",), True, "without /pytest-acceptance:verify"),
+    "escalate without verify": Case(("escalate",), True, "without /pytest-acceptance:verify"),
+    "verify, no terminal": Case(("verify",), True, "neither /pytest-acceptance:done nor"),
+    "done on a pass": Case(("verify", "done"), False, reuse=True),
+    "done on a failure": Case(("verify", "done"), True, "AC-1 works (failed", FAILED, True),
+    "done on no verdict": Case(("verify", "done"), True, "no verdict", NO_VERDICT, True),
+    "a tool call after done": Case(("verify", "done", "bash"), False, reuse=False),
+    "a background task before done": Case(("background", "verify", "done"), False, reuse=False),
+    "a subagent before done": Case(("agent", "verify", "done"), False, reuse=False),
+    "a sidechain line": Case(("sidechain", "verify", "done"), False, reuse=False),
+    "a call beside done": Case(("verify", "done", "beside"), False, reuse=False),
+    "an ended task listed": Case(
+        ("verify", "done"),
+        False,
+        reuse=False,
+        payload={"background_tasks": [{"id": "b1", "status": "completed"}]},
+    ),
+    "a running task listed": Case(
+        ("verify", "done"),
+        True,
+        "background task b1",
+        payload={"background_tasks": [{"id": "b1", "status": "running"}]},
+    ),
+    "a process left": Case(("verify", "done"), True, "process 42", escaped=("process 42",)),
+    "escalate on a failure": Case(("verify", "escalate"), False, result=FAILED, reuse=True),
+    "escalate on a pass": Case(("verify", "escalate"), True, "nothing to escalate", reuse=True),
+    "escalate the gate let through": Case(
+        ("verify", "escalate"), False, pin={"terminal": {"skill": "escalate", "at": 1.0}}
+    ),
+    "unfinished task list": Case(("verify", "todo", "done"), True, "task list", reuse=True),
+    "a last message admitting manual work": Case(
+        ("verify", "done", "manual"), True, "requires manual", reuse=True
+    ),
+    "no pinned spec": Case(("verify", "done"), True, "no pinned spec", pin={"problem": "gone"}),
+    "no pinned spec, escalated": Case(
+        ("verify", "escalate"),
+        False,
+        pin={"problem": "gone", "terminal": {"skill": "escalate", "at": 1.0}},
+    ),
+}
+
+
+def transcript_for(repo: Path, steps: tuple[str, ...], prompt_id: str) -> TranscriptBuilder:
+    builder = TranscriptBuilder(repo, session_id=SESSION_ID)
+    builder.command(f"{PLUGIN}:implement", "specs/feature.md", prompt_id=prompt_id)
+    for step in steps:
+        if step == "verify":
+            builder.verify(repo / "specs" / "feature.md")
+        elif step == "done":
+            builder.done()
+        elif step == "escalate":
+            builder.escalate()
+        elif step == "bash":
+            builder.tool("Bash", {"command": "echo 1 > value.txt"})
+        elif step == "background":
+            builder.tool("Bash", {"command": "ruff check .", "run_in_background": True})
+        elif step == "agent":
+            builder.tool("Agent", {"description": "tests", "prompt": "run the tests"})
+        elif step == "sidechain":
+            builder.tool("Bash", {"command": "pytest"}, sidechain=True)
+        elif step == "beside":
+            beside_the_last_call(builder)
+        elif step == "todo":
+            builder.todo_write([("write the docs", "pending")])
+        elif step == "manual":
+            builder.text("Done, but AC-2 requires manual testing.")
+    return builder
+
+
+def beside_the_last_call(builder: TranscriptBuilder) -> None:
+    """A Bash call written as part of the assistant message that made the last tool call."""
+    last = next(line for line in reversed(builder.lines) if line.get("type") == "assistant")
+    block = {"type": "tool_use", "id": "toolu_beside", "name": "Bash", "input": {"command": "x"}}
+    message = {**last["message"], "content": [block]}
+    builder.add({**last, "uuid": str(uuid.uuid4()), "message": message})
+
+
+def pinned(folder: Path, repo: Path, prompt_id: str, extra: dict[str, Any]) -> flow_state.Flow:
+    data = {
+        "version": flow_state.STATE_VERSION,
+        "session_id": SESSION_ID,
+        "status": "open",
+        "repo": str(repo),
+        "spec_path": str(repo / "specs" / "feature.md"),
+        "spec_name": "feature.md",
+        "args": "specs/feature.md",
+        "prompt_id": prompt_id,
+        "criteria": [{"id": "AC-1", "title": "works"}],
+        **extra,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    return flow_state.Flow(folder, data)
+
+
+def stand_in_gate(result: GateResult, calls: list[tuple[str, bool]]) -> stop_decision.GateJudge:
+    """gate.judge over a recorded result: the gate's own checks of it, no run."""
+
+    def judge(
+        pin: flow_state.Flow, skill: str, deadline_at: float, reuse: bool
+    ) -> tuple[str | None, str | None]:
+        calls.append((skill, reuse))
+        problem = (gate.done_problem if skill == "done" else gate.escalate_problem)(pin, result)
+        if problem is not None:
+            return f"The gate verified the spec pinned at /implement itself: {problem}.", None
+        return None, result.fingerprint
+
+    return judge
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_stop_decides_by_the_table(tmp_path: Path, name: str) -> None:
+    case = CASES[name]
+    repo = make_repo(tmp_path / "repo")
+    prompt_id = str(uuid.uuid4())
+    builder = transcript_for(repo, case.steps, prompt_id)
+    path = builder.write(tmp_path / "session.jsonl")
+    transcript = Transcript(path.read_bytes(), str(path))
+    pin = pinned(tmp_path / "state", repo, prompt_id, case.pin)
+    situation = stop_decision.pinned_flow.resolve(pin, transcript)
+    assert situation.flow is not None and situation.tamper is None, situation.tamper
+    calls: list[tuple[str, bool]] = []
+    checks = stop_decision.Checks(stand_in_gate(case.result, calls), lambda _: list(case.escaped))
+    payload = {"session_id": SESSION_ID, "cwd": str(repo), "background_tasks": [], **case.payload}
+    reason, _ = stop_decision.judge(situation.flow, pin, transcript, payload, checks)
+    assert (reason is not None) is case.blocked, reason
+    assert case.words in (reason or ""), reason
+    assert [reuse for _, reuse in calls] == ([] if case.reuse is None else [case.reuse])
+
+
+def test_a_subagent_transcript_beside_the_session_takes_the_reuse(tmp_path: Path) -> None:
+    """CLI 2.1.328 writes a subagent's transcript to <session>/subagents/agent-<id>.jsonl:
+    one there means something of the session ran beside the main conversation."""
+    repo = make_repo(tmp_path / "repo")
+    prompt_id = str(uuid.uuid4())
+    path = transcript_for(repo, ("verify", "done"), prompt_id).write(tmp_path / "session.jsonl")
+    (tmp_path / "session" / "subagents").mkdir(parents=True)
+    (tmp_path / "session" / "subagents" / "agent-a1.jsonl").write_text("{}\n")
+    transcript = Transcript(path.read_bytes(), str(path))
+    pin = pinned(tmp_path / "state", repo, prompt_id, {})
+    flow = stop_decision.pinned_flow.resolve(pin, transcript).flow
+    assert flow is not None
+    calls: list[tuple[str, bool]] = []
+    checks = stop_decision.Checks(stand_in_gate(PASSED, calls), lambda _: [])
+    payload = {"session_id": SESSION_ID, "cwd": str(repo)}
+    assert stop_decision.judge(flow, pin, transcript, payload, checks) == (None, None)
+    assert calls == [("done", False)]
+
+
+@pytest.mark.parametrize(
+    ("steps", "result", "denied", "words"),
+    [
+        ((), PASSED, True, "Must call /pytest-acceptance:verify"),
+        (("verify",), FAILED, True, "AC-1 works (failed"),
+        (("verify",), PASSED, False, ""),
+    ],
+)
+def test_the_done_gate_decides_on_the_gates_run(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    steps: tuple[str, ...],
+    result: GateResult,
+    denied: bool,
+    words: str,
+) -> None:
+    """/done is let through only on the gate's own passing run, asked never to reuse."""
+    repo = make_repo(tmp_path / "repo")
+    prompt_id = str(uuid.uuid4())
+    builder = transcript_for(repo, steps, prompt_id)
+    builder.skill(f"{PLUGIN}:done", outcome="pending")
+    path = builder.write(tmp_path / "session.jsonl")
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    pinned(flow_state.Flow.folder_of(SESSION_ID), repo, prompt_id, {}).save()
+    calls: list[tuple[str, bool]] = []
+    checks = stop_decision.Checks(stand_in_gate(result, calls), lambda _: [])
+    payload = {
+        "session_id": SESSION_ID,
+        "transcript_path": str(path),
+        "cwd": str(repo),
+        "tool_name": "Skill",
+        "tool_input": {"skill": f"{PLUGIN}:done"},
+    }
+    stop_decision.skill_call(payload, {}, checks)
+    hook_io.finish()
+    written = capsys.readouterr().out
+    answer = json.loads(written) if written else {}
+    specific = answer.get("hookSpecificOutput", {})
+    assert (specific.get("permissionDecision") == "deny") is denied, answer
+    assert words in specific.get("permissionDecisionReason", "")
+    assert calls == ([] if not steps else [("done", False)])
