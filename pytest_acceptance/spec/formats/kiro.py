@@ -40,6 +40,13 @@ _DETECT_STORY = re.compile(r"^[*_]{2}(?:User Story|Objective)\b", re.MULTILINE |
 _DETECT_EARS = re.compile(r"^[ \t]*(?:\d+[.)]|[-*])[ \t].*\bSHALL\b", re.MULTILINE | re.IGNORECASE)
 _DETECT_CRITERIA = re.compile(r"^(?:#{3,5}[ \t]+|[*_]{2})Acceptance Criteria", re.M | re.I)
 _CRITERIA_LABEL = re.compile(r"[*_]{1,3}Acceptance Criteria\b", re.IGNORECASE)
+# A criterion written as a paragraph line: "1.1. WHEN ...", "2) IF ...", "**1.3** WHILE ...",
+# or an EARS sentence with no number at all ("WHEN ... THE system SHALL ...").
+_NUMBERED_LINE = re.compile(
+    r"[*_]{0,2}(?P<n>\d{1,3}(?:\.\d{1,3})*)\.?[*_]{0,2}[.:)\u2014\u2013-]?[ \t]+(?P<rest>\S.*)", re.S
+)
+_EARS_LINE = re.compile(r"[*_]{0,2}(?:WHEN|IF|WHILE|WHERE|THE|GIVEN)\b|.*\bSHALL\b", re.S)
+_KEYWORD_WORD = re.compile(r"\b(?:MUST|SHALL|SHOULD|COULD|MAY)\b")
 _DETECT_PROPERTY = re.compile(r"^(?:#{2,5}[ \t]+|[ \t]*\*\*)Property[ \t]+\d+[ \t]*:", re.M)
 _DETECT_VALIDATES = re.compile(r"Validates:?\**[ \t]*:?[ \t]*Requirements?", re.IGNORECASE)
 REQUIREMENTS_SHAPE = (
@@ -88,7 +95,36 @@ class KiroRequirementsFormat:
                 )
             elif block.kind == "item" and requirement.in_criteria and block.depth == 1:
                 self._criterion(builder, blocks, index, requirement)
+            elif block.kind == "paragraph" and requirement.in_criteria and block.depth == 0:
+                self._paragraph(builder, block, requirement)
         return builder.spec(REQUIREMENTS_SHAPE)
+
+    @staticmethod
+    def _paragraph(builder: Builder, block: Block, requirement: _Requirement) -> None:
+        """Criteria written as lines of a paragraph, not as a list: "1.1. WHEN ..." (the
+        number as the author wrote it, or under the requirement's), or EARS sentences
+        without a number, one a line; a line that opens neither continues the one above."""
+        document = builder.document
+        owner = builder.requirement(requirement.number, requirement.title, requirement.line)
+        for line, number, text in _paragraph_criteria(block):
+            requirement.items += 1
+            if number is not None and number.startswith(requirement.number + "."):
+                ident = number  # "2.1." under requirement 2, as the author numbered it
+            else:  # "1." or a number copied from another requirement: the M of N.M
+                last = number.rsplit(".", 1)[-1] if number else str(requirement.items)
+                ident = f"{requirement.number}.{last}"
+            statement = document.plain(text)
+            builder.add(
+                ident,
+                line,
+                title=statement,
+                text=statement,
+                context=requirement.context,
+                category=requirement.heading,
+                priority=keyword_priority(statement),
+                prose=[text],
+                requirement=owner,
+            )
 
     @staticmethod
     def _criterion(
@@ -118,6 +154,24 @@ class KiroRequirementsFormat:
             return None
         requirement.in_criteria = _ACCEPTANCE.match(block.text) is not None
         return requirement
+
+
+def _paragraph_criteria(block: Block) -> list[tuple[int, str | None, str]]:
+    """``(line, number as written or None, text)`` of each criterion line of a paragraph;
+    an unnumbered line before the first that says neither EARS nor a keyword is an
+    introduction ("The criteria below apply to guests:")."""
+    found: list[tuple[int, str | None, str]] = []
+    for offset, raw in enumerate(block.text.split("\n")):
+        line = raw.strip()
+        numbered = _NUMBERED_LINE.match(line)
+        if numbered is not None:
+            found.append((block.line + offset, numbered["n"], numbered["rest"]))
+        elif found and not _EARS_LINE.match(line):
+            at, number, text = found[-1]
+            found[-1] = (at, number, f"{text} {line}")
+        elif _EARS_LINE.match(line) or _KEYWORD_WORD.search(line):
+            found.append((block.line + offset, None, line))
+    return found
 
 
 @dataclass

@@ -1,0 +1,88 @@
+"""Variants of the formats as authors write them in public repositories: each is read under
+the authors' ids, or is an error naming its line; what looks like criteria is never dropped.
+Every fixture here is written for this test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.model import Spec, SpecError
+from pytest_acceptance.spec.load import parse_spec_text
+
+
+def parsed(text: str, name: str = "requirements.md", forced: str | None = None) -> Spec:
+    return parse_spec_text(text, Path(name), forced=forced)
+
+
+def ids(text: str, name: str = "requirements.md") -> list[str]:
+    return [c.id for c in parsed(text, name).criteria]
+
+
+def lines(text: str) -> dict[str, int]:
+    return {c.id: c.location.line for c in parsed(text).criteria}
+
+
+KIRO_NUMBERED_PARAGRAPHS = """\
+# Requirements Document
+
+### Requirement 1: Sign in
+
+**User Story:** As a member, I want to sign in, so that I see my orders.
+
+#### Acceptance Criteria
+
+1.1. WHEN a member submits valid credentials THEN the system SHALL open a session
+1.2. WHEN a member submits a wrong password THEN the system SHALL refuse it
+     and say that the password was wrong
+1.3. IF five attempts fail in a row THEN the system SHALL lock the account
+
+### Requirement 2: Sign out
+
+#### Acceptance Criteria
+
+1.1. WHEN the member signs out THEN the system SHALL end the session
+"""
+
+
+def test_kiro_criteria_written_as_numbered_paragraph_lines_keep_their_numbers() -> None:
+    spec = parsed(KIRO_NUMBERED_PARAGRAPHS)
+    by_id = {c.id: c for c in spec.criteria}
+    assert list(by_id)[:3] == ["1.1", "1.2", "1.3"]
+    assert by_id["1.2"].checks[0].endswith("refuse it and say that the password was wrong")
+    assert (by_id["1.2"].location.line, by_id["1.3"].location.line) == (10, 12)
+    assert "User story: As a member" in by_id["1.1"].description
+
+
+def test_kiro_numbered_paragraph_lines_copied_from_another_requirement_are_n_dot_m() -> None:
+    assert ids(KIRO_NUMBERED_PARAGRAPHS) == ["1.1", "1.2", "1.3", "2.1"]
+    assert lines(KIRO_NUMBERED_PARAGRAPHS)["2.1"] == 18
+
+
+def test_kiro_criteria_as_paragraph_lines_with_a_bare_number_or_none() -> None:
+    """Written after the fix: "1)" numbers, and EARS lines without a number."""
+    text = (
+        "### Requirement 3: Export\n\n#### Acceptance Criteria\n\n"
+        "The criteria below apply to signed-in members:\n"
+        "1) WHEN the member asks for a CSV THEN the system SHALL send one\n"
+        "2) WHEN the report is empty THEN the system SHALL send only the header row\n\n"
+        "### Requirement 4: Limits\n\n#### Acceptance Criteria\n\n"
+        "WHEN a member exports more than 10 reports in a minute THE system SHALL wait\n"
+        "THE system SHALL log each export\n"
+    )
+    assert ids(text) == ["3.1", "3.2", "4.1", "4.2"]
+
+
+def test_an_acceptance_criteria_section_with_nothing_understood_is_an_error_at_its_line() -> None:
+    text = (
+        "### Requirement 1: Sign in\n\n#### Acceptance Criteria\n\n"
+        "1. WHEN a member signs in THEN the system SHALL open a session\n\n"
+        "### Requirement 2: Sign out\n\n#### Acceptance Criteria\n\n"
+        "See the session design for what happens here.\n"
+    )
+    with pytest.raises(SpecError) as raised:
+        parsed(text)
+    assert raised.value.line == 11
+    assert "'See the session design for what happens here.'" in raised.value.message
+    assert "'Acceptance Criteria' (line 9)" in raised.value.message
