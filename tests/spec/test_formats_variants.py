@@ -86,3 +86,68 @@ def test_an_acceptance_criteria_section_with_nothing_understood_is_an_error_at_i
     assert raised.value.line == 11
     assert "'See the session design for what happens here.'" in raised.value.message
     assert "'Acceptance Criteria' (line 9)" in raised.value.message
+
+
+SPECKIT_OLDER_LAYOUT = """\
+# Feature Specification: Report export
+
+**Feature Branch**: `004-report-export`
+
+## User Scenarios & Testing *(mandatory)*
+
+### Primary User Story
+An analyst exports a saved report to share it with people who have no account.
+
+### Acceptance Scenarios
+1. **Given** a saved report with three rows, **When** the analyst clicks "Export CSV", **Then** \
+a CSV file with a header and three rows downloads
+2. **Given** an empty report, **When** the analyst exports it, **Then** the file holds only the \
+header row
+
+### Edge Cases
+- What happens when a cell holds a comma?
+
+## Requirements *(mandatory)*
+
+### Functional Requirements
+- **FR-001**: System MUST export every saved report as RFC 4180 CSV.
+- **FR-002**: System MUST name the file after the report.
+"""
+
+
+def test_speckit_older_layout_acceptance_scenarios_are_criteria_under_their_numbers() -> None:
+    spec = parsed(SPECKIT_OLDER_LAYOUT, "spec.md")
+    assert [c.id for c in spec.criteria] == ["AS-1", "AS-2", "FR-001", "FR-002"]
+    first = spec.criteria[0]
+    assert first.location.line == 11
+    assert "Primary user story: An analyst exports a saved report" in first.description
+    story = next(r for r in spec.requirements if r.id == "Primary-User-Story")
+    assert story.criteria == ("AS-1", "AS-2")
+
+
+def test_speckit_older_layout_alone_is_recognised_and_edge_cases_are_not_scenarios() -> None:
+    """Written after the fix: no FR items at all, an emoji heading, a scenario without
+    Given, and an edge case list after it."""
+    text = (
+        "# Feature: Tags\n\n## User Scenarios\n\n### Primary User Story\n"
+        "A writer tags a note.\n\n### ✅ Acceptance Scenarios\n\n"
+        "1. **Given** a note, **When** the writer adds the tag `draft`, **Then** the note "
+        "lists `draft`\n"
+        "2. A tag longer than 40 characters is refused with a message\n"
+        "3. **Given** a tagged note, **When** the tag is removed, **Then** the note lists none\n"
+        "\n### Edge Cases\n\n- What happens with an empty tag?\n"
+    )
+    assert ids(text, "spec.md") == ["AS-1", "AS-2", "AS-3"]
+
+
+def test_speckit_story_scenarios_under_their_label_count_every_item() -> None:
+    """Written after the fix: bulleted scenarios under a story's "Acceptance Scenarios"
+    label are numbered by position; numbered ones keep their numbers."""
+    text = (
+        "### User Story 1 - Tag a note (Priority: P2)\n\n**Acceptance Scenarios**:\n\n"
+        "- **Given** a note, **When** it is tagged, **Then** the tag shows\n"
+        "- A second tag shows after the first\n\n"
+        "### User Story 2 - Find by tag (Priority: P1)\n\n**Acceptance Scenarios**:\n\n"
+        "1. **Given** two tagged notes, **When** a tag is searched, **Then** one shows\n"
+    )
+    assert ids(text, "spec.md") == ["US1-AC1", "US1-AC2", "US2-AC1"]
