@@ -95,6 +95,9 @@ _DEFINITION = re.compile(
 )
 # "§2.1 The exporter MUST ...": a paragraph the author numbered is one clause, id ``S2.1``.
 _CLAUSE = re.compile(r"[\s*_]*§\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?[*_]*\s+(?=\S)")
+# A statement that introduces a list: "... MUST send notifications for:", "... MUST support
+# the following channels".
+_LEADS_A_LIST = re.compile(r"(?::[*_]*|\b(?:following\b[^.:;!?]{0,40}|as follows\W*))\Z")
 _BOILERPLATE = re.compile(r"RFC\s*2119|RFC\s*8174|BCP\s*14|interpreted as described", re.I)
 PRIORITY = {
     "MUST": Priority.MUST,
@@ -145,23 +148,60 @@ def extract_criteria(
     """Criteria from the requirement sections of ``blocks``; ``plain`` strips inline markup."""
     drafts: list[_Draft] = []
     stack: list[_Section] = []
-    absorbing: tuple[_Draft, int] | None = None  # a statement ending in ":" and its depth
+    lead: _Lead | None = None  # a statement that introduces the list under it
     for block in blocks:
         if block.kind == "item":
             continue  # its paragraph follows
-        if absorbing and block.kind == "paragraph" and block.depth > absorbing[1]:
-            absorbing[0].statement += "\n- " + plain(block.text)
+        if lead and block.kind == "paragraph" and block.depth > lead.depth:
+            drafts += lead.take(block, plain)
             continue
-        absorbing = None
+        lead = None
         if block.kind == "heading":
             _enter(stack, block)
         elif block.kind == "paragraph" and stack:
             found = list(_drafts(block, stack[-1], plain))
             drafts += found
             whole_item = found and block.item and (found[-1].ident or _CHECKBOX.match(block.text))
-            if found and (block.text.rstrip().endswith(":") or whole_item):
-                absorbing = (found[-1], block.depth)
+            if found and whole_item:
+                lead = _Lead(found[-1], block.depth, split=False)
+            elif found and _LEADS_A_LIST.search(block.text):
+                lead = _Lead(found[-1], block.depth, split=True)
     return _criteria(drafts, path)
+
+
+@dataclass
+class _Lead:
+    """A statement and the list under it. The list is part of the statement's text; when
+    ``split`` (a MUST/SHOULD/COULD sentence ending in ":"), each of its items is also a
+    requirement of its own, the lead-in's words before it: "The system MUST send
+    notifications for: password changes". An author's id or a checklist item keeps its
+    list as one requirement: the author chose the grain."""
+
+    draft: _Draft
+    depth: int
+    split: bool
+    last: _Draft | None = None  # the item taking the paragraphs nested deeper
+
+    def take(self, block: ProseBlock, plain: Callable[[str], str]) -> list[_Draft]:
+        text = plain(block.text)
+        self.draft.statement += "\n- " + text
+        if not self.split:
+            return []
+        if block.depth > self.depth + 1 or not block.item:
+            if self.last is not None:
+                self.last.statement += "\n- " + text
+            return []
+        lead = self.draft.statement.split("\n", 1)[0].rstrip().rstrip(":").rstrip()
+        keywords = _KEYWORD.findall(_CODE_SPAN.sub("", block.text))
+        priority = (
+            min((PRIORITY[k] for k in keywords), key=STRENGTH.index)
+            if keywords
+            else self.draft.priority
+        )
+        self.last = _Draft(
+            self.draft.section, f"{lead}: {text}", priority, block.line, raw=block.text
+        )
+        return [self.last]
 
 
 def section_ref(heading: str) -> str | None:

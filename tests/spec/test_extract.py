@@ -234,3 +234,96 @@ def test_an_extracted_spec_is_verified_by_the_agent_end_to_end(
         next((pytester.path / ".acceptance" / "specs").glob("*/report.json")).read_text()
     )
     assert report["gaps"] == {"high": ["S2.1-tracker-committed-git"], "medium": [], "low": []}
+
+
+SECTIONED = """\
+# Notification Service
+
+## 1. Overview
+
+This document describes the notification service.
+
+## 2. Functional Requirements
+
+### 2.1 Account Events
+
+The system MUST send notifications for:
+
+- password changes
+- sign-ins from a new device
+- email address changes
+- two-factor authentication being disabled
+
+Each notification SHOULD arrive within 60 seconds. Users COULD choose a quiet period.
+
+### 2.2 Delivery
+
+- Email delivery MUST retry three times.
+- Push delivery SHOULD be used when the app is installed.
+
+## 3. Non-Functional Requirements
+
+The service MUST handle 1,000 notifications per second. It MUST NOT drop a queued one.
+"""
+
+
+def test_each_statement_and_each_item_under_a_lead_in_is_a_requirement_of_its_own() -> None:
+    found = extract(SECTIONED)
+    assert list(found) == [
+        "S2.1-system-send-notifications",
+        "S2.1-password-changes",
+        "S2.1-sign-ins-new-device",
+        "S2.1-email-address-changes",
+        "S2.1-two-factor-authentication-being-disabled",
+        "S2.1-each-notification-arrive-within-60",
+        "S2.1-users-choose-quiet-period",
+        "S2.2-email-delivery-retry-three-times",
+        "S2.2-push-delivery-used-when-app",
+        "S3-service-handle-1-000-notifications",
+        "S3-drop-queued-one",
+    ]
+    statement, priority, line, category = found["S2.1-sign-ins-new-device"]
+    assert statement == "The system MUST send notifications for: sign-ins from a new device"
+    assert (priority, line, category) == (Priority.MUST, 14, "2.1 Account Events")
+    lead_in = found["S2.1-system-send-notifications"][0]
+    assert lead_in.splitlines() == [
+        "The system MUST send notifications for:",
+        "- password changes",
+        "- sign-ins from a new device",
+        "- email address changes",
+        "- two-factor authentication being disabled",
+    ]
+    spec = parse_spec_text(SECTIONED, Path("spec.md"))
+    assert [r.id for r in spec.requirements] == list(found)
+
+
+def test_list_items_of_a_lead_in_in_other_shapes_are_requirements_too() -> None:
+    """Written after the fix: a numbered list, "the following" without a colon, an item with
+    its own weaker keyword, nested details, a stated check, and a list under no keyword."""
+    text = (
+        "## §4 Export\n\n"
+        "The exporter MUST support the following formats\n"
+        "1. CSV, quoted as RFC 4180 says\n"
+        "   - with a header row\n"
+        "2. JSON lines; it SHOULD stream them\n\n"
+        "The build MUST pass these checks:\n\n"
+        "- `true` exits 0\n\n"
+        "Formats we thought about:\n\n- XML\n- YAML\n"
+    )
+    spec = parse_spec_text(text, Path("spec.md"))
+    by_id = {c.id: c for c in spec.criteria}
+    assert list(by_id) == [
+        "S4-exporter-support-following-formats",
+        "S4-csv-quoted-rfc-4180-says",
+        "S4-json-lines-stream-them",
+        "S4-build-pass-these-checks",
+        "S4-true-exits-0",
+    ]
+    csv = by_id["S4-csv-quoted-rfc-4180-says"].checks[0]
+    assert csv.splitlines() == [
+        "The exporter MUST support the following formats: CSV, quoted as RFC 4180 says",
+        "- with a header row",
+    ]
+    assert by_id["S4-json-lines-stream-them"].priority is Priority.SHOULD
+    assert by_id["S4-true-exits-0"].command == "true"
+    assert by_id["S4-true-exits-0"].method is Method.BASH
