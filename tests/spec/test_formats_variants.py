@@ -151,3 +151,44 @@ def test_speckit_story_scenarios_under_their_label_count_every_item() -> None:
         "1. **Given** two tagged notes, **When** a tag is searched, **Then** one shows\n"
     )
     assert ids(text, "spec.md") == ["US1-AC1", "US1-AC2", "US2-AC1"]
+
+
+def tasks_of(text: str, name: str) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """id -> (files, cites) of each task."""
+    return {
+        c.id: (c.task.files, c.task.cites)
+        for c in parsed(text, name).criteria
+        if c.task is not None
+    }
+
+
+OPENSPEC_TASKS = """\
+## 1. Data
+
+- [x] 1.1 Add the `totpSecret` field to the User model in schema.prisma
+- [x] 1.2 Add the `verifyTotp` mutation to `api.graphql`
+- [x] 1.3 Build the image from the Dockerfile
+- [x] 1.4 Wire up Node.js, e.g. the request handler
+- [ ] 1.5 Add recovery codes
+"""
+
+
+def test_dotted_file_names_with_unusual_extensions_are_named_files() -> None:
+    found = tasks_of(OPENSPEC_TASKS, "tasks.md")
+    assert found["1.1"][0] == ("schema.prisma",)
+    assert found["1.2"][0] == ("api.graphql",)
+    assert found["1.3"][0] == ("Dockerfile",)
+    assert found["1.4"] == ((), ())  # Node.js and e.g. are words, and no OpenSpec change
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["openspec/changes/add-2fa/tasks.md", "openspec/changes/archive/2025-06-01-add-2fa/tasks.md"],
+)
+def test_an_openspec_change_s_ticked_tasks_naming_nothing_cite_the_change_s_specs(
+    name: str,
+) -> None:
+    found = tasks_of(OPENSPEC_TASKS, name)
+    assert found["1.4"] == ((), ("specs/",))
+    assert found["1.1"] == (("schema.prisma",), ())  # its own evidence: no more
+    assert found["1.5"] == ((), ())  # unticked: claims nothing

@@ -308,8 +308,8 @@ class Builder:
                 if label is None:
                     continue
                 rest = block.text[label.end() :]
-                region = [*([Block("paragraph", block.line + 1, text=rest)] if rest.strip() else [])]
-                region += [b for b in _until_heading(blocks, index)]
+                inline = [Block("paragraph", block.line + 1, text=rest)] if rest.strip() else []
+                region = [*inline, *_until_heading(blocks, index)]
             else:
                 continue
             text = [b for b in region if b.kind in ("paragraph", "item") and b.text.strip()]

@@ -43,7 +43,8 @@ _CRITERIA_LABEL = re.compile(r"[*_]{1,3}Acceptance Criteria\b", re.IGNORECASE)
 # A criterion written as a paragraph line: "1.1. WHEN ...", "2) IF ...", "**1.3** WHILE ...",
 # or an EARS sentence with no number at all ("WHEN ... THE system SHALL ...").
 _NUMBERED_LINE = re.compile(
-    r"[*_]{0,2}(?P<n>\d{1,3}(?:\.\d{1,3})*)\.?[*_]{0,2}[.:)\u2014\u2013-]?[ \t]+(?P<rest>\S.*)", re.S
+    r"[*_]{0,2}(?P<n>\d{1,3}(?:\.\d{1,3})*)\.?[*_]{0,2}[.:)\u2014\u2013-]?[ \t]+(?P<rest>\S.*)",
+    re.S,
 )
 _EARS_LINE = re.compile(r"[*_]{0,2}(?:WHEN|IF|WHILE|WHERE|THE|GIVEN)\b|.*\bSHALL\b", re.S)
 _KEYWORD_WORD = re.compile(r"\b(?:MUST|SHALL|SHOULD|COULD|MAY)\b")

@@ -43,7 +43,8 @@ _DETECT_ID = re.compile(r"^[ \t]*[-*][ \t]+\*\*([A-Z][A-Z0-9]*-\d[\w.-]*)\*\*", 
 _DETECT_ITEM = re.compile(r"^\s*[-*]\s+\*\*(?:FR|SC|NFR)-\d+\*\*", re.MULTILINE)
 _DETECT_STORY = re.compile(r"^#{2,4}\s+User Story\s+\d+.*\(Priority:\s*P\d", re.MULTILINE)
 _DETECT_SCENARIOS = re.compile(
-    r"^#{2,4}[ \t]+[^\w\n]*Acceptance Scenarios[ \t]*$(?:(?!^#).*\n)*?[ \t]*(?:\d+\.|[-*])[ \t]+[*_]*Given\b",
+    r"^#{2,4}[ \t]+[^\w\n]*Acceptance Scenarios[ \t]*$(?:(?!^#).*\n){0,40}?"
+    r"[ \t]*(?:\d+\.|[-*])[ \t]+[*_]*Given\b",
     re.MULTILINE | re.IGNORECASE,
 )
 SHAPE = (

@@ -21,6 +21,7 @@ never run (``--acceptance-unticked fail`` fails it). Category: the phase heading
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -41,15 +42,29 @@ _CITE = re.compile(r"[A-Z][A-Z0-9]*-\d[\w.]*\w|[A-Z][A-Z0-9]*-\d|US\d+|\d+(?:\.\
 _AC_CITE = re.compile(r"\(\s*AC\s*:\s*(?P<ids>[#\d,\s]+)\)", re.IGNORECASE)
 _SHELL = ("", "bash", "sh", "shell", "console", "zsh")
 _EXTENSIONS = (
-    "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|md|json|yaml|yml|toml|sh|css|scss|html|"
-    "sql|c|h|cc|cpp|hpp|cs|swift|php|ex|exs|txt|cfg|ini|lock|xml|vue|svelte|proto|tf|env"
+    "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|kts|rb|md|mdx|json|jsonc|yaml|yml|toml|sh|bash|"
+    "zsh|ps1|css|scss|sass|less|html|htm|sql|c|h|cc|cpp|hpp|cs|csproj|sln|fs|swift|m|mm|php|ex|"
+    "exs|erl|hrl|txt|cfg|conf|ini|lock|xml|vue|svelte|astro|proto|tf|tfvars|hcl|env|prisma|"
+    "graphql|gql|dart|scala|sbt|clj|cljs|lua|r|jl|zig|nim|sol|nix|gradle|properties|plist|"
+    "ipynb|csv|tsv|rst|adoc|j2|jinja|tmpl|tpl|hbs|ejs|erb|pug|liquid|twig|cshtml|razor|"
+    "dockerfile|mk|cmake|bzl|bazel|pem|crt|svg|wasm|http|rest|feature|spec"
 )
-_PATH_SPAN = re.compile(rf"(?:[\w.-]+/)*[\w.-]+(?:\.(?:{_EXTENSIONS})|/)\Z|[\w.-]+(?:/[\w.-]+)+\Z")
+# Files people name without an extension.
+_PLAIN_FILES = (
+    "Dockerfile|Makefile|Procfile|Gemfile|Rakefile|Jenkinsfile|Vagrantfile|Brewfile|Justfile|"
+    "Containerfile|Caddyfile|CODEOWNERS|LICENSE"
+)
+_PATH_SPAN = re.compile(
+    rf"(?:[\w.-]+/)*(?:[\w.-]+\.(?:{_EXTENSIONS})|{_PLAIN_FILES}|[\w.-]+/)\Z"
+    rf"|[\w.-]+(?:/[\w.-]+)+\Z"
+)
 # A bare file name without a folder counts only with an extension no word has ("Node.js" and
-# "e.g." are not files; "pyproject.toml" and "CHANGELOG.md" are).
+# "e.g." are not files; "pyproject.toml", "CHANGELOG.md" and "schema.prisma" are).
+_BARE_EXTENSIONS = "|".join(
+    e for e in _EXTENSIONS.split("|") if len(e) > 1 and e not in ("js", "spec", "rest", "http")
+)
 _BARE_NAME = re.compile(
-    r"(?<![\w/.`-])[\w-]+(?:\.[\w-]+)*\.(?:toml|json|ya?ml|md|py|ts|tsx|go|rs|sh|sql|lock|cfg|ini)"
-    r"(?![\w/`])"
+    rf"(?<![\w/.`-])(?:[\w-]+(?:\.[\w-]+)*\.(?:{_BARE_EXTENSIONS})|{_PLAIN_FILES})(?![\w/`])"
 )
 _BARE_PATH = re.compile(
     rf"(?<![\w/.`-])(?:\./)?[\w.-]+(?:/[\w.-]+)*/(?:[\w.-]+\.(?:{_EXTENSIONS})|[\w.-]*/)"
@@ -62,6 +77,10 @@ _DETECT_HEADING = re.compile(
     r"^#{1,3}[ \t].*\b(?:tasks?|implementation plan|checklist|to-?do)\b", re.M | re.I
 )
 _DETECT_CHECKBOX = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+\S", re.MULTILINE)
+# What a ticked task of an OpenSpec change that names no evidence of its own cites: the
+# change's spec deltas, a folder next to its tasks.md (``verdict.tasks`` reads a cite that
+# ends in "/" as every criterion of the run's specs under it).
+CHANGE_SPECS = "specs/"
 SHAPE = 'a task like "- [x] 1.2 Title", "- [X] T012 Title" or a checklist under a "Tasks" heading'
 
 
@@ -113,6 +132,8 @@ class TasksFormat:
             command=labels.get("verify", ("", None))[1],
             subtasks=_subtasks(builder, blocks, index),
         )
+        if claim.ticked and not claim.evidence and in_openspec_change(builder.path):
+            claim = dataclasses.replace(claim, cites=(CHANGE_SPECS,))
         self._add(builder, ident, block.line, title, category, claim, labels)
 
     @staticmethod
@@ -143,6 +164,15 @@ class TasksFormat:
         )
 
 
+def in_openspec_change(path: Path) -> bool:
+    """``openspec/changes/<change>/tasks.md`` (or an archived change's): its ``specs/``
+    deltas say what the change's tasks make true."""
+    above = path.parent.parent
+    if above.name == "archive":
+        above = above.parent
+    return path.name == "tasks.md" and above.name == "changes"
+
+
 def _evidence_words(claim: Task) -> str:
     if not claim.ticked:
         return "not ticked, listed"
@@ -152,7 +182,9 @@ def _evidence_words(claim: Task) -> str:
     named = len(claim.files) + len(claim.removed)
     if named:
         parts.append(f"{named} file{'s' if named != 1 else ''} changed")
-    if claim.cites:
+    if claim.cites == (CHANGE_SPECS,):
+        parts.append(f"the change's {CHANGE_SPECS} (names nothing of its own)")
+    elif claim.cites:
         parts.append("cited " + ", ".join(claim.cites[:4]) + (" …" if len(claim.cites) > 4 else ""))
     if claim.subtasks:
         parts.append("sub-tasks " + ", ".join(claim.subtasks[:4]))
