@@ -68,11 +68,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[\"'(\[*_`]*[A-Z0-9§])"
 _ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "cf.", "approx.", "incl.")
 # An unnumbered section whose heading names requirements: "Functional Requirements (v2)".
 _REQUIREMENTS_HEADING = re.compile(
+    r"[^\w\s]*\s*"
     r"(?P<name>(?:[\w-]+\s+){0,3}?(?:requirements|acceptance criteria|definition of done))\b"
     r"[^\w]*(?:\(.*\))?\s*\Z",
     re.IGNORECASE,
 )
 _CHECKBOX = re.compile(r"\[[ xX]\]\s+(?=\S)")
+# A heading over a list of criteria: each item is one, whatever its words.
+_LISTED_HEADING = re.compile(
+    r"\bacceptance\s+(?:criteria|scenarios)\b|\bdefinition of done\b", re.IGNORECASE
+)
 _CHECKBOX_CELL = re.compile(r"\[[ xX]\]\Z")
 # Words an id leaves out: they make ids long and say nothing about the requirement.
 _FILLER_WORDS = (
@@ -127,6 +132,7 @@ class _Section:
     title: str
     level: int
     named: bool = False  # "Requirements", "Acceptance Criteria": an id-led item is one
+    listed: bool = False  # "Acceptance Criteria", "Definition of Done": every item is one
 
 
 @dataclass
@@ -161,8 +167,12 @@ def extract_criteria(
         elif block.kind == "paragraph" and stack:
             found = list(_drafts(block, stack[-1], plain))
             drafts += found
-            whole_item = found and block.item and (found[-1].ident or _CHECKBOX.match(block.text))
-            if found and whole_item:
+            whole_item = (
+                bool(found)
+                and block.item
+                and (found[-1].ident or _CHECKBOX.match(block.text) or stack[-1].listed)
+            )
+            if whole_item:
                 lead = _Lead(found[-1], block.depth, split=False)
             elif found and _LEADS_A_LIST.search(block.text):
                 lead = _Lead(found[-1], block.depth, split=True)
@@ -214,14 +224,20 @@ def _enter(stack: list[_Section], heading: ProseBlock) -> None:
     while stack and stack[-1].level >= heading.level:
         stack.pop()
     ref = section_ref(heading.text)
+    listed = _LISTED_HEADING.search(heading.text) is not None
     if ref is not None:
-        stack.append(_Section(f"S{ref}", heading.text, heading.level))
+        stack.append(_Section(f"S{ref}", heading.text, heading.level, listed, listed))
         return
     named = _REQUIREMENTS_HEADING.match(heading.text)
-    if named is not None:
+    if named is not None and listed and stack and stack[-1].ref.startswith("S"):
+        # "#### Acceptance criteria" of "### 2. Export": the criteria of section 2
+        enclosing = stack[-1].ref
+        stack.append(_Section(enclosing, heading.text, heading.level, True, True))
+    elif named is not None:
         words = re.split(r"[\s-]+", named["name"])
         initials = "".join(w[0] for w in words if w[:1].isascii() and w[:1].isalnum())
-        stack.append(_Section(initials.upper() or "REQ", heading.text, heading.level, True))
+        ref = initials.upper() or "REQ"
+        stack.append(_Section(ref, heading.text, heading.level, True, listed))
 
 
 def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
@@ -246,6 +262,9 @@ def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -
     if checkbox is not None:  # a checklist item: one requirement, whatever its words
         raw = block.text[checkbox.end() :]
         yield _Draft(section, plain(raw), strongest, block.line, raw=raw)
+        return
+    if section.listed and block.item:  # an item under "Acceptance Criteria": one criterion
+        yield _Draft(section, plain(block.text), strongest, block.line, raw=block.text)
         return
     for line, statement, priority, raw in statements:
         yield _Draft(section, statement, priority, line, raw=raw)

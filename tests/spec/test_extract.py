@@ -327,3 +327,34 @@ def test_list_items_of_a_lead_in_in_other_shapes_are_requirements_too() -> None:
     assert by_id["S4-json-lines-stream-them"].priority is Priority.SHOULD
     assert by_id["S4-true-exits-0"].command == "true"
     assert by_id["S4-true-exits-0"].method is Method.BASH
+
+
+def test_each_item_under_an_acceptance_criteria_heading_is_a_criterion_whatever_its_words() -> None:
+    """A plan whose numbered sections each list their criteria in lower-case prose: every
+    item is one, under the section's reference; nested details stay with their item."""
+    text = (
+        "# Plan\n\n## 1. Store custom ids\n\n#### Why\n\nFacilities want their own ids.\n\n"
+        "#### Acceptance criteria\n"
+        "- the map should be in the agents table, empty by default\n"
+        "- its keys are facility ids\n  - and its values strings\n\n"
+        "## 2. Print them\n\n#### ✅ Acceptance Criteria\n\n"
+        "1. The PDF shows the custom id when one is set\n2. Otherwise the internal one\n"
+    )
+    found = extract(text)
+    assert list(found) == [
+        "S1-map-agents-table-empty-default",
+        "S1-keys-facility-ids",
+        "S2-pdf-shows-custom-id-when",
+        "S2-otherwise-internal-one",
+    ]
+    assert found["S1-keys-facility-ids"][0] == "its keys are facility ids\n- and its values strings"
+    assert found["S2-pdf-shows-custom-id-when"][2] == 18
+
+
+def test_items_under_a_definition_of_done_or_unnumbered_criteria_heading_are_criteria() -> None:
+    """Written after the fix: no numbered section at all, and a reference spec beside it
+    still wins with its own criterion headings."""
+    text = "# Export\n\n## Acceptance Criteria\n\n* rows keep their order\n* dates are ISO 8601\n"
+    assert list(extract(text)) == ["AC-rows-keep-their-order", "AC-dates-iso-8601"]
+    done = "# Release\n\n## Definition of Done\n\n- the changelog names the fix\n"
+    assert list(extract(done)) == ["DOD-changelog-names-fix"]
