@@ -192,3 +192,56 @@ def test_an_openspec_change_s_ticked_tasks_naming_nothing_cite_the_change_s_spec
     assert found["1.4"] == ((), ("specs/",))
     assert found["1.1"] == (("schema.prisma",), ())  # its own evidence: no more
     assert found["1.5"] == ((), ())  # unticked: claims nothing
+
+
+BMAD_HEADED = """\
+# Story 2.3: Invoice reminders
+
+## Story
+
+**As a** bookkeeper, **I want** reminders for overdue invoices, **so that** I get paid sooner.
+
+## Acceptance Criteria
+
+### AC1: Reminder is queued
+**Given** an invoice 7 days overdue
+**When** the nightly job runs
+**Then** one reminder is queued
+
+### AC2: No duplicate
+**Given** a reminder was sent today
+**When** the job runs again
+**Then** no second reminder is queued
+
+## Tasks / Subtasks
+
+- [ ] Task 1 (AC: 1)
+"""
+
+
+def test_bmad_criteria_headed_by_their_ids_keep_them_with_their_steps() -> None:
+    spec = parsed(BMAD_HEADED, "2.3.story.md")
+    assert [(c.id, c.title, c.location.line) for c in spec.criteria] == [
+        ("AC1", "Reminder is queued", 9),
+        ("AC2", "No duplicate", 14),
+    ]
+    assert "Given an invoice 7 days overdue When the nightly job runs" in spec.criteria[0].checks[1]
+
+
+def test_bmad_criteria_headings_in_other_spellings() -> None:
+    """Written after the fix: "AC-2 —", "Acceptance Criterion 3", and a list of steps."""
+    text = BMAD_HEADED.replace("### AC2: No duplicate", "### AC-2 \u2014 No duplicate").replace(
+        "## Tasks / Subtasks",
+        "#### Acceptance Criterion 3 - Opt out\n\n- **Given** a customer who opted out\n"
+        "- **Then** no reminder is queued\n\n## Tasks / Subtasks",
+    )
+    spec = parsed(text, "2.3.story.md")
+    assert [(c.id, c.title) for c in spec.criteria] == [
+        ("AC1", "Reminder is queued"),
+        ("AC2", "No duplicate"),
+        ("AC3", "Opt out"),
+    ]
+    assert spec.criteria[2].checks[1:] == (
+        "Given a customer who opted out",
+        "Then no reminder is queued",
+    )

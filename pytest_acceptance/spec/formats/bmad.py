@@ -26,6 +26,12 @@ _BOLD_AC = re.compile(
     r"\s*:?\s*(?P<rest>.*)",
     re.S,
 )
+# "### AC1: Reminder is queued" under the section: a criterion headed by its id.
+_HEADING_AC = re.compile(
+    r"\W*(?:AC|Acceptance Criterion)[\s-]?(?P<n>\d+(?:\.\d+)?)\b"
+    r"\s*[:.\u2014\u2013-]?\s*(?P<title>.*)",
+    re.IGNORECASE,
+)
 _DETECT_SECTION = re.compile(r"^##[ \t]+Acceptance Criteria", re.MULTILINE | re.IGNORECASE)
 _DETECT_STORY = re.compile(
     r"^(?:#[ \t]+Story\b|##[ \t]+(?:Story|Tasks[ \t]*/[ \t]*Subtasks|Dev Notes|Dev Agent Record)"
@@ -77,6 +83,9 @@ class BmadFormat:
                     level = 0
                 if _SECTION.match(block.text):
                     level = block.level
+                elif level and (found := _HEADING_AC.match(block.text)):
+                    title = found["title"].strip() or block.text
+                    current = _Criterion(found["n"], block.line, title, "", bold=True)
                 continue
             if not level:
                 if block.kind == "paragraph" and not story:
