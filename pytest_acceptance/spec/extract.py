@@ -27,8 +27,12 @@ Also:
 - a paragraph or list item that starts with the author's id (``**FR-0.3**: ...``,
   ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences
   (under a "Requirements" / "Acceptance Criteria" heading even without a keyword: MUST);
-- a statement that ends with ":" takes the list nested under it ("The scoped permissions
-  MUST be:" and its items are one requirement);
+- a statement that introduces a list (it ends with ":" or says "the following ...") takes
+  the list under it, and each item of that list is a requirement of its own, read with the
+  lead-in's words ("The system MUST send notifications for: password changes"); under an
+  author's id or a checklist item the nested list stays part of that one requirement;
+- under a heading named "Acceptance Criteria" or "Definition of Done", each list item is
+  one requirement whatever its words; inside a numbered section it takes that number;
 - keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
   boilerplate) are not requirements;
 - a requirement that states its own check ("`make lint` exits 0") is a bash criterion

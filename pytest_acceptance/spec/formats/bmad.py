@@ -3,7 +3,7 @@
 - v4: each numbered item is criterion ``ACn`` (the number BMAD's tasks cite as ``(AC: 1)``).
 - v6: each bold ``**AC1 — Title:**`` (``**AC1: Title**``, also as a list item) opens
   criterion ``AC1`` titled "Title"; its ``**Given**``/``**When**``/``**Then**`` bullets are
-  the steps the agent checks.
+  the steps the agent checks. A heading ``### AC1: Title`` inside the section does too.
 
 The ``**As a** ... **I want** ... **so that** ...`` story is context; category: the story
 title. Priority MUST (a story's criteria are all required).

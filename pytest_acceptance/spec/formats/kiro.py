@@ -4,7 +4,9 @@
   ``**Acceptance Criteria:**``) of ``### Requirement N`` (``### Requirement N: Title``), or
   of a numbered section (``### 3.1 Title``, ``### 2. Title``), is criterion ``N.M`` — the
   id Kiro's ``tasks.md`` refers to (``_Requirements: 1.2_``); an item that starts with its
-  own id (``- **AC-001**: WHEN ...``) keeps it. Requirement N is a requirement of the spec
+  own id (``- **AC-001**: WHEN ...``) keeps it. Criteria written as paragraph lines
+  (``1.1. WHEN ...``, ``2) IF ...``, bare EARS lines) are one a line, ``N.M`` as
+  numbered or counted. Requirement N is a requirement of the spec
   with these criteria. EARS keywords (WHEN/IF/WHILE/WHERE ... SHALL) stay in the text the
   agent judges; the ``**User Story:**`` (or ``**Objective:**``) is context. A check the
   criterion states itself ("... `cmd` exits 0") is run (``stated_check``).

@@ -7,7 +7,12 @@
 - Each numbered scenario (``1. **Given** ..., **When** ..., **Then** ...``) under
   ``### User Story N - Title (Priority: Pk)`` is a criterion ``USN-ACk`` (spec-kit's
   ``US1/AC2``: ``/`` cannot be in a file name); P1 -> MUST, P2 -> SHOULD, P3+ -> COULD; the
-  ``**Independent Test**`` line is context for the agent.
+  ``**Independent Test**`` line is context for the agent. Under the story's
+  ``**Acceptance Scenarios**:`` label every item is a scenario (numbered by its place when
+  unnumbered).
+- The older template: numbered scenarios under ``### Acceptance Scenarios`` (after
+  ``### Primary User Story``, its context) are ``AS-1``, ``AS-2``, ... of the requirement
+  ``Primary-User-Story``.
 
 Requirements (the matrix): each user story ``USN``, verified by its scenarios, and each
 ``**ID**:`` item, verified by itself.

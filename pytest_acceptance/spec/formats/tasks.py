@@ -15,8 +15,10 @@ inline code span of the ``**Verify**:`` line, several joined by ``&&``, or a she
 under it), the files it names (backticked, or a path with a ``/`` and an extension; "remove
 `x`" names a file that must be gone), and the requirements it cites. Whether they hold is
 decided when the run checks it (``pytest_acceptance.run.task``). A ticked task that names
-no evidence at all is a phantom completion: nothing shows it done. An unticked task is listed,
-never run (``--acceptance-unticked fail`` fails it). Category: the phase heading.
+no evidence at all is a phantom completion: nothing shows it done, except in an OpenSpec
+change, where it stands on the change's spec deltas (it cites ``specs/``). An unticked
+task is listed, never run (``--acceptance-unticked fail`` fails it). Category: the phase
+heading.
 """
 
 from __future__ import annotations
