@@ -245,3 +245,49 @@ def test_bmad_criteria_headings_in_other_spellings() -> None:
         "Given a customer who opted out",
         "Then no reminder is queued",
     )
+
+
+SPECKIT_SHORTHAND = """\
+# Feature: Narration
+
+### User Story 1 — Continuous narration (P1)
+
+As a reader, I can press Play.
+
+### Acceptance scenarios
+
+1. Given a long page, when narration starts, then the first request is short.
+2. Given a heading and prose, when planned, then the heading is its own unit.
+
+### User Story 2 — Stop (P2)
+
+**Acceptance Scenarios**:
+
+**Given** narration plays, **when** Stop is pressed, **then** audio ends within 200 ms.
+
+**Given** a queued unit, **when** the page changes, **then** the unit is dropped.
+
+### Acceptance Scenarios → Tests
+
+| Story | Scenario | Test |
+|---|---|---|
+| US1.1 | short first | T014 |
+
+## Requirements
+
+- **FR-001**: System MUST narrate.
+"""
+
+
+def test_speckit_scenarios_under_a_heading_beside_the_story_and_as_paragraphs() -> None:
+    """ "(P1)" for "(Priority: P1)", "### Acceptance scenarios" at the story's own level, and
+    scenarios written as paragraphs; a trace table under a like-named heading is no
+    scenario and no error."""
+    spec = parsed(SPECKIT_SHORTHAND, "spec.md")
+    assert [(c.id, c.location.line, c.priority.value) for c in spec.criteria] == [
+        ("US1-AC1", 9, "MUST"),
+        ("US1-AC2", 10, "MUST"),
+        ("US2-AC1", 16, "SHOULD"),
+        ("US2-AC2", 18, "SHOULD"),
+        ("FR-001", 28, "MUST"),
+    ]

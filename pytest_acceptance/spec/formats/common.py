@@ -45,7 +45,9 @@ _OWN_ID = re.compile(
 
 # What an author heads a list of criteria with: "#### Acceptance Criteria", "### ✅ Acceptance
 # Scenarios", a bold "**Acceptance Criteria:**" label.
-_CRITERIA_HEADING = re.compile(r"\W*acceptance\s+(?:criteria|scenarios)\b", re.IGNORECASE)
+_CRITERIA_HEADING = re.compile(
+    r"\W*acceptance\s+(?:criteria|scenarios)\b[^\w\u2192]*(?:\(.*\))?\s*\Z", re.IGNORECASE
+)
 _CRITERIA_LABEL = re.compile(
     r"[*_]{1,3}\s*acceptance\s+(?:criteria|scenarios)\b[^*_\n]*[*_]{1,3}\s*:?\s*(?:\n|\Z)",
     re.IGNORECASE,
@@ -125,6 +127,11 @@ def add_listed(
         prose=[raw, *(b.text for b in paragraphs)],
         requirement=requirement,
     )
+
+
+def _prose(text: str) -> bool:
+    """Text a reader could take for criteria: not empty, not a table (a trace matrix)."""
+    return bool(text.strip()) and not text.lstrip().startswith("|")
 
 
 def _until_heading(blocks: Sequence[Block], index: int) -> list[Block]:
@@ -312,7 +319,7 @@ class Builder:
                 region = [*inline, *_until_heading(blocks, index)]
             else:
                 continue
-            text = [b for b in region if b.kind in ("paragraph", "item") and b.text.strip()]
+            text = [b for b in region if b.kind in ("paragraph", "item") and _prose(b.text)]
             if not text:
                 continue
             end = _region_end(blocks, region)

@@ -34,7 +34,7 @@ _ITEM_ID = re.compile(
 )
 _STORY = re.compile(
     r"User Story\s+(?P<n>\d+)\s*(?:[-\u2014\u2013:]\s*(?P<title>.*?))?\s*"
-    r"(?:\(Priority:\s*P(?P<p>\d+)\s*\))?\s*\Z",
+    r"(?:\((?:Priority:\s*)?P(?P<p>\d+)\s*\))?\s*\Z",
     re.IGNORECASE,
 )
 _GIVEN = re.compile(r"\b(?:given|when|then)\b", re.IGNORECASE)
@@ -117,6 +117,8 @@ class SpecKitFormat:
                     )
                 elif _SCENARIOS_LABEL.match(block.text):
                     story.scenarios = True
+                elif story.scenarios and block.depth == 0 and _GIVEN.search(block.text):
+                    self._paragraph_scenario(builder, block, story)
             elif block.kind == "item" and block.text:
                 self._item(builder, blocks, index, story, category, repeated)
         return builder.spec(SHAPE)
@@ -133,10 +135,12 @@ class SpecKitFormat:
             title = found["title"] or block.text
             builder.requirement(f"US{found['n']}", title, block.line)
             return _Story(found["n"], block.text, block.level, priority)
-        if story is not None and block.level > story.level:
-            story.scenarios = story.scenarios or _SCENARIOS.match(block.text) is not None
+        scenarios = _SCENARIOS.match(block.text) is not None
+        if story is not None and (block.level > story.level or scenarios):
+            # "### Acceptance scenarios" right under "### User Story 1": still the story's
+            story.scenarios = story.scenarios or scenarios
             return story
-        if _SCENARIOS.match(block.text):
+        if scenarios:
             builder.requirement(PRIMARY_STORY, "Primary User Story", block.line)
             context = f"Primary user story: {primary}" if primary else ""
             return _Story("", block.text, block.level, Priority.MUST, context, scenarios=True)
@@ -190,6 +194,23 @@ class SpecKitFormat:
                 prose=prose,
                 requirement=story.requirement,
             )
+
+    @staticmethod
+    def _paragraph_scenario(builder: Builder, block: Block, story: _Story) -> None:
+        """A scenario written as a paragraph of its own ("**Given** ..., **when** ...")."""
+        story.count += 1
+        text = builder.document.plain(block.text)
+        builder.add(
+            story.scenario_id(str(story.count)),
+            block.line,
+            title=text,
+            text=text,
+            context=story.context,
+            category=story.heading,
+            priority=story.priority,
+            prose=[block.text],
+            requirement=story.requirement,
+        )
 
     @staticmethod
     def _scenario(block: Block, story: _Story, text: str) -> bool:
