@@ -95,7 +95,9 @@ ID_WORDS = 5
 _AUTHOR_ID = re.compile(
     r"(?:\[[ xX]\]\s+)?[\s*_`\\\[]*"
     r"(?P<id>[A-Z][A-Z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
-    r"|\d{1,3}(?:\.\d{1,3})+)\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
+    r"|\d{1,3}(?:\.\d{1,3})+"
+    r"|[A-Z]{1,5}\d{1,4}(?:\.\d{1,3})*(?=[\]`*_]*\s*:))"  # "AC1: ...": with its colon only
+    r"\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
 )
 # "SHALL: indicates ...", "MUST NOT — means ...", the RFC 2119 boilerplate: definitions.
 _DEFINITION = re.compile(

@@ -291,3 +291,59 @@ def test_speckit_scenarios_under_a_heading_beside_the_story_and_as_paragraphs() 
         ("US2-AC2", 18, "SHOULD"),
         ("FR-001", 28, "MUST"),
     ]
+
+
+KIRO_OWN_IDS = """\
+# Requirements
+
+## Functional Area 1: Ledger
+
+### US-001: Create a ledger entry
+**As a** system
+**I want** every operation to create an entry
+**So that** there is an audit trail
+
+**Acceptance Criteria**:
+1. **WHEN** an operation runs, **THEN** the system SHALL create an entry
+2. **WHEN** an entry is posted, **THEN** the entry SHALL become immutable
+
+### US-002: Reverse an entry
+**As a** bookkeeper **I want** to reverse entries
+
+**Acceptance Criteria**:
+1. **WHEN** a reversal is posted, **THEN** the system SHALL create a mirror entry
+"""
+
+
+def test_kiro_requirements_headed_by_their_own_ids_are_read_not_refused() -> None:
+    spec = parsed(KIRO_OWN_IDS)
+    assert [c.id for c in spec.criteria] == ["US-001.1", "US-001.2", "US-002.1"]
+    assert "User story: As a system I want every operation" in spec.criteria[0].description
+    assert [r.id for r in spec.requirements] == ["US-001", "US-002"]
+
+
+def test_kiro_requirements_headed_req_and_r_ids() -> None:
+    """Written after the fix: REQ-001 and R1.1 headings, lower-case "shall"."""
+    text = (
+        "## Requirements\n\n### REQ-001: Audio capture\n**User Story**: As a user, I want it.\n\n"
+        "**Acceptance Criteria**:\n1. **WHEN** the app starts, **THEN** it shall pick the mic\n\n"
+        "### R1.1: Dependencies\n\n**Acceptance Criteria**:\n"
+        "1. **WHEN** the suite starts **THEN** every dependency **SHALL** import\n"
+        "2. **WHEN** one is missing **THEN** the report **SHALL** name it\n"
+    )
+    assert ids(text) == ["REQ-001.1", "R1.1.1", "R1.1.2"]
+
+
+def test_checklist_criteria_keep_the_ids_their_authors_wrote() -> None:
+    story = (
+        "# STORY-011: Split and download\n\n## Summary\n\nAs a visitor, I need the split.\n\n"
+        "## Acceptance Criteria\n\n- [ ] AC-1: Split shows progress\n"
+        "- [ ] AC-2: Editing returns to review\n- [x] AC-3: Delete removes the files\n"
+    )
+    assert ids(story, "story.md") == ["AC-1", "AC-2", "AC-3"]
+    plain = (
+        "# Feature: Rescue\n\n## Scope\n\n- scan sessions\n\n## Acceptance Criteria\n\n"
+        "- [ ] AC1: The hub shows a rescue entry\n- [ ] AC2: The user can scan sessions\n"
+        "  and sees their ids\n- [ ] AC3: A rescue backs up first\n"
+    )
+    assert ids(plain, "feature.md") == ["AC1", "AC2", "AC3"]

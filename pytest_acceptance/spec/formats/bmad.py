@@ -32,6 +32,9 @@ _HEADING_AC = re.compile(
     r"\s*[:.\u2014\u2013-]?\s*(?P<title>.*)",
     re.IGNORECASE,
 )
+_OWN_AC = re.compile(
+    r"[*_]*(?P<id>AC-?\d+(?:\.\d+)*)[*_]*\s*[:\u2014\u2013]\s*[*_]*\s*(?P<rest>.*)", re.S
+)
 _DETECT_SECTION = re.compile(r"^##[ \t]+Acceptance Criteria", re.MULTILINE | re.IGNORECASE)
 _DETECT_STORY = re.compile(
     r"^(?:#[ \t]+Story\b|##[ \t]+(?:Story|Tasks[ \t]*/[ \t]*Subtasks|Dev Notes|Dev Agent Record)"
@@ -62,6 +65,7 @@ class _Criterion:
     owned: list[Block] = field(default_factory=list)
     depth: int = 0
     bold: bool = False  # opened by "**AC1 — Title:**": its bullets are its steps
+    ident: str = ""  # the author's own id ("AC-1"), when the item starts with one
 
 
 class BmadFormat:
@@ -114,8 +118,11 @@ class BmadFormat:
         if _item_criterion(block, current):
             number = block.number or str(self._count(builder, current) + 1)
             self._close(builder, current, title, story)
-            statement = document.plain(text)
-            return _Criterion(number, block.line, statement, statement, depth=block.depth)
+            own = _OWN_AC.match(text)  # "- [ ] AC-1: ...": the author's id, as written
+            statement = document.plain(own["rest"] if own else text)
+            found = _Criterion(number, block.line, statement, statement, depth=block.depth)
+            found.ident = own["id"] if own else ""
+            return found
         if current is not None:
             current.steps.append(document.plain(text))
         return current
@@ -129,7 +136,7 @@ class BmadFormat:
         if current is None:
             return
         builder.add(
-            f"AC{current.number}",
+            current.ident or f"AC{current.number}",
             current.line,
             title=current.title,
             text=current.text or current.title,

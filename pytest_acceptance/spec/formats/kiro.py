@@ -25,7 +25,8 @@ from pytest_acceptance.spec.formats.common import Builder, add_listed, keyword_p
 from pytest_acceptance.spec.formats.document import Block, Document
 
 _REQUIREMENT = re.compile(
-    r"(?:Requirement\s+(?P<n>\d+(?:\.\d+)*)\b|(?P<section>\d{1,3}(?:\.\d{1,3})*)(?:\.|(?=\s)))"
+    r"(?:Requirement\s+(?P<n>\d+(?:\.\d+)*)\b|(?P<section>\d{1,3}(?:\.\d{1,3})*)(?:\.|(?=\s))"
+    r"|(?P<own>[A-Z][A-Z0-9]{0,9}-?\d{1,4}(?:\.\d{1,3})*)(?=\s*[:.\u2014\u2013-]))"
     r"\s*[:.\u2014\u2013-]?\s*(?P<t>.*)"
 )
 
@@ -33,11 +34,16 @@ _ACCEPTANCE = re.compile(r"acceptance criteria\b", re.IGNORECASE)
 _USER_STORY = re.compile(
     r"[*_]*(?:User Story(?:\s*\([^)]*\))?|Objective)[*_]*\s*:?[*_]*\s*:?\s*", re.IGNORECASE
 )
+_AS_A = re.compile(r"[*_]*As an?\b", re.IGNORECASE)  # "**As a** system **I want** ..."
 _PROPERTY = re.compile(r"[*_]*Property\s+(?P<n>\d+)\s*[:.\u2014\u2013-]\s*(?P<rest>.*)", re.S)
 _VALIDATES = re.compile(r"[*_]*Validates\s*:", re.IGNORECASE)
 _DETECT_REQUIREMENT = re.compile(r"^#{2,4}[ \t]+Requirement[ \t]+\d+", re.MULTILINE)
 # The numbered-section layout: "### 3.1 Title", a user story or objective, EARS SHALL items.
 _DETECT_SECTION = re.compile(r"^#{2,4}[ \t]+\d{1,3}(?:\.\d{1,3})*\.?[ \t]+\S", re.MULTILINE)
+# "### US-001: Title", "### REQ-2 — Title", "### R1.1: Title": a requirement by its own id.
+_DETECT_OWN = re.compile(
+    r"^#{2,4}[ \t]+[A-Z][A-Z0-9]{0,9}-?\d{1,4}(?:\.\d{1,3})*[ \t]*[:.\u2014\u2013-]", re.M
+)
 _DETECT_STORY = re.compile(r"^[*_]{2}(?:User Story|Objective)\b", re.MULTILINE | re.IGNORECASE)
 _DETECT_EARS = re.compile(r"^[ \t]*(?:\d+[.)]|[-*])[ \t].*\bSHALL\b", re.MULTILINE | re.IGNORECASE)
 _DETECT_CRITERIA = re.compile(r"^(?:#{3,5}[ \t]+|[*_]{2})Acceptance Criteria", re.M | re.I)
@@ -78,7 +84,10 @@ class KiroRequirementsFormat:
         if _DETECT_REQUIREMENT.search(text) and _DETECT_CRITERIA.search(text):
             return 0.9
         numbered = _DETECT_SECTION.search(text) and _DETECT_CRITERIA.search(text)
-        return 0.9 if numbered and _DETECT_STORY.search(text) and _DETECT_EARS.search(text) else 0
+        if numbered and _DETECT_STORY.search(text) and _DETECT_EARS.search(text):
+            return 0.9
+        owned = _DETECT_OWN.search(text) and _DETECT_CRITERIA.search(text)
+        return 0.8 if owned and _DETECT_EARS.search(text) else 0.0  # BMAD's AC1 headings win
 
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
@@ -95,6 +104,10 @@ class KiroRequirementsFormat:
             elif block.kind == "paragraph" and not block.item and _USER_STORY.match(block.text):
                 requirement.context = "User story: " + document.plain(
                     block.text[_USER_STORY.match(block.text).end() :]  # type: ignore[union-attr]
+                )
+            elif block.kind == "paragraph" and not block.item and _AS_A.match(block.text):
+                requirement.context = requirement.context or "User story: " + document.plain(
+                    block.text
                 )
             elif block.kind == "item" and requirement.in_criteria and block.depth == 1:
                 self._criterion(builder, blocks, index, requirement)
@@ -150,7 +163,7 @@ class KiroRequirementsFormat:
     def _heading(block: Block, requirement: _Requirement | None) -> _Requirement | None:
         found = _REQUIREMENT.match(block.text)
         if found:
-            number = found["n"] or found["section"]
+            number = found["n"] or found["section"] or found["own"]
             title = found["t"].strip() or block.text
             return _Requirement(number, block.text, title, block.line, block.level)
         if requirement is None or block.level <= requirement.level:
