@@ -347,3 +347,17 @@ def test_checklist_criteria_keep_the_ids_their_authors_wrote() -> None:
         "  and sees their ids\n- [ ] AC3: A rescue backs up first\n"
     )
     assert ids(plain, "feature.md") == ["AC1", "AC2", "AC3"]
+
+
+def test_a_brace_pair_in_a_named_path_names_each_file() -> None:
+    text = (
+        "## Phase 1\n\n- [x] 1.3 Create `migrations/0001_users.{up,down}.sql` for users\n"
+        "- [x] 1.4 Add `lib/haptics/{service,provider}.dart` and `pubspec.yaml`\n"
+    )
+    found = tasks_of(text, "tasks.md")
+    assert found["1.3"][0] == ("migrations/0001_users.up.sql", "migrations/0001_users.down.sql")
+    assert found["1.4"][0] == (
+        "lib/haptics/service.dart",
+        "lib/haptics/provider.dart",
+        "pubspec.yaml",
+    )

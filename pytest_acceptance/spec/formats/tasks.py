@@ -270,7 +270,8 @@ def _files(
     candidates = [(p.strip().strip("`"), "") for p in re.split(r"[,\s]+", listed) if p.strip()]
     for text in words:
         for span in re.finditer(r"`([^`\n]+)`", text):
-            candidates.append((span[1].strip(), text[: span.start()]))
+            for path in _braces(span[1].strip()):
+                candidates.append((path, text[: span.start()]))
         unquoted = re.sub(r"`[^`\n]*`", " ", text)
         for bare in (*_BARE_PATH.finditer(unquoted), *_BARE_NAME.finditer(unquoted)):
             candidates.append((bare[0], unquoted[: bare.start()]))
@@ -280,6 +281,18 @@ def _files(
         if (_REMOVAL.search(before) is not None) == removed:
             found.setdefault(path.removeprefix("./"), None)
     return tuple(found)
+
+
+_BRACES = re.compile(r"\{([\w.-]+(?:,[\w.-]+)+)\}")
+
+
+def _braces(path: str) -> list[str]:
+    """``a.{up,down}.sql`` as the shell expands it: ``a.up.sql``, ``a.down.sql`` (one
+    brace group; a path without one is itself)."""
+    found = _BRACES.search(path)
+    if found is None:
+        return [path]
+    return [path[: found.start()] + part + path[found.end() :] for part in found[1].split(",")]
 
 
 def _cites(
