@@ -361,3 +361,24 @@ def test_a_brace_pair_in_a_named_path_names_each_file() -> None:
         "lib/haptics/provider.dart",
         "pubspec.yaml",
     )
+
+
+def test_a_task_list_s_own_acceptance_criteria_are_criteria_beside_its_tasks() -> None:
+    text = (
+        "# Tasks: export\n\n## Tasks\n\n- [x] 1.1 Write `src/export.py`\n- [ ] 1.2 Document it\n\n"
+        "## Acceptance Criteria\n\n- `pytest tests/test_export.py -q` passes\n"
+        "- The CSV opens in a spreadsheet\n"
+    )
+    spec = parsed(text, "tasks.md")
+    assert [c.id for c in spec.criteria] == ["1.1", "1.2", "AC-1", "AC-2"]
+    assert spec.criteria[2].command == "pytest tests/test_export.py -q"
+    assert spec.criteria[3].task is None
+
+
+def test_a_task_list_s_criteria_with_their_own_ids_or_numbers() -> None:
+    """Written after the fix: numbered criteria, and items that name themselves."""
+    text = (
+        "## Tasks\n\n- [x] T001 Write `src/a.py`\n\n### ✅ Acceptance Criteria\n\n"
+        "1. Rows keep their order\n2. **AC-9**: Dates are ISO 8601\n"
+    )
+    assert ids(text, "tasks.md") == ["T001", "AC-1", "AC-9"]

@@ -45,7 +45,7 @@ _OWN_ID = re.compile(
 
 # What an author heads a list of criteria with: "#### Acceptance Criteria", "### ✅ Acceptance
 # Scenarios", a bold "**Acceptance Criteria:**" label.
-_CRITERIA_HEADING = re.compile(
+CRITERIA_HEADING = re.compile(
     r"\W*acceptance\s+(?:criteria|scenarios)\b[^\w\u2192]*(?:\(.*\))?\s*\Z", re.IGNORECASE
 )
 _CRITERIA_LABEL = re.compile(
@@ -308,7 +308,7 @@ class Builder:
         blocks = self.document.blocks
         lines = sorted(c.location.line for c in self.criteria)
         for index, block in enumerate(blocks):
-            if block.kind == "heading" and _CRITERIA_HEADING.match(block.text):
+            if block.kind == "heading" and CRITERIA_HEADING.match(block.text):
                 region = children(blocks, index)
             elif block.kind == "paragraph" and not block.item and block.depth == 0:
                 label = _CRITERIA_LABEL.match(block.text)

@@ -29,7 +29,12 @@ from pathlib import Path
 
 from pytest_acceptance.model import Method, Spec, Task, one_line
 from pytest_acceptance.spec.extract import id_words
-from pytest_acceptance.spec.formats.common import Builder, code_spans, matching_items
+from pytest_acceptance.spec.formats.common import (
+    CRITERIA_HEADING,
+    Builder,
+    add_listed,
+    code_spans,
+)
 from pytest_acceptance.spec.formats.document import Block, Document, children
 
 _TASK = re.compile(r"\[(?P<tick>[ xX])\]\*?\s+(?P<rest>.*)", re.S)
@@ -83,6 +88,7 @@ _DETECT_CHECKBOX = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+\S", re.MULTILIN
 # change's spec deltas, a folder next to its tasks.md (``verdict.tasks`` reads a cite that
 # ends in "/" as every criterion of the run's specs under it).
 CHANGE_SPECS = "specs/"
+_CRITERIA = "Acceptance-Criteria"  # the requirement the list's own criteria verify
 SHAPE = 'a task like "- [x] 1.2 Title", "- [X] T012 Title" or a checklist under a "Tasks" heading'
 
 
@@ -99,9 +105,40 @@ class TasksFormat:
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
         builder = Builder(path, document)
-        for index, task, category in matching_items(document.blocks, _TASK):
-            self._task(builder, document.blocks, index, task, category)
+        blocks = document.blocks
+        criteria_level = 0  # of an "Acceptance Criteria" heading we are under; 0: none
+        for index, block in enumerate(blocks):
+            if block.kind == "heading":
+                if criteria_level and block.level <= criteria_level:
+                    criteria_level = 0
+                if CRITERIA_HEADING.match(block.text):
+                    criteria_level = block.level
+                continue
+            if block.kind != "item":
+                continue
+            task = _TASK.match(block.text)
+            if task is not None:
+                self._task(builder, blocks, index, task, _category(blocks, index))
+            elif criteria_level and block.depth == 1:
+                self._criterion(builder, blocks, index)
         return builder.spec(SHAPE)
+
+    @staticmethod
+    def _criterion(builder: Builder, blocks: list[Block], index: int) -> None:
+        """A plain item under the list's "Acceptance Criteria": a criterion beside the tasks,
+        with its author's id or ``AC-<n>``, checked as it states or by an agent."""
+        count = sum(1 for c in builder.criteria if c.task is None) + 1
+        number = blocks[index].number or str(count)
+        builder.requirement(_CRITERIA, "Acceptance Criteria", blocks[index].line)
+        add_listed(
+            builder,
+            blocks,
+            index,
+            fallback_id=f"AC-{number}",
+            context="",
+            category=_category(blocks, index),
+            requirement=_CRITERIA,
+        )
 
     def _task(
         self, builder: Builder, blocks: list[Block], index: int, task: re.Match[str], category: str
@@ -164,6 +201,11 @@ class TasksFormat:
             how="task: " + _evidence_words(claim),
             extra={"task": claim},
         )
+
+
+def _category(blocks: list[Block], index: int) -> str:
+    """The text of the last heading above ``blocks[index]``."""
+    return next((b.text for b in reversed(blocks[:index]) if b.kind == "heading"), "")
 
 
 def in_openspec_change(path: Path) -> bool:
