@@ -382,3 +382,42 @@ def test_a_task_list_s_criteria_with_their_own_ids_or_numbers() -> None:
         "1. Rows keep their order\n2. **AC-9**: Dates are ISO 8601\n"
     )
     assert ids(text, "tasks.md") == ["T001", "AC-1", "AC-9"]
+
+
+def test_criteria_written_as_a_table_are_one_a_row() -> None:
+    kiro = (
+        "### Requirement 1: Export\n\n#### Acceptance Criteria\n\n| # | Criterion |\n|---|---|\n"
+        "| 1 | WHEN the user exports THEN the system SHALL write a CSV |\n"
+        "| 2 | WHEN the report is empty THEN the system SHALL write the header only |\n"
+    )
+    assert lines(kiro) == {"1.1": 7, "1.2": 8}
+    bmad = (
+        "# Story 1.2: Export\n\n## Story\n\nAs an analyst, I want CSV export, so that I share.\n\n"
+        "## Acceptance Criteria\n\n| AC | Criterion | Notes |\n|----|----|----|\n"
+        "| AC1 | The export writes RFC 4180 CSV | |\n"
+        "| AC2 | An empty report has a header | edge |\n\n## Dev Notes\n"
+    )
+    spec = parsed(bmad, "1.2.story.md")
+    assert [(c.id, c.title) for c in spec.criteria] == [
+        ("AC1", "The export writes RFC 4180 CSV"),
+        ("AC2", "An empty report has a header \u2014 edge"),
+    ]
+
+
+def test_unnumbered_table_rows_are_counted_and_a_section_not_understood_is_an_error() -> None:
+    """Written after the fix: rows without a number; then a stories file whose criteria
+    label is followed by prose it cannot read."""
+    kiro = (
+        "### Requirement 4: Limits\n\n#### Acceptance Criteria\n\n| Criterion |\n|---|\n"
+        "| THE system SHALL cap exports at 10 a minute |\n| THE system SHALL log each export |\n"
+    )
+    assert ids(kiro) == ["4.1", "4.2"]
+    stories = (
+        "### US-1: Reminders\n\n**Acceptance Criteria:**\n- AC-1.1: Given a due invoice, Then "
+        "a reminder is queued\n\n### US-2: Opt out\n\n**Acceptance Criteria:**\n\n"
+        "Same as the reminder criteria, but for opted-out customers.\n"
+    )
+    with pytest.raises(SpecError) as raised:
+        parsed(stories)
+    assert raised.value.line == 10
+    assert "'Acceptance Criteria:' (line 8)" in raised.value.message

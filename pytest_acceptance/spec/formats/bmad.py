@@ -18,6 +18,7 @@ from pathlib import Path
 from pytest_acceptance.model import Spec
 from pytest_acceptance.spec.formats.common import Builder
 from pytest_acceptance.spec.formats.document import Block, Document
+from pytest_acceptance.spec.formats.table import read_table, table_criteria
 
 _SECTION = re.compile(r"acceptance criteria\b", re.IGNORECASE)
 _STORY = re.compile(r"\bAs an?\b.*\bI want\b", re.IGNORECASE | re.S)
@@ -108,6 +109,16 @@ class BmadFormat:
             if current is not None and block.kind == "fence":
                 current.owned.append(block)
             return current
+        table = read_table(block.text) if not block.item else None
+        if table is not None:  # a table of criteria: each row is one
+            self._close(builder, current, title, story)
+            for line, number, row in table_criteria(block, table):
+                count = str(self._count(builder, None) + 1)
+                ident = number if number and not number[0].isdigit() else f"AC{number or count}"
+                statement = document.plain(row)
+                found = _Criterion(number or count, line, statement, statement, ident=ident)
+                self._close(builder, found, title, story)
+            return None
         text = _CHECKBOX.sub("", block.text, count=1) if block.item else block.text
         bold = _BOLD_AC.match(text)
         if bold:

@@ -130,8 +130,8 @@ def add_listed(
 
 
 def _prose(text: str) -> bool:
-    """Text a reader could take for criteria: not empty, not a table (a trace matrix)."""
-    return bool(text.strip()) and not text.lstrip().startswith("|")
+    """Text a reader could take for criteria."""
+    return bool(text.strip())
 
 
 def _until_heading(blocks: Sequence[Block], index: int) -> list[Block]:
@@ -326,7 +326,7 @@ class Builder:
             reported = (e.line for e in self.errors)
             if any(block.line <= line < end for line in (*lines, *reported)):
                 continue
-            name = one_line(block.text, 40)
+            name = one_line(self.document.plain(block.text.split("\n", 1)[0]), 40)
             self.error(
                 text[0].line,
                 f"{one_line(text[0].text, 60)!r} under {name!r} (line {block.line}) was not "

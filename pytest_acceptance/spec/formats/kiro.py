@@ -23,6 +23,7 @@ from pathlib import Path
 from pytest_acceptance.model import Spec
 from pytest_acceptance.spec.formats.common import Builder, add_listed, keyword_priority
 from pytest_acceptance.spec.formats.document import Block, Document
+from pytest_acceptance.spec.formats.table import read_table, table_criteria
 
 _REQUIREMENT = re.compile(
     r"(?:Requirement\s+(?P<n>\d+(?:\.\d+)*)\b|(?P<section>\d{1,3}(?:\.\d{1,3})*)(?:\.|(?=\s))"
@@ -124,8 +125,10 @@ class KiroRequirementsFormat:
         owner = builder.requirement(requirement.number, requirement.title, requirement.line)
         for line, number, text in _paragraph_criteria(block):
             requirement.items += 1
-            if number is not None and number.startswith(requirement.number + "."):
-                ident = number  # "2.1." under requirement 2, as the author numbered it
+            if number is not None and (
+                number.startswith(requirement.number + ".") or not number[0].isdigit()
+            ):
+                ident = number  # "2.1." under requirement 2, or "AC-3", as the author wrote
             else:  # "1." or a number copied from another requirement: the M of N.M
                 last = number.rsplit(".", 1)[-1] if number else str(requirement.items)
                 ident = f"{requirement.number}.{last}"
@@ -176,6 +179,9 @@ def _paragraph_criteria(block: Block) -> list[tuple[int, str | None, str]]:
     """``(line, number as written or None, text)`` of each criterion line of a paragraph;
     an unnumbered line before the first that says neither EARS nor a keyword is an
     introduction ("The criteria below apply to guests:")."""
+    table = read_table(block.text)
+    if table is not None:
+        return table_criteria(block, table)
     found: list[tuple[int, str | None, str]] = []
     for offset, raw in enumerate(block.text.split("\n")):
         line = raw.strip()
