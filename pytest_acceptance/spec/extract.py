@@ -59,7 +59,7 @@ from pytest_acceptance.model import (
     raise_all,
 )
 from pytest_acceptance.spec.formats.stated_check import StatedCheckError, choose
-from pytest_acceptance.spec.formats.table import Table, read_table
+from pytest_acceptance.spec.formats.table import Table, read_table, table_criteria
 
 # "3.2 Title", "3.2. Title", "3) Title", "§3 Title"; at most 3 digits a part (not "2024 plan").
 _LEADING_NUMBER = re.compile(r"§?\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?(?:[)\s]|\Z)")
@@ -248,6 +248,11 @@ def _enter(stack: list[_Section], heading: ProseBlock) -> None:
 
 def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
     table = read_table(block.text) if block.text.lstrip().startswith("|") else None
+    if table is not None and section.listed:  # a table of criteria: each row is one
+        for line, number, text in table_criteria(block, table):
+            ident = number if not number or not number[0].isdigit() else f"{section.ref}-{number}"
+            yield _Draft(section, plain(text), Priority.MUST, line, ident, raw=text)
+        return
     if table is not None:
         yield from _table_drafts(block, table, section, plain)
         return
@@ -269,7 +274,8 @@ def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -
         raw = block.text[checkbox.end() :]
         yield _Draft(section, plain(raw), strongest, block.line, raw=raw)
         return
-    if section.listed and block.item:  # an item under "Acceptance Criteria": one criterion
+    listed = section.listed and (block.item or not block.text.rstrip().endswith(":"))
+    if listed:  # an item or a paragraph under "Acceptance Criteria": one criterion
         yield _Draft(section, plain(block.text), strongest, block.line, raw=block.text)
         return
     for line, statement, priority, raw in statements:

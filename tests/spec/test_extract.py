@@ -358,3 +358,39 @@ def test_items_under_a_definition_of_done_or_unnumbered_criteria_heading_are_cri
     assert list(extract(text)) == ["AC-rows-keep-their-order", "AC-dates-iso-8601"]
     done = "# Release\n\n## Definition of Done\n\n- the changelog names the fix\n"
     assert list(extract(done)) == ["DOD-changelog-names-fix"]
+
+
+LISTED_PROSE = """\
+# Export
+
+## Acceptance Criteria
+
+The export is done when:
+
+- rows keep their order
+
+Given an empty report, when it is exported, then the file holds the header only.
+
+| ID | Criterion |
+|----|----|
+| AC-7 | Dates are ISO 8601 |
+| 8 | Numbers use a dot |
+"""
+
+
+def test_paragraphs_and_table_rows_under_an_acceptance_criteria_heading_are_criteria() -> None:
+    """Nothing under the heading is dropped: an item, a paragraph, each table row; an
+    introduction ending in ":" is not a criterion of its own."""
+    found = extract(LISTED_PROSE)
+    assert [(ident, found[ident][2]) for ident in found] == [
+        ("AC-rows-keep-their-order", 7),
+        ("AC-given-empty-report-when-exported", 9),
+        ("AC-7", 13),
+        ("AC-8", 14),
+    ]
+
+
+def test_a_definition_of_done_paragraph_under_a_numbered_section_is_a_criterion() -> None:
+    """Written after the fix: a paragraph with two sentences stays one criterion."""
+    text = "## 5. Definition of Done\n\nAll of the above pass in CI. Docs are updated.\n"
+    assert list(extract(text)) == ["S5-all-above-pass-ci-docs"]

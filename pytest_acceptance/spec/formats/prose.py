@@ -16,10 +16,10 @@ _NUMBERED = re.compile(
 _NAMED = re.compile(
     r"^#{1,6}[ \t].*(?:requirements|acceptance criteria|definition of done)", re.M | re.I
 )
-# "#### Acceptance criteria" and a list right under it: each item is a criterion.
+# "#### Acceptance criteria" and text under it: each item (or paragraph) is a criterion.
 _LISTED = re.compile(
     r"^#{1,6}[ \t].*\b(?:acceptance[ \t]+(?:criteria|scenarios)|definition of done)\b.*\n"
-    r"(?:[ \t]*\n)*[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S",
+    r"(?:[ \t]*\n)*[ \t]*[^\s#]",
     re.M | re.I,
 )
 # "- [ ] The parser accepts ...": a definition of done's checklist.
