@@ -31,8 +31,9 @@ Also:
   the list under it, and each item of that list is a requirement of its own, read with the
   lead-in's words ("The system MUST send notifications for: password changes"); under an
   author's id or a checklist item the nested list stays part of that one requirement;
-- under a heading named "Acceptance Criteria" or "Definition of Done", each list item is
-  one requirement whatever its words; inside a numbered section it takes that number;
+- under a heading named "Acceptance Criteria" or "Definition of Done", each list item,
+  paragraph (not an introduction ending in ":") and table row is one requirement whatever
+  its words; inside a numbered section it takes that number;
 - keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
   boilerplate) are not requirements;
 - a requirement that states its own check ("`make lint` exits 0") is a bash criterion
