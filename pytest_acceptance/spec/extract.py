@@ -182,7 +182,10 @@ def extract_criteria(
             if whole_item:
                 lead = _Lead(found[-1], block.depth, split=False)
             elif found and _LEADS_A_LIST.search(block.text):
-                lead = _Lead(found[-1], block.depth, split=True)
+                # the list belongs to the paragraph's last sentence: split it only when
+                # that sentence is the statement ("Reports MUST be signed. They cover:")
+                last = block.text.rstrip().endswith(found[-1].raw.rstrip())
+                lead = _Lead(found[-1], block.depth, split=last)
     return _criteria(drafts, path)
 
 

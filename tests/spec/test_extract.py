@@ -394,3 +394,17 @@ def test_a_definition_of_done_paragraph_under_a_numbered_section_is_a_criterion(
     """Written after the fix: a paragraph with two sentences stays one criterion."""
     text = "## 5. Definition of Done\n\nAll of the above pass in CI. Docs are updated.\n"
     assert list(extract(text)) == ["S5-all-above-pass-ci-docs"]
+
+
+def test_a_list_after_a_sentence_without_a_keyword_is_not_split_under_an_earlier_one() -> None:
+    """ "Reports MUST be signed. They cover:" - the list is what they cover, not what must be
+    signed: it stays with the statement as context and gives no requirements of its own."""
+    text = "## 2 Reports\n\nReports MUST be signed. They cover:\n\n- monthly totals\n- refunds\n"
+    assert extract(text) == {
+        "S2-reports-signed": (
+            "Reports MUST be signed.\n- monthly totals\n- refunds",
+            Priority.MUST,
+            3,
+            "2 Reports",
+        )
+    }
