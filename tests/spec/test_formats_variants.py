@@ -76,16 +76,23 @@ def test_kiro_criteria_as_paragraph_lines_with_a_bare_number_or_none() -> None:
 
 def test_an_acceptance_criteria_section_with_nothing_understood_is_an_error_at_its_line() -> None:
     text = (
-        "### Requirement 1: Sign in\n\n#### Acceptance Criteria\n\n"
-        "1. WHEN a member signs in THEN the system SHALL open a session\n\n"
-        "### Requirement 2: Sign out\n\n#### Acceptance Criteria\n\n"
-        "See the session design for what happens here.\n"
+        "# Story 1.4: Sign out\n\n## Story\n\nAs a member, I want to sign out.\n\n"
+        "## Acceptance Criteria\n\nSee the session design for what happens here.\n\n"
+        "## Dev Notes\n"
     )
     with pytest.raises(SpecError) as raised:
-        parsed(text)
-    assert raised.value.line == 11
+        parsed(text, "1.4.story.md")
+    assert raised.value.line == 9
     assert "'See the session design for what happens here.'" in raised.value.message
-    assert "'Acceptance Criteria' (line 9)" in raised.value.message
+    assert "'Acceptance Criteria' (line 7)" in raised.value.message
+
+
+def test_a_kiro_criterion_in_plain_words_is_read_not_dropped() -> None:
+    text = (
+        "### Requirement 2: Sign out\n\n#### Acceptance Criteria\n\n"
+        "Signing out ends the session on every device.\n"
+    )
+    assert ids(text) == ["2.1"]
 
 
 SPECKIT_OLDER_LAYOUT = """\

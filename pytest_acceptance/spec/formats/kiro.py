@@ -56,7 +56,6 @@ _NUMBERED_LINE = re.compile(
     re.S,
 )
 _EARS_LINE = re.compile(r"[*_]{0,2}(?:WHEN|IF|WHILE|WHERE|THE|GIVEN)\b|.*\bSHALL\b", re.S)
-_KEYWORD_WORD = re.compile(r"\b(?:MUST|SHALL|SHOULD|COULD|MAY)\b")
 _DETECT_PROPERTY = re.compile(r"^(?:#{2,5}[ \t]+|[ \t]*\*\*)Property[ \t]+\d+[ \t]*:", re.M)
 _DETECT_VALIDATES = re.compile(r"Validates:?\**[ \t]*:?[ \t]*Requirements?", re.IGNORECASE)
 REQUIREMENTS_SHAPE = (
@@ -177,8 +176,8 @@ class KiroRequirementsFormat:
 
 def _paragraph_criteria(block: Block) -> list[tuple[int, str | None, str]]:
     """``(line, number as written or None, text)`` of each criterion line of a paragraph;
-    an unnumbered line before the first that says neither EARS nor a keyword is an
-    introduction ("The criteria below apply to guests:")."""
+    an unnumbered line ending in ":" before the first is an introduction ("The criteria
+    below apply to guests:")."""
     table = read_table(block.text)
     if table is not None:
         return table_criteria(block, table)
@@ -191,7 +190,7 @@ def _paragraph_criteria(block: Block) -> list[tuple[int, str | None, str]]:
         elif found and not _EARS_LINE.match(line):
             at, number, text = found[-1]
             found[-1] = (at, number, f"{text} {line}")
-        elif _EARS_LINE.match(line) or _KEYWORD_WORD.search(line):
+        elif line and not line.endswith(":"):
             found.append((block.line + offset, None, line))
     return found
 
