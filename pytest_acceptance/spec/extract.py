@@ -32,7 +32,7 @@ Also:
   lead-in's words ("The system MUST send notifications for: password changes"); under an
   author's id or a checklist item the nested list stays part of that one requirement;
 - under a heading named "Acceptance Criteria" or "Definition of Done", each list item,
-  paragraph (not an introduction ending in ":") and table row is one requirement whatever
+  paragraph (not an introduction: "...:", "... below") and table row is one requirement whatever
   its words; inside a numbered section it takes that number;
 - keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
   boilerplate) are not requirements;
@@ -110,6 +110,9 @@ _CLAUSE = re.compile(r"[\s*_]*§\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?[*_]*\s+(?=\
 # A statement that introduces a list: "... MUST send notifications for:", "... MUST support
 # the following channels".
 _LEADS_A_LIST = re.compile(r"(?::[*_]*|\b(?:following\b[^.:;!?]{0,40}|as follows\W*))\Z")
+# A paragraph that introduces the criteria under it, not one of them: "... when every item
+# below holds.", "The export is done when:".
+_INTRODUCTION = re.compile(r":[*_]*\s*\Z|\b(?:below|following|as follows)\b", re.IGNORECASE)
 _BOILERPLATE = re.compile(r"RFC\s*2119|RFC\s*8174|BCP\s*14|interpreted as described", re.I)
 PRIORITY = {
     "MUST": Priority.MUST,
@@ -278,7 +281,7 @@ def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -
         raw = block.text[checkbox.end() :]
         yield _Draft(section, plain(raw), strongest, block.line, raw=raw)
         return
-    listed = section.listed and (block.item or not block.text.rstrip().endswith(":"))
+    listed = section.listed and (block.item or not _INTRODUCTION.search(block.text))
     if listed:  # an item or a paragraph under "Acceptance Criteria": one criterion
         yield _Draft(section, plain(block.text), strongest, block.line, raw=block.text)
         return
