@@ -27,8 +27,13 @@ Also:
 - a paragraph or list item that starts with the author's id (``**FR-0.3**: ...``,
   ``REQ-7: ...``, ``[INV-2] ...``) is one criterion with that id, whatever its sentences
   (under a "Requirements" / "Acceptance Criteria" heading even without a keyword: MUST);
-- a statement that ends with ":" takes the list nested under it ("The scoped permissions
-  MUST be:" and its items are one requirement);
+- a statement that introduces a list (it ends with ":" or says "the following ...") takes
+  the list under it, and each item of that list is a requirement of its own, read with the
+  lead-in's words ("The system MUST send notifications for: password changes"); under an
+  author's id or a checklist item the nested list stays part of that one requirement;
+- under a heading named "Acceptance Criteria" or "Definition of Done", each list item,
+  paragraph (not an introduction: "...:", "... below") and table row is one requirement whatever
+  its words; inside a numbered section it takes that number;
 - keyword definitions ("SHALL: indicates a mandatory requirement", the RFC 2119
   boilerplate) are not requirements;
 - a requirement that states its own check ("`make lint` exits 0") is a bash criterion
@@ -55,7 +60,7 @@ from pytest_acceptance.model import (
     raise_all,
 )
 from pytest_acceptance.spec.formats.stated_check import StatedCheckError, choose
-from pytest_acceptance.spec.formats.table import Table, read_table
+from pytest_acceptance.spec.formats.table import Table, read_table, table_criteria
 
 # "3.2 Title", "3.2. Title", "3) Title", "§3 Title"; at most 3 digits a part (not "2024 plan").
 _LEADING_NUMBER = re.compile(r"§?\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?(?:[)\s]|\Z)")
@@ -68,11 +73,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[\"'(\[*_`]*[A-Z0-9§])"
 _ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "cf.", "approx.", "incl.")
 # An unnumbered section whose heading names requirements: "Functional Requirements (v2)".
 _REQUIREMENTS_HEADING = re.compile(
+    r"[^\w\s]*\s*"
     r"(?P<name>(?:[\w-]+\s+){0,3}?(?:requirements|acceptance criteria|definition of done))\b"
     r"[^\w]*(?:\(.*\))?\s*\Z",
     re.IGNORECASE,
 )
 _CHECKBOX = re.compile(r"\[[ xX]\]\s+(?=\S)")
+# A heading over a list of criteria: each item is one, whatever its words.
+_LISTED_HEADING = re.compile(
+    r"\bacceptance\s+(?:criteria|scenarios)\b|\bdefinition of done\b", re.IGNORECASE
+)
 _CHECKBOX_CELL = re.compile(r"\[[ xX]\]\Z")
 # Words an id leaves out: they make ids long and say nothing about the requirement.
 _FILLER_WORDS = (
@@ -86,7 +96,9 @@ ID_WORDS = 5
 _AUTHOR_ID = re.compile(
     r"(?:\[[ xX]\]\s+)?[\s*_`\\\[]*"
     r"(?P<id>[A-Z][A-Z0-9_]*-(?=[A-Za-z0-9_.-]*\d)[A-Za-z0-9_.-]*[A-Za-z0-9]"
-    r"|\d{1,3}(?:\.\d{1,3})+)\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
+    r"|\d{1,3}(?:\.\d{1,3})+"
+    r"|[A-Z]{1,5}\d{1,4}(?:\.\d{1,3})*(?=[\]`*_]*\s*:))"  # "AC1: ...": with its colon only
+    r"\\?[\]`*_]*\s*(?:[:)\u2014\u2013-]\s*)?[*_]*\s+(?=\S)"
 )
 # "SHALL: indicates ...", "MUST NOT — means ...", the RFC 2119 boilerplate: definitions.
 _DEFINITION = re.compile(
@@ -95,6 +107,12 @@ _DEFINITION = re.compile(
 )
 # "§2.1 The exporter MUST ...": a paragraph the author numbered is one clause, id ``S2.1``.
 _CLAUSE = re.compile(r"[\s*_]*§\s*(?P<ref>\d{1,3}(?:\.\d{1,3})*)\.?[*_]*\s+(?=\S)")
+# A statement that introduces a list: "... MUST send notifications for:", "... MUST support
+# the following channels".
+_LEADS_A_LIST = re.compile(r"(?::[*_]*|\b(?:following\b[^.:;!?]{0,40}|as follows\W*))\Z")
+# A paragraph that introduces the criteria under it, not one of them: "... when every item
+# below holds.", "The export is done when:".
+_INTRODUCTION = re.compile(r":[*_]*\s*\Z|\b(?:below|following|as follows)\b", re.IGNORECASE)
 _BOILERPLATE = re.compile(r"RFC\s*2119|RFC\s*8174|BCP\s*14|interpreted as described", re.I)
 PRIORITY = {
     "MUST": Priority.MUST,
@@ -124,6 +142,7 @@ class _Section:
     title: str
     level: int
     named: bool = False  # "Requirements", "Acceptance Criteria": an id-led item is one
+    listed: bool = False  # "Acceptance Criteria", "Definition of Done": every item is one
 
 
 @dataclass
@@ -145,23 +164,67 @@ def extract_criteria(
     """Criteria from the requirement sections of ``blocks``; ``plain`` strips inline markup."""
     drafts: list[_Draft] = []
     stack: list[_Section] = []
-    absorbing: tuple[_Draft, int] | None = None  # a statement ending in ":" and its depth
+    lead: _Lead | None = None  # a statement that introduces the list under it
     for block in blocks:
         if block.kind == "item":
             continue  # its paragraph follows
-        if absorbing and block.kind == "paragraph" and block.depth > absorbing[1]:
-            absorbing[0].statement += "\n- " + plain(block.text)
+        if lead and block.kind == "paragraph" and block.depth > lead.depth:
+            drafts += lead.take(block, plain)
             continue
-        absorbing = None
+        lead = None
         if block.kind == "heading":
             _enter(stack, block)
         elif block.kind == "paragraph" and stack:
             found = list(_drafts(block, stack[-1], plain))
             drafts += found
-            whole_item = found and block.item and (found[-1].ident or _CHECKBOX.match(block.text))
-            if found and (block.text.rstrip().endswith(":") or whole_item):
-                absorbing = (found[-1], block.depth)
+            whole_item = (
+                bool(found)
+                and block.item
+                and (found[-1].ident or _CHECKBOX.match(block.text) or stack[-1].listed)
+            )
+            if whole_item:
+                lead = _Lead(found[-1], block.depth, split=False)
+            elif found and _LEADS_A_LIST.search(block.text):
+                # the list belongs to the paragraph's last sentence: split it only when
+                # that sentence is the statement ("Reports MUST be signed. They cover:")
+                last = block.text.rstrip().endswith(found[-1].raw.rstrip())
+                lead = _Lead(found[-1], block.depth, split=last)
     return _criteria(drafts, path)
+
+
+@dataclass
+class _Lead:
+    """A statement and the list under it. The list is part of the statement's text; when
+    ``split`` (a MUST/SHOULD/COULD sentence ending in ":"), each of its items is also a
+    requirement of its own, the lead-in's words before it: "The system MUST send
+    notifications for: password changes". An author's id or a checklist item keeps its
+    list as one requirement: the author chose the grain."""
+
+    draft: _Draft
+    depth: int
+    split: bool
+    last: _Draft | None = None  # the item taking the paragraphs nested deeper
+
+    def take(self, block: ProseBlock, plain: Callable[[str], str]) -> list[_Draft]:
+        text = plain(block.text)
+        self.draft.statement += "\n- " + text
+        if not self.split:
+            return []
+        if block.depth > self.depth + 1 or not block.item:
+            if self.last is not None:
+                self.last.statement += "\n- " + text
+            return []
+        lead = self.draft.statement.split("\n", 1)[0].rstrip().rstrip(":").rstrip()
+        keywords = _KEYWORD.findall(_CODE_SPAN.sub("", block.text))
+        priority = (
+            min((PRIORITY[k] for k in keywords), key=STRENGTH.index)
+            if keywords
+            else self.draft.priority
+        )
+        self.last = _Draft(
+            self.draft.section, f"{lead}: {text}", priority, block.line, raw=block.text
+        )
+        return [self.last]
 
 
 def section_ref(heading: str) -> str | None:
@@ -174,18 +237,29 @@ def _enter(stack: list[_Section], heading: ProseBlock) -> None:
     while stack and stack[-1].level >= heading.level:
         stack.pop()
     ref = section_ref(heading.text)
+    listed = _LISTED_HEADING.search(heading.text) is not None
     if ref is not None:
-        stack.append(_Section(f"S{ref}", heading.text, heading.level))
+        stack.append(_Section(f"S{ref}", heading.text, heading.level, listed, listed))
         return
     named = _REQUIREMENTS_HEADING.match(heading.text)
-    if named is not None:
+    if named is not None and listed and stack and stack[-1].ref.startswith("S"):
+        # "#### Acceptance criteria" of "### 2. Export": the criteria of section 2
+        enclosing = stack[-1].ref
+        stack.append(_Section(enclosing, heading.text, heading.level, True, True))
+    elif named is not None:
         words = re.split(r"[\s-]+", named["name"])
         initials = "".join(w[0] for w in words if w[:1].isascii() and w[:1].isalnum())
-        stack.append(_Section(initials.upper() or "REQ", heading.text, heading.level, True))
+        ref = initials.upper() or "REQ"
+        stack.append(_Section(ref, heading.text, heading.level, True, listed))
 
 
 def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -> Iterator[_Draft]:
     table = read_table(block.text) if block.text.lstrip().startswith("|") else None
+    if table is not None and section.listed:  # a table of criteria: each row is one
+        for line, number, text in table_criteria(block, table):
+            ident = number if not number or not number[0].isdigit() else f"{section.ref}-{number}"
+            yield _Draft(section, plain(text), Priority.MUST, line, ident, raw=text)
+        return
     if table is not None:
         yield from _table_drafts(block, table, section, plain)
         return
@@ -206,6 +280,10 @@ def _drafts(block: ProseBlock, section: _Section, plain: Callable[[str], str]) -
     if checkbox is not None:  # a checklist item: one requirement, whatever its words
         raw = block.text[checkbox.end() :]
         yield _Draft(section, plain(raw), strongest, block.line, raw=raw)
+        return
+    listed = section.listed and (block.item or not _INTRODUCTION.search(block.text))
+    if listed:  # an item or a paragraph under "Acceptance Criteria": one criterion
+        yield _Draft(section, plain(block.text), strongest, block.line, raw=block.text)
         return
     for line, statement, priority, raw in statements:
         yield _Draft(section, statement, priority, line, raw=raw)

@@ -135,6 +135,7 @@ def render(
     manual = verdict.of(Status.MANUAL)
     if failed:
         lines += _section("Failed", failed, rootdir, several)
+        lines += advice_lines(failed)
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
         lines += advice_lines(errors)
@@ -235,8 +236,9 @@ def _failure_entry(outcome: Outcome, rootdir: Path) -> list[str]:
 
 
 def advice_lines(outcomes: list[Outcome]) -> list[str]:
-    """The way out several errors share (``Result.extra["advice"]``: no agent configured,
-    say), once for all of them rather than once per criterion."""
+    """The way out several errors or failures share (``Result.extra["advice"]``: no agent
+    configured, a ticked task with no evidence), once for all of them rather than once per
+    criterion."""
     shared: dict[str, list[str]] = {}
     for outcome in outcomes:
         advice = outcome.result.extra.get("advice")

@@ -9,7 +9,9 @@ at the end of the run. Pure functions over frozen data.
 
 A cite names criteria by, in this order: a requirement of a spec (its criteria), a
 criterion's id, or the start of criteria ids (``US1`` → ``US1-AC1``, ``3`` → ``3.1``);
-specs in the task list's own folder are searched first.
+specs in the task list's own folder are searched first. A cite ending in ``/`` names a
+folder, relative to the task list's: every criterion of the run's specs under it (an
+OpenSpec change's ``specs/``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pytest_acceptance.model import Criterion, Issue, Result, Spec, Status
-from pytest_acceptance.text import spec_location
+from pytest_acceptance.text import display_path, spec_location
 
 Key = tuple[Path, str]  # (resolved spec path, criterion id)
 
@@ -28,6 +30,8 @@ def cited_criteria(cite: str, task_spec: Path, specs: Iterable[Spec]) -> list[Ke
     """The criteria ``cite`` names, as (spec path, id) keys; [] when none does."""
     specs = list(specs)
     folder = task_spec.parent
+    if cite.endswith("/"):
+        return _by_folder((folder / cite).resolve(), task_spec, specs)
     near = [s for s in specs if s.path.parent == folder and s.path != task_spec]
     far = [s for s in specs if s.path.parent != folder]
     for group in (near, far):
@@ -36,6 +40,16 @@ def cited_criteria(cite: str, task_spec: Path, specs: Iterable[Spec]) -> list[Ke
             if found:
                 return found
     return []
+
+
+def _by_folder(folder: Path, task_spec: Path, specs: list[Spec]) -> list[Key]:
+    return [
+        (spec.path, c.id)
+        for spec in specs
+        if spec.path != task_spec and spec.path.resolve().is_relative_to(folder)
+        for c in spec.criteria
+        if not c.task
+    ]
 
 
 def _by_requirement(cite: str, spec: Spec) -> list[Key]:
@@ -84,8 +98,13 @@ def settle(
     spec_path = task.location.path.resolve()
     named = [(cite, cited_criteria(cite, spec_path, specs)) for cite in claim.cites]
     named += [(sub, [(spec_path, sub)]) for sub in claim.subtasks]
+    advice = ""
     for cite, keys in named:
-        if not keys:
+        if not keys and cite.endswith("/"):
+            folder = display_path(spec_path.parent, rootdir)
+            unknown.append(f"no spec of this run lies in its change's {cite}")
+            advice = f"give the change's folder to --acceptance ({folder}): its {cite} decide them"
+        elif not keys:
             unknown.append(f"{cite} is in no spec of this run (give its spec to --acceptance)")
         for key in keys:
             result = results.get(key)
@@ -112,6 +131,8 @@ def settle(
                 manual.append(key[1])
             else:
                 passed.append(key[1])
+    if advice:
+        own = dataclasses.replace(own, extra={**own.extra, "advice": advice})
     return _decided(task, own, failed, unknown, manual, passed)
 
 

@@ -234,3 +234,177 @@ def test_an_extracted_spec_is_verified_by_the_agent_end_to_end(
         next((pytester.path / ".acceptance" / "specs").glob("*/report.json")).read_text()
     )
     assert report["gaps"] == {"high": ["S2.1-tracker-committed-git"], "medium": [], "low": []}
+
+
+SECTIONED = """\
+# Notification Service
+
+## 1. Overview
+
+This document describes the notification service.
+
+## 2. Functional Requirements
+
+### 2.1 Account Events
+
+The system MUST send notifications for:
+
+- password changes
+- sign-ins from a new device
+- email address changes
+- two-factor authentication being disabled
+
+Each notification SHOULD arrive within 60 seconds. Users COULD choose a quiet period.
+
+### 2.2 Delivery
+
+- Email delivery MUST retry three times.
+- Push delivery SHOULD be used when the app is installed.
+
+## 3. Non-Functional Requirements
+
+The service MUST handle 1,000 notifications per second. It MUST NOT drop a queued one.
+"""
+
+
+def test_each_statement_and_each_item_under_a_lead_in_is_a_requirement_of_its_own() -> None:
+    found = extract(SECTIONED)
+    assert list(found) == [
+        "S2.1-system-send-notifications",
+        "S2.1-password-changes",
+        "S2.1-sign-ins-new-device",
+        "S2.1-email-address-changes",
+        "S2.1-two-factor-authentication-being-disabled",
+        "S2.1-each-notification-arrive-within-60",
+        "S2.1-users-choose-quiet-period",
+        "S2.2-email-delivery-retry-three-times",
+        "S2.2-push-delivery-used-when-app",
+        "S3-service-handle-1-000-notifications",
+        "S3-drop-queued-one",
+    ]
+    statement, priority, line, category = found["S2.1-sign-ins-new-device"]
+    assert statement == "The system MUST send notifications for: sign-ins from a new device"
+    assert (priority, line, category) == (Priority.MUST, 14, "2.1 Account Events")
+    lead_in = found["S2.1-system-send-notifications"][0]
+    assert lead_in.splitlines() == [
+        "The system MUST send notifications for:",
+        "- password changes",
+        "- sign-ins from a new device",
+        "- email address changes",
+        "- two-factor authentication being disabled",
+    ]
+    spec = parse_spec_text(SECTIONED, Path("spec.md"))
+    assert [r.id for r in spec.requirements] == list(found)
+
+
+def test_list_items_of_a_lead_in_in_other_shapes_are_requirements_too() -> None:
+    """Written after the fix: a numbered list, "the following" without a colon, an item with
+    its own weaker keyword, nested details, a stated check, and a list under no keyword."""
+    text = (
+        "## §4 Export\n\n"
+        "The exporter MUST support the following formats\n"
+        "1. CSV, quoted as RFC 4180 says\n"
+        "   - with a header row\n"
+        "2. JSON lines; it SHOULD stream them\n\n"
+        "The build MUST pass these checks:\n\n"
+        "- `true` exits 0\n\n"
+        "Formats we thought about:\n\n- XML\n- YAML\n"
+    )
+    spec = parse_spec_text(text, Path("spec.md"))
+    by_id = {c.id: c for c in spec.criteria}
+    assert list(by_id) == [
+        "S4-exporter-support-following-formats",
+        "S4-csv-quoted-rfc-4180-says",
+        "S4-json-lines-stream-them",
+        "S4-build-pass-these-checks",
+        "S4-true-exits-0",
+    ]
+    csv = by_id["S4-csv-quoted-rfc-4180-says"].checks[0]
+    assert csv.splitlines() == [
+        "The exporter MUST support the following formats: CSV, quoted as RFC 4180 says",
+        "- with a header row",
+    ]
+    assert by_id["S4-json-lines-stream-them"].priority is Priority.SHOULD
+    assert by_id["S4-true-exits-0"].command == "true"
+    assert by_id["S4-true-exits-0"].method is Method.BASH
+
+
+def test_each_item_under_an_acceptance_criteria_heading_is_a_criterion_whatever_its_words() -> None:
+    """A plan whose numbered sections each list their criteria in lower-case prose: every
+    item is one, under the section's reference; nested details stay with their item."""
+    text = (
+        "# Plan\n\n## 1. Store custom ids\n\n#### Why\n\nFacilities want their own ids.\n\n"
+        "#### Acceptance criteria\n"
+        "- the map should be in the agents table, empty by default\n"
+        "- its keys are facility ids\n  - and its values strings\n\n"
+        "## 2. Print them\n\n#### ✅ Acceptance Criteria\n\n"
+        "1. The PDF shows the custom id when one is set\n2. Otherwise the internal one\n"
+    )
+    found = extract(text)
+    assert list(found) == [
+        "S1-map-agents-table-empty-default",
+        "S1-keys-facility-ids",
+        "S2-pdf-shows-custom-id-when",
+        "S2-otherwise-internal-one",
+    ]
+    assert found["S1-keys-facility-ids"][0] == "its keys are facility ids\n- and its values strings"
+    assert found["S2-pdf-shows-custom-id-when"][2] == 18
+
+
+def test_items_under_a_definition_of_done_or_unnumbered_criteria_heading_are_criteria() -> None:
+    """Written after the fix: no numbered section at all, and a reference spec beside it
+    still wins with its own criterion headings."""
+    text = "# Export\n\n## Acceptance Criteria\n\n* rows keep their order\n* dates are ISO 8601\n"
+    assert list(extract(text)) == ["AC-rows-keep-their-order", "AC-dates-iso-8601"]
+    done = "# Release\n\n## Definition of Done\n\n- the changelog names the fix\n"
+    assert list(extract(done)) == ["DOD-changelog-names-fix"]
+
+
+LISTED_PROSE = """\
+# Export
+
+## Acceptance Criteria
+
+The export is done when:
+
+- rows keep their order
+
+Given an empty report, when it is exported, then the file holds the header only.
+
+| ID | Criterion |
+|----|----|
+| AC-7 | Dates are ISO 8601 |
+| 8 | Numbers use a dot |
+"""
+
+
+def test_paragraphs_and_table_rows_under_an_acceptance_criteria_heading_are_criteria() -> None:
+    """Nothing under the heading is dropped: an item, a paragraph, each table row; an
+    introduction ending in ":" is not a criterion of its own."""
+    found = extract(LISTED_PROSE)
+    assert [(ident, found[ident][2]) for ident in found] == [
+        ("AC-rows-keep-their-order", 7),
+        ("AC-given-empty-report-when-exported", 9),
+        ("AC-7", 13),
+        ("AC-8", 14),
+    ]
+
+
+def test_a_definition_of_done_paragraph_under_a_numbered_section_is_a_criterion() -> None:
+    """Written after the fix: a paragraph with two sentences stays one criterion."""
+    text = "## 5. Definition of Done\n\nAll of the above pass in CI. Docs are updated.\n"
+    assert list(extract(text)) == ["S5-all-above-pass-ci-docs"]
+
+
+def test_a_list_after_a_sentence_without_a_keyword_is_not_split_under_an_earlier_one() -> None:
+    """ "Reports MUST be signed. They cover:" - the list is what they cover, not what must be
+    signed: it stays with the statement as context and gives no requirements of its own."""
+    text = "## 2 Reports\n\nReports MUST be signed. They cover:\n\n- monthly totals\n- refunds\n"
+    assert extract(text) == {
+        "S2-reports-signed": (
+            "Reports MUST be signed.\n- monthly totals\n- refunds",
+            Priority.MUST,
+            3,
+            "2 Reports",
+        )
+    }

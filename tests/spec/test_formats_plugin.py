@@ -26,7 +26,7 @@ EXAMPLE_COUNTS = {
     "openspec/changes/add-totp/specs/auth/spec.md": 2,
     "openspec/specs/auth/spec.md": 3,
     "prose/definition-of-done.md": 9,
-    "prose/requirements.md": 6,
+    "prose/requirements.md": 8,
     "speckit/specs/001-csv-export/spec.md": 10,
     "stories/requirements.md": 6,
     "tasks/checklist.md": 3,

@@ -251,7 +251,9 @@ def test_prose_keeps_author_ids_nested_lists_and_skips_keyword_definitions() -> 
         ("S2-entries-append-only", M),
         ("S2-each-entry-carry-request-id", S),
         ("FR-0.3", M),  # the author's id
-        ("S2-required-scoped-permissions", M),
+        ("S2-required-scoped-permissions", M),  # a lead-in with its list, and each item
+        ("S2-audit-read-listing-entries", M),
+        ("S2-audit-export-downloads", M),
         ("R-entries-older-than-400-days", M),  # an unnumbered "Requirements" heading
         ("R-log-mirrored-object-storage", C),
     ]  # nothing from "1 Terms": RFC 2119 boilerplate and "SHALL: indicates ..."
@@ -259,6 +261,9 @@ def test_prose_keeps_author_ids_nested_lists_and_skips_keyword_definitions() -> 
     assert permissions.checks == (
         "The required scoped permissions MUST be:\n"
         "- audit:read for listing entries\n- audit:export for downloads",
+    )
+    assert spec.criteria[4].checks == (
+        "The required scoped permissions MUST be: audit:read for listing entries",
     )
     assert spec.criteria[2].location.line == line_of(relative, "**FR-0.3**")
     assert spec.criteria[2].checks[0].startswith("The exporter MUST request only the scoped")

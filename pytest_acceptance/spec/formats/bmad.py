@@ -3,7 +3,7 @@
 - v4: each numbered item is criterion ``ACn`` (the number BMAD's tasks cite as ``(AC: 1)``).
 - v6: each bold ``**AC1 — Title:**`` (``**AC1: Title**``, also as a list item) opens
   criterion ``AC1`` titled "Title"; its ``**Given**``/``**When**``/``**Then**`` bullets are
-  the steps the agent checks.
+  the steps the agent checks. A heading ``### AC1: Title`` inside the section does too.
 
 The ``**As a** ... **I want** ... **so that** ...`` story is context; category: the story
 title. Priority MUST (a story's criteria are all required).
@@ -18,6 +18,7 @@ from pathlib import Path
 from pytest_acceptance.model import Spec
 from pytest_acceptance.spec.formats.common import Builder
 from pytest_acceptance.spec.formats.document import Block, Document
+from pytest_acceptance.spec.formats.table import read_table, table_criteria
 
 _SECTION = re.compile(r"acceptance criteria\b", re.IGNORECASE)
 _STORY = re.compile(r"\bAs an?\b.*\bI want\b", re.IGNORECASE | re.S)
@@ -25,6 +26,15 @@ _BOLD_AC = re.compile(
     r"\*\*\s*AC[\s-]?(?P<n>\d+(?:\.\d+)?)\s*(?:[:\u2014\u2013-]\s*(?P<title>[^*]*?))?\s*:?\s*\*\*"
     r"\s*:?\s*(?P<rest>.*)",
     re.S,
+)
+# "### AC1: Reminder is queued" under the section: a criterion headed by its id.
+_HEADING_AC = re.compile(
+    r"\W*(?:AC|Acceptance Criterion)[\s-]?(?P<n>\d+(?:\.\d+)?)\b"
+    r"\s*[:.\u2014\u2013-]?\s*(?P<title>.*)",
+    re.IGNORECASE,
+)
+_OWN_AC = re.compile(
+    r"[*_]*(?P<id>AC-?\d+(?:\.\d+)*)[*_]*\s*[:\u2014\u2013]\s*[*_]*\s*(?P<rest>.*)", re.S
 )
 _DETECT_SECTION = re.compile(r"^##[ \t]+Acceptance Criteria", re.MULTILINE | re.IGNORECASE)
 _DETECT_STORY = re.compile(
@@ -56,6 +66,7 @@ class _Criterion:
     owned: list[Block] = field(default_factory=list)
     depth: int = 0
     bold: bool = False  # opened by "**AC1 — Title:**": its bullets are its steps
+    ident: str = ""  # the author's own id ("AC-1"), when the item starts with one
 
 
 class BmadFormat:
@@ -77,6 +88,9 @@ class BmadFormat:
                     level = 0
                 if _SECTION.match(block.text):
                     level = block.level
+                elif level and (found := _HEADING_AC.match(block.text)):
+                    title = found["title"].strip() or block.text
+                    current = _Criterion(found["n"], block.line, title, "", bold=True)
                 continue
             if not level:
                 if block.kind == "paragraph" and not story:
@@ -95,6 +109,16 @@ class BmadFormat:
             if current is not None and block.kind == "fence":
                 current.owned.append(block)
             return current
+        table = read_table(block.text) if not block.item else None
+        if table is not None:  # a table of criteria: each row is one
+            self._close(builder, current, title, story)
+            for line, number, row in table_criteria(block, table):
+                count = str(self._count(builder, None) + 1)
+                ident = number if number and not number[0].isdigit() else f"AC{number or count}"
+                statement = document.plain(row)
+                found = _Criterion(number or count, line, statement, statement, ident=ident)
+                self._close(builder, found, title, story)
+            return None
         text = _CHECKBOX.sub("", block.text, count=1) if block.item else block.text
         bold = _BOLD_AC.match(text)
         if bold:
@@ -105,8 +129,11 @@ class BmadFormat:
         if _item_criterion(block, current):
             number = block.number or str(self._count(builder, current) + 1)
             self._close(builder, current, title, story)
-            statement = document.plain(text)
-            return _Criterion(number, block.line, statement, statement, depth=block.depth)
+            own = _OWN_AC.match(text)  # "- [ ] AC-1: ...": the author's id, as written
+            statement = document.plain(own["rest"] if own else text)
+            found = _Criterion(number, block.line, statement, statement, depth=block.depth)
+            found.ident = own["id"] if own else ""
+            return found
         if current is not None:
             current.steps.append(document.plain(text))
         return current
@@ -120,7 +147,7 @@ class BmadFormat:
         if current is None:
             return
         builder.add(
-            f"AC{current.number}",
+            current.ident or f"AC{current.number}",
             current.line,
             title=current.title,
             text=current.text or current.title,

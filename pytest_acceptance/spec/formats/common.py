@@ -27,6 +27,7 @@ from pytest_acceptance.spec.formats.document import (
     NOT_INDENTED,
     Block,
     Document,
+    children,
     item_left_above,
 )
 
@@ -39,6 +40,17 @@ _OWN_ID = re.compile(
     r"(?:\[[ xX]\]\s+)?[*_`]*(?P<id>[A-Z][A-Z0-9]*-\d[\w.-]*?)[*_`]*\s*[:\u2014\u2013)-]\s*[*_]*\s*"
     r"(?P<rest>.*)",
     re.S,
+)
+
+
+# What an author heads a list of criteria with: "#### Acceptance Criteria", "### ✅ Acceptance
+# Scenarios", a bold "**Acceptance Criteria:**" label.
+CRITERIA_HEADING = re.compile(
+    r"\W*acceptance\s+(?:criteria|scenarios)\b[^\w\u2192]*(?:\(.*\))?\s*\Z", re.IGNORECASE
+)
+_CRITERIA_LABEL = re.compile(
+    r"[*_]{1,3}\s*acceptance\s+(?:criteria|scenarios)\b[^*_\n]*[*_]{1,3}\s*:?\s*(?:\n|\Z)",
+    re.IGNORECASE,
 )
 
 
@@ -97,8 +109,6 @@ def add_listed(
     (``- **AC-001**: ...``) or ``fallback_id``; its nested paragraphs are steps, and a check
     it states itself is run."""
     document, block = builder.document, blocks[index]
-    from pytest_acceptance.spec.formats.document import children
-
     owned = children(blocks, index)
     own = _OWN_ID.match(block.text)
     raw = own["rest"] if own else block.text
@@ -117,6 +127,29 @@ def add_listed(
         prose=[raw, *(b.text for b in paragraphs)],
         requirement=requirement,
     )
+
+
+def _prose(text: str) -> bool:
+    """Text a reader could take for criteria."""
+    return bool(text.strip())
+
+
+def _until_heading(blocks: Sequence[Block], index: int) -> list[Block]:
+    found = []
+    for block in blocks[index + 1 :]:
+        if block.kind == "heading":
+            break
+        found.append(block)
+    return found
+
+
+def _region_end(blocks: Sequence[Block], region: Sequence[Block]) -> int:
+    """The first line after ``region``: the line of the block that follows its last one."""
+    if not region:
+        return 0
+    last = region[-1]
+    after = [b.line for b in blocks if b.line > last.line]
+    return min(after) if after else 1 << 30
 
 
 class Builder:
@@ -269,6 +302,38 @@ class Builder:
             self.error(at, f"{ident}: {exc}")
         return None
 
+    def _unread_criteria_sections(self, shape: str) -> None:
+        """An "Acceptance Criteria" section that holds text but gave no criterion is an error
+        at its first line of text: what looks like criteria is never dropped in silence."""
+        blocks = self.document.blocks
+        lines = sorted(c.location.line for c in self.criteria)
+        for index, block in enumerate(blocks):
+            if block.kind == "heading" and CRITERIA_HEADING.match(block.text):
+                region = children(blocks, index)
+            elif block.kind == "paragraph" and not block.item and block.depth == 0:
+                label = _CRITERIA_LABEL.match(block.text)
+                if label is None:
+                    continue
+                rest = block.text[label.end() :]
+                inline = [Block("paragraph", block.line + 1, text=rest)] if rest.strip() else []
+                region = [*inline, *_until_heading(blocks, index)]
+            else:
+                continue
+            text = [b for b in region if b.kind in ("paragraph", "item") and _prose(b.text)]
+            if not text:
+                continue
+            end = _region_end(blocks, region)
+            reported = (e.line for e in self.errors)
+            if any(block.line <= line < end for line in (*lines, *reported)):
+                continue
+            name = one_line(self.document.plain(block.text.split("\n", 1)[0]), 40)
+            self.error(
+                text[0].line,
+                f"{one_line(text[0].text, 60)!r} under {name!r} (line {block.line}) was not "
+                f"understood as an acceptance criterion, and no criterion was read from that "
+                f"section: write {shape}",
+            )
+
     def spec(self, shape: str, title: str | None = None) -> Spec:
         """The spec, after checking that no verification block was left without a criterion;
         ``shape`` tells the author what a criterion of this format looks like."""
@@ -286,6 +351,7 @@ class Builder:
                     else f"this verification block belongs to no criterion: put it under one "
                     f"({shape})",
                 )
+        self._unread_criteria_sections(shape)
         raise_all(self.errors)
         if not self.criteria:
             raise SpecError(self.path, 1, f"no acceptance criteria found: {shape}")

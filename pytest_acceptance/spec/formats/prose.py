@@ -16,6 +16,12 @@ _NUMBERED = re.compile(
 _NAMED = re.compile(
     r"^#{1,6}[ \t].*(?:requirements|acceptance criteria|definition of done)", re.M | re.I
 )
+# "#### Acceptance criteria" and text under it: each item (or paragraph) is a criterion.
+_LISTED = re.compile(
+    r"^#{1,6}[ \t].*\b(?:acceptance[ \t]+(?:criteria|scenarios)|definition of done)\b.*\n"
+    r"(?:[ \t]*\n)*[ \t]*[^\s#]",
+    re.M | re.I,
+)
 # "- [ ] The parser accepts ...": a definition of done's checklist.
 _CHECKLIST = re.compile(r"^[ \t]*[-*+][ \t]+\[[ xX]\][ \t]+\S", re.M)
 # "- AC-1.1: ...", "- **REQ-2** ...", "1. [FR-3] ...": requirements written with their ids.
@@ -35,6 +41,8 @@ class ProseFormat:
             return 0.6  # beats a reference spec's criterion headings without blocks
         if sections and _CHECKLIST.search(text):
             return 0.55
+        if _LISTED.search(text):
+            return 0.45  # a reference spec's criterion headings (0.5) still win
         if _KEYWORD.search(text) is None:
             return 0.0
         if _NUMBERED.search(text):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Protocol
 
 _SEPARATOR = re.compile(r"\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*\Z")
 _CELL_BORDER = re.compile(r"(?<!\\)\|")
@@ -32,6 +33,27 @@ def read_table(text: str) -> Table | None:
         if line.lstrip().startswith("|")
     )
     return Table(_cells(lines[0]), rows)
+
+
+# A row's first cell that numbers it: "1", "1.2", "AC-3", "AC1".
+_ROW_NUMBER = re.compile(r"[*_`]*(?P<n>(?:[A-Z][A-Z0-9]*-?)?\d{1,4}(?:\.\d{1,3})*)\.?[*_`]*\Z")
+
+
+class _Located(Protocol):
+    line: int
+
+
+def table_criteria(block: _Located, table: Table) -> list[tuple[int, str | None, str]]:
+    """``(line, number or None, text)`` of each row of a table of criteria: the number its
+    first cell gives (else None), the text of its other cells."""
+    found: list[tuple[int, str | None, str]] = []
+    for offset, cells in table.rows:
+        number = _ROW_NUMBER.match(cells[0]) if cells else None
+        rest = cells[1:] if number else cells
+        text = " \u2014 ".join(cell for cell in rest if cell)
+        if text:
+            found.append((block.line + offset, number["n"] if number else None, text))
+    return found
 
 
 def _cells(line: str) -> tuple[str, ...]:

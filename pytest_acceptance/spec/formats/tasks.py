@@ -15,18 +15,26 @@ inline code span of the ``**Verify**:`` line, several joined by ``&&``, or a she
 under it), the files it names (backticked, or a path with a ``/`` and an extension; "remove
 `x`" names a file that must be gone), and the requirements it cites. Whether they hold is
 decided when the run checks it (``pytest_acceptance.run.task``). A ticked task that names
-no evidence at all is a phantom completion: nothing shows it done. An unticked task is listed,
-never run (``--acceptance-unticked fail`` fails it). Category: the phase heading.
+no evidence at all is a phantom completion: nothing shows it done, except in an OpenSpec
+change, where it stands on the change's spec deltas (it cites ``specs/``). An unticked
+task is listed, never run (``--acceptance-unticked fail`` fails it). Category: the phase
+heading.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 from pytest_acceptance.model import Method, Spec, Task, one_line
 from pytest_acceptance.spec.extract import id_words
-from pytest_acceptance.spec.formats.common import Builder, code_spans, matching_items
+from pytest_acceptance.spec.formats.common import (
+    CRITERIA_HEADING,
+    Builder,
+    add_listed,
+    code_spans,
+)
 from pytest_acceptance.spec.formats.document import Block, Document, children
 
 _TASK = re.compile(r"\[(?P<tick>[ xX])\]\*?\s+(?P<rest>.*)", re.S)
@@ -41,15 +49,29 @@ _CITE = re.compile(r"[A-Z][A-Z0-9]*-\d[\w.]*\w|[A-Z][A-Z0-9]*-\d|US\d+|\d+(?:\.\
 _AC_CITE = re.compile(r"\(\s*AC\s*:\s*(?P<ids>[#\d,\s]+)\)", re.IGNORECASE)
 _SHELL = ("", "bash", "sh", "shell", "console", "zsh")
 _EXTENSIONS = (
-    "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|md|json|yaml|yml|toml|sh|css|scss|html|"
-    "sql|c|h|cc|cpp|hpp|cs|swift|php|ex|exs|txt|cfg|ini|lock|xml|vue|svelte|proto|tf|env"
+    "py|pyi|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|kts|rb|md|mdx|json|jsonc|yaml|yml|toml|sh|bash|"
+    "zsh|ps1|css|scss|sass|less|html|htm|sql|c|h|cc|cpp|hpp|cs|csproj|sln|fs|swift|m|mm|php|ex|"
+    "exs|erl|hrl|txt|cfg|conf|ini|lock|xml|vue|svelte|astro|proto|tf|tfvars|hcl|env|prisma|"
+    "graphql|gql|dart|scala|sbt|clj|cljs|lua|r|jl|zig|nim|sol|nix|gradle|properties|plist|"
+    "ipynb|csv|tsv|rst|adoc|j2|jinja|tmpl|tpl|hbs|ejs|erb|pug|liquid|twig|cshtml|razor|"
+    "dockerfile|mk|cmake|bzl|bazel|pem|crt|svg|wasm|http|rest|feature|spec"
 )
-_PATH_SPAN = re.compile(rf"(?:[\w.-]+/)*[\w.-]+(?:\.(?:{_EXTENSIONS})|/)\Z|[\w.-]+(?:/[\w.-]+)+\Z")
+# Files people name without an extension.
+_PLAIN_FILES = (
+    "Dockerfile|Makefile|Procfile|Gemfile|Rakefile|Jenkinsfile|Vagrantfile|Brewfile|Justfile|"
+    "Containerfile|Caddyfile|CODEOWNERS|LICENSE"
+)
+_PATH_SPAN = re.compile(
+    rf"(?:[\w.-]+/)*(?:[\w.-]+\.(?:{_EXTENSIONS})|{_PLAIN_FILES}|[\w.-]+/)\Z"
+    rf"|[\w.-]+(?:/[\w.-]+)+\Z"
+)
 # A bare file name without a folder counts only with an extension no word has ("Node.js" and
-# "e.g." are not files; "pyproject.toml" and "CHANGELOG.md" are).
+# "e.g." are not files; "pyproject.toml", "CHANGELOG.md" and "schema.prisma" are).
+_BARE_EXTENSIONS = "|".join(
+    e for e in _EXTENSIONS.split("|") if len(e) > 1 and e not in ("js", "spec", "rest", "http")
+)
 _BARE_NAME = re.compile(
-    r"(?<![\w/.`-])[\w-]+(?:\.[\w-]+)*\.(?:toml|json|ya?ml|md|py|ts|tsx|go|rs|sh|sql|lock|cfg|ini)"
-    r"(?![\w/`])"
+    rf"(?<![\w/.`-])(?:[\w-]+(?:\.[\w-]+)*\.(?:{_BARE_EXTENSIONS})|{_PLAIN_FILES})(?![\w/`])"
 )
 _BARE_PATH = re.compile(
     rf"(?<![\w/.`-])(?:\./)?[\w.-]+(?:/[\w.-]+)*/(?:[\w.-]+\.(?:{_EXTENSIONS})|[\w.-]*/)"
@@ -62,6 +84,11 @@ _DETECT_HEADING = re.compile(
     r"^#{1,3}[ \t].*\b(?:tasks?|implementation plan|checklist|to-?do)\b", re.M | re.I
 )
 _DETECT_CHECKBOX = re.compile(r"^[ \t]*[-*][ \t]+\[[ xX]\][ \t]+\S", re.MULTILINE)
+# What a ticked task of an OpenSpec change that names no evidence of its own cites: the
+# change's spec deltas, a folder next to its tasks.md (``verdict.tasks`` reads a cite that
+# ends in "/" as every criterion of the run's specs under it).
+CHANGE_SPECS = "specs/"
+_CRITERIA = "Acceptance-Criteria"  # the requirement the list's own criteria verify
 SHAPE = 'a task like "- [x] 1.2 Title", "- [X] T012 Title" or a checklist under a "Tasks" heading'
 
 
@@ -78,9 +105,40 @@ class TasksFormat:
     def parse(self, text: str, path: Path) -> Spec:
         document = Document(text)
         builder = Builder(path, document)
-        for index, task, category in matching_items(document.blocks, _TASK):
-            self._task(builder, document.blocks, index, task, category)
+        blocks = document.blocks
+        criteria_level = 0  # of an "Acceptance Criteria" heading we are under; 0: none
+        for index, block in enumerate(blocks):
+            if block.kind == "heading":
+                if criteria_level and block.level <= criteria_level:
+                    criteria_level = 0
+                if CRITERIA_HEADING.match(block.text):
+                    criteria_level = block.level
+                continue
+            if block.kind != "item":
+                continue
+            task = _TASK.match(block.text)
+            if task is not None:
+                self._task(builder, blocks, index, task, _category(blocks, index))
+            elif criteria_level and block.depth == 1:
+                self._criterion(builder, blocks, index)
         return builder.spec(SHAPE)
+
+    @staticmethod
+    def _criterion(builder: Builder, blocks: list[Block], index: int) -> None:
+        """A plain item under the list's "Acceptance Criteria": a criterion beside the tasks,
+        with its author's id or ``AC-<n>``, checked as it states or by an agent."""
+        count = sum(1 for c in builder.criteria if c.task is None) + 1
+        number = blocks[index].number or str(count)
+        builder.requirement(_CRITERIA, "Acceptance Criteria", blocks[index].line)
+        add_listed(
+            builder,
+            blocks,
+            index,
+            fallback_id=f"AC-{number}",
+            context="",
+            category=_category(blocks, index),
+            requirement=_CRITERIA,
+        )
 
     def _task(
         self, builder: Builder, blocks: list[Block], index: int, task: re.Match[str], category: str
@@ -113,6 +171,8 @@ class TasksFormat:
             command=labels.get("verify", ("", None))[1],
             subtasks=_subtasks(builder, blocks, index),
         )
+        if claim.ticked and not claim.evidence and in_openspec_change(builder.path):
+            claim = dataclasses.replace(claim, cites=(CHANGE_SPECS,))
         self._add(builder, ident, block.line, title, category, claim, labels)
 
     @staticmethod
@@ -143,6 +203,20 @@ class TasksFormat:
         )
 
 
+def _category(blocks: list[Block], index: int) -> str:
+    """The text of the last heading above ``blocks[index]``."""
+    return next((b.text for b in reversed(blocks[:index]) if b.kind == "heading"), "")
+
+
+def in_openspec_change(path: Path) -> bool:
+    """``openspec/changes/<change>/tasks.md`` (or an archived change's): its ``specs/``
+    deltas say what the change's tasks make true."""
+    above = path.parent.parent
+    if above.name == "archive":
+        above = above.parent
+    return path.name == "tasks.md" and above.name == "changes"
+
+
 def _evidence_words(claim: Task) -> str:
     if not claim.ticked:
         return "not ticked, listed"
@@ -152,7 +226,9 @@ def _evidence_words(claim: Task) -> str:
     named = len(claim.files) + len(claim.removed)
     if named:
         parts.append(f"{named} file{'s' if named != 1 else ''} changed")
-    if claim.cites:
+    if claim.cites == (CHANGE_SPECS,):
+        parts.append(f"the change's {CHANGE_SPECS} (names nothing of its own)")
+    elif claim.cites:
         parts.append("cited " + ", ".join(claim.cites[:4]) + (" …" if len(claim.cites) > 4 else ""))
     if claim.subtasks:
         parts.append("sub-tasks " + ", ".join(claim.subtasks[:4]))
@@ -236,7 +312,8 @@ def _files(
     candidates = [(p.strip().strip("`"), "") for p in re.split(r"[,\s]+", listed) if p.strip()]
     for text in words:
         for span in re.finditer(r"`([^`\n]+)`", text):
-            candidates.append((span[1].strip(), text[: span.start()]))
+            for path in _braces(span[1].strip()):
+                candidates.append((path, text[: span.start()]))
         unquoted = re.sub(r"`[^`\n]*`", " ", text)
         for bare in (*_BARE_PATH.finditer(unquoted), *_BARE_NAME.finditer(unquoted)):
             candidates.append((bare[0], unquoted[: bare.start()]))
@@ -246,6 +323,18 @@ def _files(
         if (_REMOVAL.search(before) is not None) == removed:
             found.setdefault(path.removeprefix("./"), None)
     return tuple(found)
+
+
+_BRACES = re.compile(r"\{([\w.-]+(?:,[\w.-]+)+)\}")
+
+
+def _braces(path: str) -> list[str]:
+    """``a.{up,down}.sql`` as the shell expands it: ``a.up.sql``, ``a.down.sql`` (one
+    brace group; a path without one is itself)."""
+    found = _BRACES.search(path)
+    if found is None:
+        return [path]
+    return [path[: found.start()] + part + path[found.end() :] for part in found[1].split(",")]
 
 
 def _cites(
