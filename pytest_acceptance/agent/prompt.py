@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Issue, one_line
+from pytest_acceptance.run.conditions import NaturalLanguage, parse_condition
 from pytest_acceptance.text import display_path
 
 # Bump when the wording changes what an agent is asked: cached verdicts then go stale.
@@ -103,8 +104,11 @@ def check_prompt(
 
 
 def judge_prompt(criterion: Criterion, rootdir: Path, role: str | None, evidence: str) -> str:
-    """The prompt for a bash criterion whose pass condition is natural language."""
-    condition = _bounded(criterion.pass_condition or "", CONDITION_LIMIT)
+    """The prompt for a bash criterion whose pass condition asks for a judge: the judge
+    reads the words after ``judge:``."""
+    asked = parse_condition(criterion.pass_condition)
+    text = asked.text if isinstance(asked, NaturalLanguage) else criterion.pass_condition
+    condition = _bounded(text or "", CONDITION_LIMIT)
     spec_line = f"{display_path(criterion.location.path, rootdir)}:{criterion.location.line}"
     parts = [
         _preamble(rootdir, role),

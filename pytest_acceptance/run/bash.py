@@ -10,9 +10,9 @@ left after a normal exit too, so nothing outlives the check: a cgroup holds it w
 lets us make one, else tracking as a subreaper finds it (see containment.py, which also
 says what stays out of reach).
 
-The pass condition comes from :mod:`pytest_acceptance.run.conditions`; a natural-language
-condition is handed to ``pytest_acceptance_judge`` (an agent), never reduced to the exit
-code.
+The pass condition comes from :mod:`pytest_acceptance.run.conditions`; a condition that
+asks for a judge (``judge: ...``) is handed to ``pytest_acceptance_judge`` (an agent),
+never reduced to the exit code.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def _extra(criterion: Criterion, context: RunContext, attempt: Attempt) -> dict[
     return extra
 
 
-# --- natural-language conditions: an agent judges ----------------------------------------
+# --- conditions that ask for a judge: an agent judges ------------------------------------
 
 
 def _run_judged(

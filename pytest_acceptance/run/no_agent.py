@@ -5,7 +5,7 @@ criterion, and the way out once per run. Shared by the agent plugin and the bash
 from __future__ import annotations
 
 from pytest_acceptance.model import Criterion, one_line
-from pytest_acceptance.run.conditions import VOCABULARY_HINT, closest_phrase
+from pytest_acceptance.run.conditions import VOCABULARY_HINT
 
 HOW_TO_CONFIGURE = (
     "install the judge with `pip install 'pytest-acceptance[claude]'` (or name a Claude Code "
@@ -19,11 +19,9 @@ def no_agent_message(criterion: Criterion, evidence: str | None) -> str:
     if evidence is None:
         return f"no agent configured to judge {criterion.id}"
     condition = criterion.pass_condition or ""
-    guess = closest_phrase(condition)
-    hint = f': did you mean "{guess}"?' if guess else ""
     return (
         f"no agent configured to judge the pass condition {one_line(condition, 120)!r} of "
-        f"{criterion.id} (not in the vocabulary{hint})"
+        f"{criterion.id}"
     )
 
 

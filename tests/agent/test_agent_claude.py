@@ -225,7 +225,7 @@ def test_unknown_agent_is_the_verifiers_role_in_the_prompt(
 def test_natural_language_condition_is_judged_by_the_cli(
     pytester: pytest.Pytester, claude_project: StartProject
 ) -> None:
-    condition = "multiple commits with criterion references"
+    condition = "judge: multiple commits with criterion references"
     stand_in = claude_project(
         [structured(FAIL)], bash("AC-7", "echo 'abc123 wip'", "Commits", pass_condition=condition)
     )
@@ -233,7 +233,7 @@ def test_natural_language_condition_is_judged_by_the_cli(
     assert result.ret == 1
     result.stdout.fnmatch_lines(["- AC-7: Commits", "  Location: src/notify.ts:23"])
     prompt = user_text(stand_in.requests[0])
-    assert f"pass condition: {condition}" in prompt
+    assert "pass condition: multiple commits with criterion references" in prompt
     assert "abc123 wip" in prompt
 
 

@@ -261,7 +261,7 @@ def test_a_command_judge_is_told_what_it_judges_in_its_environment(
         pytester,
         judge,
         agent("AC-1", "Error pattern", model="claude-haiku-4-5", priority="SHOULD"),
-        bash("AC-2", "echo hi", "Greeting", pass_condition="a friendly greeting"),
+        bash("AC-2", "echo hi", "Greeting", pass_condition="judge: a friendly greeting"),
     )
     assert run(pytester, "-n", "0").ret == 0
     first, second = (judge.calls(i)[0]["env"] for i in ("AC-1", "AC-2"))

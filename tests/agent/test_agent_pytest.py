@@ -69,7 +69,7 @@ def test_natural_language_condition_is_judged_by_the_agent(
     pytester: pytest.Pytester, judge: Judge
 ) -> None:
     judge.plan({"AC-7": ["fail"]})
-    condition = "multiple commits with criterion references"
+    condition = "judge: multiple commits with criterion references"
     path = project(pytester, judge, bash("AC-7", "echo 'abc123 wip'", pass_condition=condition))
     result = pytester.runpytest_subprocess("--acceptance", path, "-n", "0")
     assert result.ret == 1
