@@ -329,6 +329,26 @@ class AgentVerifier:
             terminalreporter.write_line(f"agents: {agent_line(totals)}{budget}")
         return result
 
+    # -- the way out, before anything runs ----------------------------------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Criteria an agent must judge, and no agent: one line before the first criterion
+        runs, so nobody waits for a run whose end is known. The fix itself is said once, in
+        the verdict, above its list."""
+        if self.settings.backend is not None or hasattr(session.config, "workerinput"):
+            return
+        judged = [item.name for item in session.items if _needs_a_judge(item)]
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if not judged or reporter is None:
+            return
+        named = ", ".join(judged[:6]) + (" …" if len(judged) > 6 else "")
+        reporter.write_line(
+            f"acceptance: no agent to judge {len(judged)} criteri"
+            f"{'a' if len(judged) > 1 else 'on'} ({named}); they will be errors. How to "
+            "configure one opens the acceptance verdict.",
+            yellow=True,
+        )
+
     # -- waves in this process -----------------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
@@ -627,6 +647,15 @@ def judge_environment(
         "PYTEST_ACCEPTANCE_JUDGING": "condition" if evidence is not None else "criterion",
     }
     return {name: value.replace("\0", "") for name, value in values.items()}
+
+
+def _needs_a_judge(item: pytest.Item) -> bool:
+    from pytest_acceptance.collect import CriterionItem, who_judges
+
+    return isinstance(item, CriterionItem) and who_judges(item.criterion) in (
+        "agent",
+        "bash, agent-judged",
+    )
 
 
 def _no_usage() -> Usage:

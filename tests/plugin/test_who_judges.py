@@ -44,22 +44,37 @@ def test_without_an_agent_the_way_out_is_printed_once(pytester: pytest.Pytester)
     text = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "  Error: no agent configured to judge the pass condition 'judge: all tests pass' "
-            "of AC-2",
+            "acceptance: no agent to judge 3 criteria (AC-2, AC-3, AC-4); they will be errors.*",
+            "## Verification Results",
+            "AC-2, AC-3, AC-4: an agent must judge them, and none is configured: the agent is "
+            "switched off (--acceptance-agent none).",
+            "  Configure one: `pip install 'pytest-acceptance[[]claude[]]'`*--acceptance-agent-"
+            "command CMD`).",
+            '  Or let a command decide: *`method: bash`*"exit code N"*',
+            "",
+            "### Errors (3)",
+            "*the pass condition 'judge: all tests pass' of AC-2",
             "*the pass condition 'JUDGE: exit status is 0' of AC-3",
             "  Error: no agent configured to judge AC-4",
-            "AC-2, AC-3, AC-4: an agent must judge them, and none is configured: the agent is "
-            "switched off (--acceptance-agent none). Either configure one: *--acceptance-agent-"
-            "command CMD* Or let a command decide: give each criterion a yaml verification "
-            "block (in a list item, indented under the item), e.g.",
-            "```yaml",
-            "method: bash",
-            "*",
-            'with a pass_condition from the vocabulary: "exit code N"; *',
         ]
     )
     assert text.count("none is configured") == 1
-    assert text.count("Either configure one") == 1
+    assert text.count("Configure one") == 1
+
+
+def test_the_way_out_comes_before_a_long_list(pytester: pytest.Pytester) -> None:
+    """Written after the fix: thirteen criteria of a prose spec, a failing bash criterion
+    among them; the fix opens the verdict, in three lines, before every entry."""
+    checks = [criterion(f"AC-{n}", f"Does {n}", method="subagent") for n in range(1, 14)]
+    pytester.makefile(".md", spec=spec(bash("AC-20", "exit 1", "Fails", retries=0), *checks))
+    result = pytester.runpytest("--acceptance", "spec.md", "-n", "0", "--acceptance-agent", "none")
+    verdict = result.stdout.str().split("= acceptance verdict =")[1].splitlines()
+    start = next(n for n, line in enumerate(verdict) if "none is configured" in line)
+    first_entry = next(n for n, line in enumerate(verdict) if line.startswith("- AC-"))
+    assert start < first_entry and start <= 6  # after the title and where commands ran
+    assert verdict[start].startswith("AC-1, AC-2, AC-3, AC-4, AC-5, AC-6, … (13 criteria): ")
+    assert verdict[start + 3] == ""  # three lines
+    assert sum("Configure one" in line for line in result.stdout.lines) == 1
 
 
 @pytest.mark.parametrize(
