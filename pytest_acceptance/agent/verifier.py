@@ -302,6 +302,9 @@ class AgentVerifier:
         self.pool: ThreadPoolExecutor | None = None  # checks started ahead of their items
         self.started: dict[Criterion, Future[Result]] = {}
         self.stopping = threading.Event()  # the run ended: start no agent call any more
+        self.login_lock = threading.Lock()
+        self.login: str | None = None  # the sentence saying the judge has no key or login
+        self.login_checked = False
 
     # -- the run's budget, shared with the workers ---------------------------------------
 
@@ -335,11 +338,16 @@ class AgentVerifier:
         """Criteria an agent must judge, and no agent: one line before the first criterion
         runs, so nobody waits for a run whose end is known. The fix itself is said once, in
         the verdict, above its list."""
-        if self.settings.backend is not None or hasattr(session.config, "workerinput"):
+        if hasattr(session.config, "workerinput"):
             return
         judged = [item.name for item in session.items if _needs_a_judge(item)]
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if not judged or reporter is None:
+            return
+        if self.settings.backend is not None:
+            no_login = self.login_problem()
+            if no_login is not None:
+                reporter.write_line(f"acceptance: {no_login}.", yellow=True)
             return
         named = ", ".join(judged[:6]) + (" …" if len(judged) > 6 else "")
         reporter.write_line(
@@ -348,6 +356,25 @@ class AgentVerifier:
             "configure one opens the acceptance verdict.",
             yellow=True,
         )
+
+    def login_problem(self) -> str | None:
+        """Whether the judge can log in, asked of the CLI once per process before its first
+        call (``claude auth status``, offline): one sentence when it cannot."""
+        from pytest_acceptance.agent.backends import ClaudeBackend
+
+        backend = self.settings.backend
+        if not isinstance(backend, ClaudeBackend):
+            return None
+        with self.login_lock:
+            if not self.login_checked:
+                self.login = backend.login_problem()
+                self.login_checked = True
+        return self.login
+
+    def _lost_login(self, sentence: str) -> None:
+        """The API refused the key mid-run: no further call is made."""
+        with self.login_lock:
+            self.login, self.login_checked = sentence, True
 
     # -- waves in this process -----------------------------------------------------------
 
@@ -540,6 +567,10 @@ class AgentVerifier:
         self, backend: Backend, request: Dispatch, criterion: Criterion, extra: dict[str, Any]
     ) -> Result:
         """``votes`` independent judgements at once (each in its wave slot); one result."""
+        no_login = self.login_problem()  # before the first call: no call can succeed
+        if no_login is not None:
+            extra = {**extra, "advice": no_login}
+            return Result(Status.ERROR, 0, message=_no_login_message(criterion), extra=extra)
         count = _votes(criterion, self.settings)
         if count == 1:
             judgements = [self._judgement(backend, request)]
@@ -579,6 +610,9 @@ class AgentVerifier:
                     judgement.failures.append(failure)
                     if failure.budget:
                         judgement.budget = f"budget exhausted: {failure}"
+                        return judgement
+                    if failure.no_login:  # the same on every call: none is made again
+                        self._lost_login(str(failure))
                         return judgement
                     continue
                 self._settle(share, answer.usage)
@@ -647,6 +681,12 @@ def judge_environment(
         "PYTEST_ACCEPTANCE_JUDGING": "condition" if evidence is not None else "criterion",
     }
     return {name: value.replace("\0", "") for name, value in values.items()}
+
+
+def _no_login_message(criterion: Criterion) -> str:
+    return (
+        f"no verdict for {criterion.id}: the judge has no key or login (the fix opens the verdict)"
+    )
 
 
 def _needs_a_judge(item: pytest.Item) -> bool:
@@ -822,6 +862,11 @@ def _verdict_result(
 def _dispatch_error(
     criterion: Criterion, request: Dispatch, failures: list[DispatchError], extra: dict[str, Any]
 ) -> Result:
+    if failures and failures[-1].no_login:
+        extra = {**extra, "dispatches": len(failures), "advice": str(failures[-1])}
+        return Result(
+            Status.ERROR, len(failures), message=_no_login_message(criterion), extra=extra
+        )
     reasons = "; ".join(f"{index}) {failure}" for index, failure in enumerate(failures, 1))
     if all("timed out" in str(failure) for failure in failures):
         advice = (
