@@ -422,8 +422,12 @@ def _outside_vocabulary(text: str, clause: str) -> ConditionError:
 def _refuse_alternatives(clause: str) -> None:
     """``or`` between phrases is not in the vocabulary: refused, never read as the text of
     an argument (``output contains a or output contains b``) nor sent to a judge."""
-    for match in _ALTERNATIVE.finditer(clause):
-        if _quote_state(clause, 0, 0, match.start(), None) is None:
+    quote: str | None = None
+    scanned = 0
+    for match in _ALTERNATIVE.finditer(clause):  # the quote state carried along: linear
+        quote = _quote_state(clause, 0, scanned, match.start(), quote)
+        scanned = match.start()
+        if quote is None:
             raise _no_alternative(clause)
 
 
