@@ -30,8 +30,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_acceptance.agent.prompt import checked_issues
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status, one_line
 from pytest_acceptance.run.no_agent import no_agent_advice, no_agent_message
+from pytest_acceptance.text import spec_location
 from pytest_acceptance.verdict.decision import in_agent_session
 
 # pytest loads this module in every run of every project that has the plugin installed:
@@ -579,7 +581,11 @@ class AgentVerifier:
                 judgements = list(
                     voters.map(lambda _: self._judgement(backend, request), range(count))
                 )
-        return _result(criterion, request, judgements, extra)
+        result = _result(criterion, request, judgements, extra)
+        if not result.issues:
+            return result
+        spec_line = spec_location(criterion, request.cwd)
+        return replace(result, issues=checked_issues(result.issues, request.cwd, spec_line))
 
     def _judgement(self, backend: Backend, request: Dispatch) -> Judgement:
         """One judge: dispatched, and once more after an unusable answer."""

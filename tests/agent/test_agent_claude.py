@@ -72,6 +72,9 @@ def claude_project(
             monkeypatch.setenv(name, value)
         pytester.makeini(f"[pytest]\n{ini}")
         pytester.makefile(".md", spec=spec(*blocks))
+        # FAIL points at src/notify.ts:23: a line of the project, shown as a place.
+        (pytester.path / "src").mkdir(exist_ok=True)
+        (pytester.path / "src" / "notify.ts").write_text("// handler\n" * 30)
         return stand_in
 
     return start

@@ -78,6 +78,8 @@ def test_pass_from_the_command_is_a_pass_with_its_summary(judge: Judge, tmp_path
 
 def test_fail_carries_the_agents_file_line_issues(judge: Judge, tmp_path: Path) -> None:
     judge.plan({"AC-7": ["fail"]})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("import x\n\nraise Error()\n")  # the line exists
     result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
     assert result is not None
     assert result.status is Status.FAILED

@@ -305,6 +305,8 @@ def test_a_majority_of_failing_judges_fails_with_their_issues(
 ) -> None:
     judge.plan({"AC-1": [{"status": "fail"}, {"status": "fail"}, {}]})
     project(pytester, judge, agent("AC-1"), ini="acceptance_votes = 3\n")
+    (pytester.path / "src").mkdir()
+    (pytester.path / "src" / "AC-1.py").write_text("one\ntwo\n")  # the judges' lines exist
     assert run(pytester, "-n", "0").ret == 1
     ac1 = by_id(pytester)["AC-1"]
     assert (ac1["status"], ac1["unstable"]) == ("failed", True)

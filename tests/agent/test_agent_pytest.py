@@ -30,6 +30,9 @@ def project(pytester: pytest.Pytester, judge: Judge | None, *blocks: str) -> Pat
     if judge is not None:
         ini += f"acceptance_agent_command = {judge.command}\n"
     pytester.makeini(ini)
+    # The judge's fail points at src/app.py:3: a line of the project, shown as a place.
+    (pytester.path / "src").mkdir(exist_ok=True)
+    (pytester.path / "src" / "app.py").write_text("import x\n\nraise Error()\n")
     return pytester.makefile(".md", spec=spec(*blocks))
 
 
