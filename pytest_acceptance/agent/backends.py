@@ -272,9 +272,13 @@ class ClaudeBackend:
             status = json.loads(done.stdout)
         except (OSError, subprocess.SubprocessError, ValueError):
             return None
-        if isinstance(status, dict) and status.get("loggedIn") is False:
-            return self.no_login()
-        return None
+        if not isinstance(status, dict) or status.get("loggedIn") is not False:
+            return None
+        # Bedrock, Vertex and other providers authenticate their own way: only the
+        # first-party API's missing key is known to fail every call.
+        if status.get("apiProvider", "firstParty") != "firstParty":
+            return None
+        return self.no_login()
 
     def no_login(self) -> str:
         return no_login_sentence(self.executable)
