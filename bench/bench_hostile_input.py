@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytest_acceptance.model import SpecError
-from pytest_acceptance.run.conditions import Condition, parse_condition
+from pytest_acceptance.run.conditions import Condition, ConditionError, parse_condition
 from pytest_acceptance.spec.load import parse_spec_text
 
 LENGTH = 10_000
@@ -55,7 +55,10 @@ def side_by_side(
 def parse_fresh(text: str) -> Callable[[], object]:
     def run() -> object:
         parse_condition.cache_clear()
-        return parse_condition(text)
+        try:
+            return parse_condition(text)
+        except ConditionError as error:  # outside the vocabulary: the error is the answer
+            return error
 
     return run
 

@@ -204,8 +204,8 @@ class CriterionItem(pytest.Item):
 
 def who_judges(criterion: Criterion) -> str:
     """How a criterion is verified, in a word: ``bash`` (its command and condition),
-    ``bash, agent-judged`` (a pass condition outside the vocabulary, which an agent judges
-    from the command's output), ``agent`` or ``manual``."""
+    ``bash, agent-judged`` (a pass condition that asks for a judge, ``judge: ...``, which
+    an agent judges from the command's output), ``agent`` or ``manual``."""
     if criterion.method is Method.BASH:
         try:
             judged = isinstance(parse_condition(criterion.pass_condition), NaturalLanguage)

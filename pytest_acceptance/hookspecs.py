@@ -29,7 +29,7 @@ def pytest_acceptance_run(criterion: Criterion, context: RunContext) -> Result |
 def pytest_acceptance_judge(
     criterion: Criterion, context: RunContext, evidence: str
 ) -> Result | None:
-    """Judge a bash criterion whose ``pass_condition`` is natural language.
+    """Judge a bash criterion whose ``pass_condition`` asks for a judge (``judge: ...``).
 
     ``evidence`` holds the command, its exit code and a bounded excerpt of its output.
     Return None when no judge (agent) is available; the criterion then ends as an error.

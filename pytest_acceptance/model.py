@@ -8,6 +8,7 @@ workers to the controller as plain dicts (``Result.to_dict`` / ``Result.from_dic
 from __future__ import annotations
 
 import enum
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -178,9 +179,10 @@ class Criterion:
 
     @property
     def method_detail(self) -> str:
-        """``bash (npm test)`` / ``subagent (pattern-checker)`` / ``manual``."""
+        """``bash `npm test``` / ``subagent (pattern-checker)`` / ``manual``: the command
+        as it runs (``shown_command``), the one text every output shows."""
         if self.method is Method.BASH and self.command:
-            return f"bash ({one_line(self.command)})"
+            return f"bash {shown_command(self.command)}"
         if self.method is Method.SUBAGENT and self.agent:
             return f"subagent ({self.agent})"
         return self.method.value
@@ -272,6 +274,31 @@ class Result:
             message=str(data.get("message", "")),
             extra=dict(data.get("extra", {})),
         )
+
+
+SHOWN_COMMAND_LIMIT = 300
+
+
+def shown_command(command: str, limit: int = SHOWN_COMMAND_LIMIT) -> str:
+    """A command as it runs, byte for byte between backticks: white space is never folded
+    (``'hello   big world'`` is one argument of three spaces), so pasting what is shown
+    runs what ran. Only a visible ellipsis cuts it: after ``limit`` characters, or at the
+    first line break of a script (``… (+3 lines)``). Other control characters, which a
+    terminal would act on, show as escapes (``\\x1b``)."""
+    lines = command.removesuffix("\n").split("\n")
+    shown = lines[0].removesuffix("\r")
+    cut = len(shown) > limit or len(lines) > 1
+    shown = _CONTROL.sub(lambda match: repr(match[0])[1:-1], shown[:limit])
+    if cut:
+        shown += "…"
+    fence = "`" * (max((len(run) for run in re.findall("`+", shown)), default=0) + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    more = len(lines) - 1
+    rest = f" (+{more} line{'s' * (more != 1)})" if more else ""
+    return f"{fence}{pad}{shown}{pad}{fence}{rest}"
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def one_line(text: str, limit: int = 80) -> str:

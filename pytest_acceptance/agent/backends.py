@@ -21,6 +21,7 @@ import math
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,13 @@ OUTPUT_TAIL = 2_000
 SDK_PACKAGE = "claude_agent_sdk"
 SDK_BUNDLED = ("_bundled", "claude")
 BUDGET_SUBTYPE = "error_max_budget_usd"
+# What the CLI's result says when it has no usable key or login (2.1.x: "Not logged in ·
+# Please run /login", "Invalid API key · Please run /login", an expired OAuth token).
+_NO_LOGIN = re.compile(
+    r"not logged in|please run /login|invalid api key|authentication_error|oauth token has expired",
+    re.IGNORECASE,
+)
+AUTH_STATUS_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -88,12 +96,18 @@ class DispatchError(Exception):
     """One dispatch produced no valid verdict; ``str()`` says what went wrong."""
 
     def __init__(
-        self, reason: str, output: str = "", usage: Usage = Usage(), budget: bool = False
+        self,
+        reason: str,
+        output: str = "",
+        usage: Usage = Usage(),
+        budget: bool = False,
+        no_login: bool = False,
     ) -> None:
         super().__init__(reason)
         self.output = output  # bounded stdout/stderr excerpt, for the report
         self.usage = usage  # an unusable answer may still have cost money
         self.budget = budget  # the agent stopped at its share of the budget
+        self.no_login = no_login  # the CLI has no key or login: no dispatch can succeed
 
 
 class AgentDefinitionError(ValueError):
@@ -243,6 +257,32 @@ class ClaudeBackend:
             installed = self.executable
         return {"backend": self.name, "executable": installed}
 
+    def login_problem(self) -> str | None:
+        """The one sentence that says the CLI has no key or login, from its own offline
+        ``auth status``; None when it has one, or when the answer is not that (another
+        CLI version, a crash): the first dispatch then says what went wrong."""
+        try:
+            done = subprocess.run(
+                [self.executable, "auth", "status"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=AUTH_STATUS_SECONDS,
+                check=False,
+            )
+            status = json.loads(done.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
+        if not isinstance(status, dict) or status.get("loggedIn") is not False:
+            return None
+        # Bedrock, Vertex and other providers authenticate their own way: only the
+        # first-party API's missing key is known to fail every call.
+        if status.get("apiProvider", "firstParty") != "firstParty":
+            return None
+        return self.no_login()
+
+    def no_login(self) -> str:
+        return no_login_sentence(self.executable)
+
     def command(self, request: Dispatch) -> list[str]:
         argv = [self.executable, "-p", request.prompt]
         argv += ["--output-format", "json", "--json-schema", json.dumps(VERDICT_SCHEMA)]
@@ -269,13 +309,23 @@ class ClaudeBackend:
             ) from None
         usage = claude_usage(result)
         _raise_if_ended_badly(finished, request.timeout, "claude", usage, result)
-        structured = _structured_output(result, finished.stdout, usage)
+        structured = _structured_output(result, finished.stdout, usage, self.executable)
         try:
             return Answer(parse_verdict(structured), usage)
         except MalformedVerdict as error:
             raise DispatchError(
                 f"malformed verdict: {error}", _tail(finished.stdout), usage
             ) from None
+
+
+def no_login_sentence(executable: str) -> str:
+    """How the judge gets a key or a login, in one sentence (the README's Agents section
+    says the same at length)."""
+    return (
+        f"the judge (the Claude Code CLI {executable}) has no key or login: export "
+        "ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN, from `claude setup-token`) where "
+        f"pytest runs, or run `{executable}` once and type /login"
+    )
 
 
 def claude_usage(result: Any) -> Usage:
@@ -339,9 +389,9 @@ def _raise_if_ended_badly(
     if finished.code is None:
         raise DispatchError(f"{label} timed out after {timeout:g} s and was killed", output, usage)
     if isinstance(result, dict) and result.get("subtype") == BUDGET_SUBTYPE:
-        raise DispatchError(
+        raise DispatchError(  # the CLI's JSON adds nothing a person can act on
             f"{label} stopped at its share of the budget (${usage.cost_usd:.4f} spent)",
-            output,
+            "",
             usage,
             budget=True,
         )
@@ -358,13 +408,17 @@ def _agent_arguments(agent: AgentDefinition) -> list[str]:
     return ["--agents", json.dumps(definition), "--agent", agent.name]
 
 
-def _structured_output(result: Any, stdout: str, usage: Usage) -> Any:
+def _structured_output(result: Any, stdout: str, usage: Usage, executable: str) -> Any:
     if not isinstance(result, dict) or result.get("type") != "result":
         raise DispatchError("claude printed JSON that is not a result object", _tail(stdout), usage)
     subtype = result.get("subtype")
     if result.get("is_error") or subtype != "success":
         text = str(result.get("result") or result.get("errors") or "")[:300]
-        raise DispatchError(f"claude ended with an error ({subtype}): {text}", _tail(stdout), usage)
+        if _NO_LOGIN.search(text):  # one sentence, never the CLI's JSON
+            raise DispatchError(no_login_sentence(executable), "", usage, no_login=True)
+        raise DispatchError(
+            f"claude ended with an error ({subtype}): {one_line(text, 300)}", "", usage
+        )
     if result.get("structured_output") is None:
         text = str(result.get("result") or "")[:300]
         raise DispatchError(

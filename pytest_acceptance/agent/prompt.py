@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.model import Criterion, Issue, one_line
+from pytest_acceptance.run.conditions import NaturalLanguage, parse_condition
 from pytest_acceptance.text import display_path
 
 # Bump when the wording changes what an agent is asked: cached verdicts then go stale.
@@ -103,8 +104,11 @@ def check_prompt(
 
 
 def judge_prompt(criterion: Criterion, rootdir: Path, role: str | None, evidence: str) -> str:
-    """The prompt for a bash criterion whose pass condition is natural language."""
-    condition = _bounded(criterion.pass_condition or "", CONDITION_LIMIT)
+    """The prompt for a bash criterion whose pass condition asks for a judge: the judge
+    reads the words after ``judge:``."""
+    asked = parse_condition(criterion.pass_condition)
+    text = asked.text if isinstance(asked, NaturalLanguage) else criterion.pass_condition
+    condition = _bounded(text or "", CONDITION_LIMIT)
     spec_line = f"{display_path(criterion.location.path, rootdir)}:{criterion.location.line}"
     parts = [
         _preamble(rootdir, role),
@@ -333,3 +337,54 @@ def _bounded(text: str, limit: int) -> str:
 
 def _tail(text: str, limit: int) -> str:
     return text if len(text) <= limit else "[truncated]… " + text[-(limit - 13) :]
+
+
+# --- what the judge claims, checked against the project ------------------------------------
+
+_CLAIMED = re.compile(r"(?P<path>.+):(?P<first>[1-9][0-9]*)(?:-(?P<last>[1-9][0-9]*))?")
+_LINE_COUNT_LIMIT = 64 * 1024 * 1024  # bytes read to count a file's lines; past it, trusted
+
+
+def checked_issues(issues: tuple[Issue, ...], rootdir: Path, spec_line: str) -> tuple[Issue, ...]:
+    """The judge's issues, each location checked: a ``file:line`` that is no line of a file
+    in the project (``nowhere.py:99``, a line past the end, a path outside the project)
+    is shown as the judge's claim, in the issue's text, and the issue is placed at the
+    criterion's own spec line, a place that exists."""
+    return tuple(_checked(issue, rootdir, spec_line) for issue in issues)
+
+
+def _checked(issue: Issue, rootdir: Path, spec_line: str) -> Issue:
+    if issue.location == spec_line or _is_a_line_of_the_project(issue.location, rootdir):
+        return issue
+    claim = f"(the judge's claim: {issue.location}, which is not a line of a file in the project)"
+    return Issue(spec_line, issue.expected, f"{issue.actual} {claim}")
+
+
+def _is_a_line_of_the_project(location: str, rootdir: Path) -> bool:
+    match = _CLAIMED.fullmatch(location)
+    if match is None:
+        return False
+    root = rootdir.resolve()
+    try:
+        path = (root / match["path"]).resolve()
+        inside = path.is_relative_to(root) and path.is_file()
+    except (OSError, ValueError):  # a NUL byte, a name too long, a loop
+        return False
+    last = int(match["last"] or match["first"])
+    return inside and last <= _line_count(path) + 1  # +1: where a missing line belongs
+
+
+def _line_count(path: Path) -> int:
+    lines, ends_open = 0, False
+    try:
+        with path.open("rb") as file:
+            read = 0
+            while chunk := file.read(1024 * 1024):
+                lines += chunk.count(b"\n")
+                ends_open = not chunk.endswith(b"\n")
+                read += len(chunk)
+                if read > _LINE_COUNT_LIMIT:
+                    return 1 << 62
+    except OSError:
+        return 0
+    return lines + ends_open

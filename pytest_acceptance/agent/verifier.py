@@ -30,8 +30,10 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_acceptance.agent.prompt import checked_issues
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status, one_line
 from pytest_acceptance.run.no_agent import no_agent_advice, no_agent_message
+from pytest_acceptance.text import spec_location
 from pytest_acceptance.verdict.decision import in_agent_session
 
 # pytest loads this module in every run of every project that has the plugin installed:
@@ -302,6 +304,9 @@ class AgentVerifier:
         self.pool: ThreadPoolExecutor | None = None  # checks started ahead of their items
         self.started: dict[Criterion, Future[Result]] = {}
         self.stopping = threading.Event()  # the run ended: start no agent call any more
+        self.login_lock = threading.Lock()
+        self.login: str | None = None  # the sentence saying the judge has no key or login
+        self.login_checked = False
 
     # -- the run's budget, shared with the workers ---------------------------------------
 
@@ -328,6 +333,50 @@ class AgentVerifier:
             budget = f" (budget ${self.budget.limit:g})" if self.budget is not None else ""
             terminalreporter.write_line(f"agents: {agent_line(totals)}{budget}")
         return result
+
+    # -- the way out, before anything runs ----------------------------------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Criteria an agent must judge, and no agent: one line before the first criterion
+        runs, so nobody waits for a run whose end is known. The fix itself is said once, in
+        the verdict, above its list."""
+        if hasattr(session.config, "workerinput"):
+            return
+        judged = [item.name for item in session.items if _needs_a_judge(item)]
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if not judged or reporter is None:
+            return
+        if self.settings.backend is not None:
+            no_login = self.login_problem()
+            if no_login is not None:
+                reporter.write_line(f"acceptance: {no_login}.", yellow=True)
+            return
+        named = ", ".join(judged[:6]) + (" …" if len(judged) > 6 else "")
+        reporter.write_line(
+            f"acceptance: no agent to judge {len(judged)} criteri"
+            f"{'a' if len(judged) > 1 else 'on'} ({named}); they will be errors. How to "
+            "configure one opens the acceptance verdict.",
+            yellow=True,
+        )
+
+    def login_problem(self) -> str | None:
+        """Whether the judge can log in, asked of the CLI once per process before its first
+        call (``claude auth status``, offline): one sentence when it cannot."""
+        from pytest_acceptance.agent.backends import ClaudeBackend
+
+        backend = self.settings.backend
+        if not isinstance(backend, ClaudeBackend):
+            return None
+        with self.login_lock:
+            if not self.login_checked:
+                self.login = backend.login_problem()
+                self.login_checked = True
+        return self.login
+
+    def _lost_login(self, sentence: str) -> None:
+        """The API refused the key mid-run: no further call is made."""
+        with self.login_lock:
+            self.login, self.login_checked = sentence, True
 
     # -- waves in this process -----------------------------------------------------------
 
@@ -520,6 +569,10 @@ class AgentVerifier:
         self, backend: Backend, request: Dispatch, criterion: Criterion, extra: dict[str, Any]
     ) -> Result:
         """``votes`` independent judgements at once (each in its wave slot); one result."""
+        no_login = self.login_problem()  # before the first call: no call can succeed
+        if no_login is not None:
+            extra = {**extra, "advice": no_login}
+            return Result(Status.ERROR, 0, message=_no_login_message(criterion), extra=extra)
         count = _votes(criterion, self.settings)
         if count == 1:
             judgements = [self._judgement(backend, request)]
@@ -528,7 +581,11 @@ class AgentVerifier:
                 judgements = list(
                     voters.map(lambda _: self._judgement(backend, request), range(count))
                 )
-        return _result(criterion, request, judgements, extra)
+        result = _result(criterion, request, judgements, extra)
+        if not result.issues:
+            return result
+        spec_line = spec_location(criterion, request.cwd)
+        return replace(result, issues=checked_issues(result.issues, request.cwd, spec_line))
 
     def _judgement(self, backend: Backend, request: Dispatch) -> Judgement:
         """One judge: dispatched, and once more after an unusable answer."""
@@ -559,6 +616,9 @@ class AgentVerifier:
                     judgement.failures.append(failure)
                     if failure.budget:
                         judgement.budget = f"budget exhausted: {failure}"
+                        return judgement
+                    if failure.no_login:  # the same on every call: none is made again
+                        self._lost_login(str(failure))
                         return judgement
                     continue
                 self._settle(share, answer.usage)
@@ -627,6 +687,21 @@ def judge_environment(
         "PYTEST_ACCEPTANCE_JUDGING": "condition" if evidence is not None else "criterion",
     }
     return {name: value.replace("\0", "") for name, value in values.items()}
+
+
+def _no_login_message(criterion: Criterion) -> str:
+    return (
+        f"no verdict for {criterion.id}: the judge has no key or login (the fix opens the verdict)"
+    )
+
+
+def _needs_a_judge(item: pytest.Item) -> bool:
+    from pytest_acceptance.collect import CriterionItem, who_judges
+
+    return isinstance(item, CriterionItem) and who_judges(item.criterion) in (
+        "agent",
+        "bash, agent-judged",
+    )
 
 
 def _no_usage() -> Usage:
@@ -793,6 +868,11 @@ def _verdict_result(
 def _dispatch_error(
     criterion: Criterion, request: Dispatch, failures: list[DispatchError], extra: dict[str, Any]
 ) -> Result:
+    if failures and failures[-1].no_login:
+        extra = {**extra, "dispatches": len(failures), "advice": str(failures[-1])}
+        return Result(
+            Status.ERROR, len(failures), message=_no_login_message(criterion), extra=extra
+        )
     reasons = "; ".join(f"{index}) {failure}" for index, failure in enumerate(failures, 1))
     if all("timed out" in str(failure) for failure in failures):
         advice = (

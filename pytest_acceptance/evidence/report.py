@@ -594,4 +594,7 @@ def _attempts(count: int) -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """One line of a table cell or list item: line breaks become spaces; a run of spaces
+    stays, since it may be part of what ran (``'hello   big world'``)."""
+    line = " ".join(part.strip("\r") for part in str(text).split("\n") if part.strip()).strip()
+    return line.replace("|", "\\|")

@@ -10,9 +10,9 @@ left after a normal exit too, so nothing outlives the check: a cgroup holds it w
 lets us make one, else tracking as a subreaper finds it (see containment.py, which also
 says what stays out of reach).
 
-The pass condition comes from :mod:`pytest_acceptance.run.conditions`; a natural-language
-condition is handed to ``pytest_acceptance_judge`` (an agent), never reduced to the exit
-code.
+The pass condition comes from :mod:`pytest_acceptance.run.conditions`; a condition that
+asks for a judge (``judge: ...``) is handed to ``pytest_acceptance_judge`` (an agent),
+never reduced to the exit code.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import heapq
 import itertools
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -159,6 +160,7 @@ def _run_with_retries(
     retries = criterion.retries if criterion.retries is not None else context.default_retries
     most = 1 + max(retries, 0)
     failures: list[tuple[int, str]] = []
+    not_retried = None
     for number in range(1, most + 1):
         attempt = _attempt(criterion, context)
         check = evaluate(condition, attempt, run_folder(criterion, context))
@@ -168,6 +170,12 @@ def _run_with_retries(
         failures.append((number, check.actual))
         if attempt.cut_by:  # the budget of the whole criterion is spent: no attempt is left
             break
+        if criterion.retries is None and number < most:  # the spec did not ask for retries
+            not_retried = deterministic_failure(
+                criterion.command or "", attempt, run_folder(criterion, context)
+            )
+            if not_retried is not None:
+                break
     duration = time.monotonic() - started
     extra = _extra(criterion, context, attempt)
     output = bounded_output(attempt.stdout, attempt.stderr)
@@ -177,8 +185,55 @@ def _run_with_retries(
         return Result(status, number, duration, (), output, message, extra)
     issue = Issue(_failure_location(criterion, context, attempt), check.expected, check.actual)
     tries = f" (all {number} attempts failed)" if number > 1 else ""
+    if not_retried is not None:
+        extra["not_retried"] = not_retried
+        tries = (
+            f" (not retried: {not_retried}, which fails the same way every time; "
+            "give the criterion `retries:` to retry it anyway)"
+        )
     message = f"expected {check.expected}; found {check.actual}{tries}"
     return Result(Status.FAILED, number, duration, (issue,), output, message, extra)
+
+
+_NOT_FOUND = re.compile(r"(?:^|\n)(?:bash: )?(?:line \d+: )?([^\n:]{1,200}): command not found")
+_NO_SUCH_FILE = re.compile(r"No such file or directory|can't open file|cannot open|not found")
+
+
+def deterministic_failure(command: str, attempt: Attempt, folder: Path) -> str | None:
+    """Why trying ``attempt`` again would fail the same way, or None when another attempt
+    might pass: a timeout (another waits as long again), a command that does not exist
+    (exit 127) or cannot be executed (126), or a file the command names that does not
+    exist and that the error says is missing. A flaky test, a port in use, a network
+    error: None, retried as the criterion's ``retries`` say."""
+    if attempt.timed_out:
+        return f"timed out after {attempt.timeout:g} s"
+    if attempt.exit_code == 127:
+        missing = _NOT_FOUND.search(attempt.stderr)
+        return f"command not found{f' ({missing[1].strip()})' if missing else ''}, exit 127"
+    if attempt.exit_code == 126:
+        return "the command cannot be executed, exit 126"
+    if not _NO_SUCH_FILE.search(attempt.stderr):
+        return None
+    for word in _named_paths(command):
+        if word in attempt.stderr and not _exists_from(folder, word):
+            return f"the file {word!r} the command names does not exist"
+    return None
+
+
+def _named_paths(command: str) -> list[str]:
+    """The words of ``command`` that look like paths (``app.py``, ``src/x``)."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # an unclosed quote: the words as written
+        words = command.split()
+    return [w for w in words if ("/" in w or "." in w.strip(".")) and not w.startswith("-")]
+
+
+def _exists_from(folder: Path, path: str) -> bool:
+    try:
+        return (folder / path).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def evaluate(condition: Condition, attempt: Attempt, rootdir: Path) -> Check:
@@ -221,7 +276,7 @@ def _extra(criterion: Criterion, context: RunContext, attempt: Attempt) -> dict[
     return extra
 
 
-# --- natural-language conditions: an agent judges ----------------------------------------
+# --- conditions that ask for a judge: an agent judges ------------------------------------
 
 
 def _run_judged(

@@ -32,9 +32,12 @@ A regular expression search is stopped at the criterion's timeout (``regex_deadl
 so a pattern that backtracks catastrophically fails the criterion instead of hanging it.
 Parsing is linear in the length of the condition, and checking never copies the output.
 
-Anything outside this vocabulary (for example "multiple commits with criterion
-references") is natural language: an agent must judge it from the command, its exit code
-and its output. It is never reduced to the exit code.
+A condition that only an agent can judge is asked for explicitly, with the prefix
+``judge:`` (``judge: multiple commits with criterion references``): an agent judges the
+text after it from the command, its exit code and its output; it is never reduced to the
+exit code. Anything else outside the vocabulary is an error naming the closest phrase, so
+a typo (``exitcode 0``, ``ouput contains 3 words``) never reaches a judge by accident.
+There is no ``or``: ``exit code 5 or exit code 0`` is an error that says what to write.
 """
 
 from __future__ import annotations
@@ -62,6 +65,9 @@ VOCABULARY: tuple[str, ...] = (
 """The phrases, for error messages that tell the user what to write instead."""
 
 VOCABULARY_HINT = "; ".join(f'"{phrase}"' for phrase in VOCABULARY) + ' (join with " and ")'
+
+JUDGE_PREFIX = "judge:"
+"""How a pass condition asks an agent to judge it: ``judge: the log names every id``."""
 
 
 # Words that mean "the command succeeded": a test runner exits 0 when every test passes.
@@ -111,7 +117,8 @@ def _error(clause: str, what: str) -> ConditionError:
 
 @dataclass(frozen=True)
 class NaturalLanguage:
-    """A pass_condition outside the vocabulary: an agent must judge it."""
+    """A pass_condition that asks for a judge (``judge: TEXT``): an agent must judge
+    ``text``, the words after the prefix."""
 
     text: str
 
@@ -283,6 +290,9 @@ _KEYWORD_START = r"(?:exit\s+code|exits\s+with|output|file)\b"
 # The lookbehind lets only the start of a white-space run try a separator: without it,
 # every position of a long run would rescan the rest of it (quadratic).
 _CLAUSE_SEPARATOR = re.compile(rf"(?<!\s)\s+and\s+(?={_KEYWORD_START})", re.IGNORECASE)
+# "exit code 5 or exit code 0", "exit code 5 or 0": an alternative the vocabulary lacks.
+_ALTERNATIVE = re.compile(rf"(?<!\s)\s+or\s+(?={_KEYWORD_START})", re.IGNORECASE)
+_JUDGE = re.compile(r"judge\s*:", re.IGNORECASE)
 
 # A builder turns the clause's argument (or None) into a clause.
 _Builder = Callable[[str | None, str], Clause | None]
@@ -295,7 +305,9 @@ def _exit_code(arg: str | None, clause: str) -> Clause | None:
     if arg is not None and number is not None and number.end() == len(arg):
         return ExitCodeIs(int(arg))
     if arg is not None and number is not None and arg[number.end()].isspace():
-        return None  # "exit code 0 within a second": natural language, for an agent
+        if re.match(r"\s+or\b", arg[number.end() :], re.IGNORECASE):
+            raise _no_alternative(clause)  # "exit code 5 or 0"
+        return None  # "exit code 0 within a second": outside the vocabulary
     raise _error(clause, 'an exit code must be a whole number; write e.g. "exit code 0"')
 
 
@@ -369,11 +381,15 @@ def parse_condition(text: str | None) -> Condition | NaturalLanguage:
     text = (text or "").strip()
     if not text:
         return Condition((ExitCodeIs(0),))
+    judge = _JUDGE.match(text)
+    if judge is not None:
+        return _judged(text, text[judge.end() :].strip())
     clauses: list[Clause] = []
     for raw in _split_clauses(text):
+        _refuse_alternatives(raw)
         clause = _parse_clause(raw)
         if clause is None:
-            return NaturalLanguage(text)
+            raise _outside_vocabulary(text, raw)
         clauses.append(clause)
     codes = {clause.code for clause in clauses if isinstance(clause, ExitCodeIs)}
     if len(codes) > 1:
@@ -381,6 +397,47 @@ def parse_condition(text: str | None) -> Condition | NaturalLanguage:
     if not codes:
         clauses.insert(0, ExitCodeIs(0))
     return Condition(tuple(dict.fromkeys(clauses)))
+
+
+def _judged(text: str, asked: str) -> NaturalLanguage:
+    if not asked:
+        example = '"judge: the log is clean"'
+        raise _error(text, f'says what to judge after "judge:"; write e.g. {example}')
+    return NaturalLanguage(asked)
+
+
+def _outside_vocabulary(text: str, clause: str) -> ConditionError:
+    """The error of a clause outside the vocabulary: the closest phrase, and the explicit
+    way to have an agent judge the text instead."""
+    guess = closest_phrase(clause)
+    hint = f'did you mean "{guess}"? ' if guess else ""
+    where = "" if clause == text else f" ({_quote(clause)})"
+    return _error(
+        text,
+        f"is not in the vocabulary{where}: {hint}write one of {VOCABULARY_HINT}; or, for an "
+        f"agent to judge it, write {_quote(JUDGE_PREFIX + ' ' + text)}",
+    )
+
+
+def _refuse_alternatives(clause: str) -> None:
+    """``or`` between phrases is not in the vocabulary: refused, never read as the text of
+    an argument (``output contains a or output contains b``) nor sent to a judge."""
+    quote: str | None = None
+    scanned = 0
+    for match in _ALTERNATIVE.finditer(clause):  # the quote state carried along: linear
+        quote = _quote_state(clause, 0, scanned, match.start(), quote)
+        scanned = match.start()
+        if quote is None:
+            raise _no_alternative(clause)
+
+
+def _no_alternative(clause: str) -> ConditionError:
+    return _error(
+        clause,
+        '"or" is not in the vocabulary: every phrase must hold (join them with " and"); to '
+        "accept one of several exit codes, let the command decide, e.g. command "
+        "'cmd; c=$?; [ $c -eq 0 ] || [ $c -eq 5 ]' with \"exit code 0\"",
+    )
 
 
 def _split_clauses(text: str) -> list[str]:

@@ -5,12 +5,15 @@ criterion, and the way out once per run. Shared by the agent plugin and the bash
 from __future__ import annotations
 
 from pytest_acceptance.model import Criterion, one_line
-from pytest_acceptance.run.conditions import VOCABULARY_HINT, closest_phrase
+from pytest_acceptance.run.conditions import VOCABULARY
+
+VOCABULARY_SHORT = ", ".join(f'"{phrase}"' for phrase in VOCABULARY[:3]) + ", ..."
 
 HOW_TO_CONFIGURE = (
-    "install the judge with `pip install 'pytest-acceptance[claude]'` (or name a Claude Code "
-    "CLI: `--acceptance-claude PATH`), or configure a command that reads the prompt on "
-    "stdin and prints the verdict JSON: `--acceptance-agent-command CMD`."
+    "`pip install 'pytest-acceptance[claude]'` and give it a key or a login (the README's "
+    "Agents section), or name a Claude Code CLI (`--acceptance-claude PATH`), or a command "
+    "that reads the prompt on stdin and prints the verdict JSON "
+    "(`--acceptance-agent-command CMD`)."
 )
 
 
@@ -19,22 +22,19 @@ def no_agent_message(criterion: Criterion, evidence: str | None) -> str:
     if evidence is None:
         return f"no agent configured to judge {criterion.id}"
     condition = criterion.pass_condition or ""
-    guess = closest_phrase(condition)
-    hint = f': did you mean "{guess}"?' if guess else ""
     return (
         f"no agent configured to judge the pass condition {one_line(condition, 120)!r} of "
-        f"{criterion.id} (not in the vocabulary{hint})"
+        f"{criterion.id}"
     )
 
 
 def no_agent_advice(why: str) -> str:
     """What to do when criteria need an agent and none is configured: the same text for every
-    such criterion of a run, so the verdict prints it once."""
+    such criterion of a run, so the verdict prints it once, before the list, in three lines."""
     return (
-        f"an agent must judge them, and none is configured: {why}. Either configure one: "
-        f"{HOW_TO_CONFIGURE} Or let a command decide: give each criterion a yaml "
-        "verification block (in a list item, indented under the item), e.g.\n"
-        '```yaml\nmethod: bash\ncommand: "python -m pytest tests -q"\n'
-        'pass_condition: "exit code 0"\n```\n'
-        f"with a pass_condition from the vocabulary: {VOCABULARY_HINT}."
+        f"an agent must judge them, and none is configured: {why}.\n"
+        f"Configure one: {HOW_TO_CONFIGURE}\n"
+        "Or let a command decide: give each criterion a yaml verification block with "
+        "`method: bash`, a `command:` and a `pass_condition:` from the vocabulary "
+        f"({VOCABULARY_SHORT}; see the spec format's pass conditions)."
     )

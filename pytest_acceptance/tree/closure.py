@@ -152,7 +152,8 @@ def _walk(
             raise ClosureError(f"listing {root} did not finish within the gate's deadline")
         directory = pending.pop()
         try:
-            entries = list(os.scandir(directory))
+            with os.scandir(directory) as listing:  # closed on a Ctrl-C mid-listing too
+                entries = list(listing)
         except OSError:
             continue  # a folder that vanished or is unreadable: its files count as removed
         for entry in entries:

@@ -133,12 +133,12 @@ def render(
     failed, errors = verdict.of(Status.FAILED), verdict.of(Status.ERROR)
     passed = verdict.of(Status.PASSED, Status.FLAKY)
     manual = verdict.of(Status.MANUAL)
+    lines += advice_lines(errors)  # the way out first, once, before the list
     if failed:
         lines += _section("Failed", failed, rootdir, several)
         lines += advice_lines(failed)
     if errors or verdict.problems:
         lines += _section("Errors", errors, rootdir, several, verdict.problems)
-        lines += advice_lines(errors)
     lines += _not_run_section(verdict.of(Status.NOT_RUN))
     lines += _unticked_section(verdict.of(Status.UNTICKED))
     if passed and quiet:  # counted, not listed: a line, not an empty section
@@ -244,7 +244,17 @@ def advice_lines(outcomes: list[Outcome]) -> list[str]:
         advice = outcome.result.extra.get("advice")
         if isinstance(advice, str) and advice.strip():
             shared.setdefault(advice.strip(), []).append(outcome.criterion.id)
-    return [line for advice, ids in shared.items() for line in (f"{', '.join(ids)}: {advice}", "")]
+    lines = []
+    for advice, ids in shared.items():
+        named = ", ".join(ids[:_NAMED_IDS]) + (
+            f", … ({len(ids)} criteria)" if len(ids) > _NAMED_IDS else ""
+        )
+        first, *rest = advice.splitlines()
+        lines += [f"{named}: {first}", *(f"  {line}" for line in rest), ""]
+    return lines
+
+
+_NAMED_IDS = 6  # ids named before an advice; more are counted
 
 
 def message_beyond_issues(message: str, issues: Iterable[Any]) -> str:

@@ -34,6 +34,8 @@ from support.claude_harness import (
 )
 from support.specs import bash, criterion, spec
 
+from pytest_acceptance.agent.backends import Usage
+
 pytestmark = pytest.mark.e2e
 
 PASS = {"status": "pass", "summary": "every check holds", "issues": []}
@@ -70,6 +72,9 @@ def claude_project(
             monkeypatch.setenv(name, value)
         pytester.makeini(f"[pytest]\n{ini}")
         pytester.makefile(".md", spec=spec(*blocks))
+        # FAIL points at src/notify.ts:23: a line of the project, shown as a place.
+        (pytester.path / "src").mkdir(exist_ok=True)
+        (pytester.path / "src" / "notify.ts").write_text("// handler\n" * 30)
         return stand_in
 
     return start
@@ -225,7 +230,7 @@ def test_unknown_agent_is_the_verifiers_role_in_the_prompt(
 def test_natural_language_condition_is_judged_by_the_cli(
     pytester: pytest.Pytester, claude_project: StartProject
 ) -> None:
-    condition = "multiple commits with criterion references"
+    condition = "judge: multiple commits with criterion references"
     stand_in = claude_project(
         [structured(FAIL)], bash("AC-7", "echo 'abc123 wip'", "Commits", pass_condition=condition)
     )
@@ -233,7 +238,7 @@ def test_natural_language_condition_is_judged_by_the_cli(
     assert result.ret == 1
     result.stdout.fnmatch_lines(["- AC-7: Commits", "  Location: src/notify.ts:23"])
     prompt = user_text(stand_in.requests[0])
-    assert f"pass condition: {condition}" in prompt
+    assert "pass condition: multiple commits with criterion references" in prompt
     assert "abc123 wip" in prompt
 
 
@@ -405,3 +410,50 @@ def test_the_cli_stops_at_its_share_of_the_budget_and_the_rest_is_not_judged(
     assert second["status"] == "error"
     assert second["message"].startswith("budget exhausted: $0.0002")
     assert len(stand_in.requests) == 1  # one turn, then the CLI stopped
+    assert '"session_id"' not in result.stdout.str()  # the sentence, not the CLI's JSON
+
+
+# --- the judge's key or login, checked before the first criterion ---------------------------
+
+
+def test_without_a_key_the_judge_says_so_once_before_the_first_criterion(
+    pytester: pytest.Pytester, claude_project: StartProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real CLI with no key and no login: one sentence before anything runs and at the
+    top of the verdict, never the CLI's JSON; the model is never called."""
+    stand_in = claude_project([structured(PASS)], agent("AC-1"), agent("AC-2"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    result = run(pytester, "-n", "0")
+    assert result.ret != 0
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "acceptance: the judge (the Claude Code CLI *) has no key or login: export "
+            "ANTHROPIC_API_KEY*/login.",
+            "## Verification Results",
+            "AC-1, AC-2: the judge (the Claude Code CLI *) has no key or login: *",
+            "### Errors (2)",
+            "*no verdict for AC-1: the judge has no key or login (the fix opens the verdict)",
+        ]
+    )
+    assert "Not logged in" not in out and '"session_id"' not in out and '"type"' not in out
+    assert stand_in.requests == []
+
+
+def test_a_key_the_api_refuses_is_one_sentence_and_stops_further_calls() -> None:
+    """Written after the fix: the key passed the CLI's own check, the API refused it; the
+    CLI's error result becomes the same sentence, with none of its JSON."""
+    from pytest_acceptance.agent.backends import DispatchError, _structured_output
+
+    refused = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "result": "Invalid API key · Please run /login",
+        "session_id": "0f1e",
+    }
+    with pytest.raises(DispatchError) as raised:
+        _structured_output(refused, json.dumps(refused), Usage(), "/opt/claude")
+    assert raised.value.no_login
+    assert raised.value.output == ""
+    assert str(raised.value).startswith("the judge (the Claude Code CLI /opt/claude) has no key")

@@ -78,6 +78,8 @@ def test_pass_from_the_command_is_a_pass_with_its_summary(judge: Judge, tmp_path
 
 def test_fail_carries_the_agents_file_line_issues(judge: Judge, tmp_path: Path) -> None:
     judge.plan({"AC-7": ["fail"]})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("import x\n\nraise Error()\n")  # the line exists
     result = verifier(judge).pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
     assert result is not None
     assert result.status is Status.FAILED
@@ -175,14 +177,16 @@ def test_without_an_agent_both_hooks_end_in_an_error_saying_how_to_configure(
 ) -> None:
     plugin = verifier(None)
     run = plugin.pytest_acceptance_run(agent_criterion(tmp_path), RunContext(tmp_path))
-    bash = agent_criterion(tmp_path, method=Method.BASH, command="git log", pass_condition="tidy")
+    bash = agent_criterion(
+        tmp_path, method=Method.BASH, command="git log", pass_condition="judge: tidy"
+    )
     judged = plugin.pytest_acceptance_judge(bash, RunContext(tmp_path), "exit code: 0")
     for result in (run, judged):
         assert result is not None
         assert result.status is Status.ERROR
         assert result.message.startswith("no agent configured to judge")
         assert "`--acceptance-agent-command CMD`" in result.extra["advice"]  # once per run
-    assert judged is not None and "the pass condition 'tidy' of AC-7" in judged.message
+    assert judged is not None and "the pass condition 'judge: tidy' of AC-7" in judged.message
 
 
 def test_judge_decides_a_natural_language_condition_from_the_evidence(
@@ -195,7 +199,7 @@ def test_judge_decides_a_natural_language_condition_from_the_evidence(
         method=Method.BASH,
         command="git log --oneline",
         agent=None,
-        pass_condition="multiple commits with criterion references",
+        pass_condition="judge: multiple commits with criterion references",
     )
     evidence = "command: git log --oneline\nexit code: 0\noutput:\nabc123 wip"
     result = verifier(judge).pytest_acceptance_judge(bash, RunContext(tmp_path), evidence)

@@ -261,7 +261,7 @@ def test_a_command_judge_is_told_what_it_judges_in_its_environment(
         pytester,
         judge,
         agent("AC-1", "Error pattern", model="claude-haiku-4-5", priority="SHOULD"),
-        bash("AC-2", "echo hi", "Greeting", pass_condition="a friendly greeting"),
+        bash("AC-2", "echo hi", "Greeting", pass_condition="judge: a friendly greeting"),
     )
     assert run(pytester, "-n", "0").ret == 0
     first, second = (judge.calls(i)[0]["env"] for i in ("AC-1", "AC-2"))
@@ -305,6 +305,8 @@ def test_a_majority_of_failing_judges_fails_with_their_issues(
 ) -> None:
     judge.plan({"AC-1": [{"status": "fail"}, {"status": "fail"}, {}]})
     project(pytester, judge, agent("AC-1"), ini="acceptance_votes = 3\n")
+    (pytester.path / "src").mkdir()
+    (pytester.path / "src" / "AC-1.py").write_text("one\ntwo\n")  # the judges' lines exist
     assert run(pytester, "-n", "0").ret == 1
     ac1 = by_id(pytester)["AC-1"]
     assert (ac1["status"], ac1["unstable"]) == ("failed", True)

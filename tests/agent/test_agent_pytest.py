@@ -30,6 +30,9 @@ def project(pytester: pytest.Pytester, judge: Judge | None, *blocks: str) -> Pat
     if judge is not None:
         ini += f"acceptance_agent_command = {judge.command}\n"
     pytester.makeini(ini)
+    # The judge's fail points at src/app.py:3: a line of the project, shown as a place.
+    (pytester.path / "src").mkdir(exist_ok=True)
+    (pytester.path / "src" / "app.py").write_text("import x\n\nraise Error()\n")
     return pytester.makefile(".md", spec=spec(*blocks))
 
 
@@ -69,7 +72,7 @@ def test_natural_language_condition_is_judged_by_the_agent(
     pytester: pytest.Pytester, judge: Judge
 ) -> None:
     judge.plan({"AC-7": ["fail"]})
-    condition = "multiple commits with criterion references"
+    condition = "judge: multiple commits with criterion references"
     path = project(pytester, judge, bash("AC-7", "echo 'abc123 wip'", pass_condition=condition))
     result = pytester.runpytest_subprocess("--acceptance", path, "-n", "0")
     assert result.ret == 1

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import given
@@ -88,3 +89,39 @@ def test_any_output_is_checked_to_a_check(text: str, exit_code: int, stdout: str
     if check.passed:  # a passing condition always required its exit code
         codes = [c.code for c in condition.clauses if hasattr(c, "code")]
         assert codes == [exit_code]
+
+
+_JUDGE_ASKED = re.compile(r"\s*judge\s*:", re.IGNORECASE)
+
+
+@given(st.text(max_size=200) | conditions())
+def test_only_an_explicit_request_reaches_a_judge(text: str) -> None:
+    """Nothing is judged by accident: a condition is the vocabulary, ``judge: ...`` or an
+    error; whatever an agent is asked to judge was asked for with the prefix."""
+    if isinstance(outcome(text), NaturalLanguage):
+        assert _JUDGE_ASKED.match(text)
+
+
+_TYPED = st.sampled_from(
+    ["exit code 0", "output contains 3 words", "output is empty", "file build/x exists"]
+)
+
+
+@st.composite
+def typos(draw: st.DrawFn) -> str:
+    """A vocabulary phrase with one character dropped, doubled or replaced in its words."""
+    text = draw(_TYPED)
+    words = len(text.split()[0]) + 1 + len(text.split()[1])  # the first two words
+    at = draw(st.integers(min_value=0, max_value=words - 1))
+    edit = draw(st.sampled_from(["drop", "double", "replace"]))
+    if edit == "drop":
+        return text[:at] + text[at + 1 :]
+    if edit == "double":
+        return text[:at] + text[at] + text[at:]
+    return text[:at] + draw(st.sampled_from("aeioxz")) + text[at + 1 :]
+
+
+@given(typos())
+def test_a_typo_of_the_vocabulary_is_never_sent_to_a_judge(text: str) -> None:
+    condition = outcome(text)
+    assert not isinstance(condition, NaturalLanguage)

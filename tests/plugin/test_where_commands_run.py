@@ -146,3 +146,50 @@ def test_a_spec_copy_runs_its_commands_where_the_spec_it_stands_for_lives(
     )
     assert two.ret == pytest.ExitCode.USAGE_ERROR
     two.stderr.fnmatch_lines(["*the run must have exactly one spec, it has 2"])
+
+
+# --- never noisy in the ordinary layout, never silent in a nested project -------------------
+
+
+@pytest.mark.parametrize("marker", [".git", "package.json"])
+def test_the_ordinary_spec_kit_layout_runs_at_the_project_top_without_a_warning(
+    pytester: pytest.Pytester, marker: str
+) -> None:
+    """specs/001-x/spec.md below the project's top, pytest started at the top, no ini: the
+    commands run where they expect to, so nothing is said ("package.json": written after
+    the fix, another project's top)."""
+    (pytester.path / marker).mkdir() if marker == ".git" else pytester.makefile(
+        ".json", package="{}"
+    )
+    pytester.makepyfile(wordcount=WORDCOUNT)
+    folder = pytester.mkdir("specs") / "001-count"
+    folder.mkdir()
+    usage = bash("AC-1", "python wordcount.py", "usage", pass_condition="exit code 3")
+    (folder / "spec.md").write_text(spec(usage))
+    result = pytester.runpytest("--acceptance", "specs/001-count/spec.md", "-p", "no:randomly")
+    assert result.ret == 0
+    assert "WARNING" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("nested", "marker"), [("examples", "pyproject.toml"), ("app/specs", "package.json")]
+)
+def test_a_spec_of_a_nested_project_run_from_the_outer_ini_is_warned_about(
+    pytester: pytest.Pytester, nested: str, marker: str
+) -> None:
+    """An ini file at the top chose the rootdir, but the spec lives in a project of its own
+    below it (examples/pyproject.toml; after the fix: app/package.json with the spec in
+    app/specs/): its commands run at the top, and the run says so, naming both."""
+    pytester.makeini("[pytest]\n")
+    folder = pytester.path / nested
+    folder.mkdir(parents=True)
+    home = folder if marker == "pyproject.toml" else folder.parent
+    (home / marker).write_text("[project]\nname = 'x'\n" if marker == "pyproject.toml" else "{}")
+    usage = bash("AC-1", "python wordcount.py", "usage", pass_condition="exit code 2")
+    (folder / "spec.md").write_text(spec(usage))
+    result = pytester.runpytest("--acceptance", f"{nested}/spec.md", "-p", "no:randomly")
+    warning = (
+        f"spec.md belongs to the project in {home} (its {marker}), but bash commands run in "
+        f"the rootdir {pytester.path}: start pytest in {home}, or give the criteria a cwd: *"
+    )
+    result.stdout.fnmatch_lines([f"acceptance: WARNING: {warning}", f"WARNING: {warning}"])

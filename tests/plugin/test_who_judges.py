@@ -1,8 +1,11 @@
-"""Who judges each criterion is visible before it runs (--collect-only, -v), and without an
-agent the way out is printed once per run, with a did-you-mean for each pass condition
-that is not in the vocabulary."""
+"""Who judges each criterion is visible before it runs (--collect-only, -v); a judge is
+asked for explicitly (``judge: ...``), and a pass condition outside the vocabulary is a
+collection error with a did-you-mean, agent or no agent; without an agent the way out is
+printed once per run."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 from support.specs import bash, criterion, manual, spec
@@ -11,8 +14,8 @@ from pytest_acceptance.run.conditions import closest_phrase
 
 SPEC = spec(
     bash("AC-1", "true", "Echo works"),
-    bash("AC-2", "true", "Tests pass", pass_condition="all tests pass"),
-    bash("AC-3", "true", "Exit status", pass_condition="exit status is 0"),
+    bash("AC-2", "true", "Tests pass", pass_condition="judge: all tests pass"),
+    bash("AC-3", "true", "Exit status", pass_condition="JUDGE: exit status is 0"),
     criterion("AC-4", "Design is clean", method="subagent", checks=["no globals"]),
     manual("AC-5", "Reads well"),
 )
@@ -41,23 +44,37 @@ def test_without_an_agent_the_way_out_is_printed_once(pytester: pytest.Pytester)
     text = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "  Error: no agent configured to judge the pass condition 'all tests pass' of AC-2 "
-            '(not in the vocabulary: did you mean "exit code 0"?)',
-            "*the pass condition 'exit status is 0' of AC-3 "
-            '(not in the vocabulary: did you mean "exit code N"?)',
-            "  Error: no agent configured to judge AC-4",
+            "acceptance: no agent to judge 3 criteria (AC-2, AC-3, AC-4); they will be errors.*",
+            "## Verification Results",
             "AC-2, AC-3, AC-4: an agent must judge them, and none is configured: the agent is "
-            "switched off (--acceptance-agent none). Either configure one: *--acceptance-agent-"
-            "command CMD* Or let a command decide: give each criterion a yaml verification "
-            "block (in a list item, indented under the item), e.g.",
-            "```yaml",
-            "method: bash",
-            "*",
-            'with a pass_condition from the vocabulary: "exit code N"; *',
+            "switched off (--acceptance-agent none).",
+            "  Configure one: `pip install 'pytest-acceptance[[]claude[]]'`*--acceptance-agent-"
+            "command CMD`).",
+            '  Or let a command decide: *`method: bash`*"exit code N"*',
+            "",
+            "### Errors (3)",
+            "*the pass condition 'judge: all tests pass' of AC-2",
+            "*the pass condition 'JUDGE: exit status is 0' of AC-3",
+            "  Error: no agent configured to judge AC-4",
         ]
     )
     assert text.count("none is configured") == 1
-    assert text.count("Either configure one") == 1
+    assert text.count("Configure one") == 1
+
+
+def test_the_way_out_comes_before_a_long_list(pytester: pytest.Pytester) -> None:
+    """Written after the fix: thirteen criteria of a prose spec, a failing bash criterion
+    among them; the fix opens the verdict, in three lines, before every entry."""
+    checks = [criterion(f"AC-{n}", f"Does {n}", method="subagent") for n in range(1, 14)]
+    pytester.makefile(".md", spec=spec(bash("AC-20", "exit 1", "Fails", retries=0), *checks))
+    result = pytester.runpytest("--acceptance", "spec.md", "-n", "0", "--acceptance-agent", "none")
+    verdict = result.stdout.str().split("= acceptance verdict =")[1].splitlines()
+    start = next(n for n, line in enumerate(verdict) if "none is configured" in line)
+    first_entry = next(n for n, line in enumerate(verdict) if line.startswith("- AC-"))
+    assert start < first_entry and start <= 6  # after the title and where commands ran
+    assert verdict[start].startswith("AC-1, AC-2, AC-3, AC-4, AC-5, AC-6, … (13 criteria): ")
+    assert verdict[start + 3] == ""  # three lines
+    assert sum("Configure one" in line for line in result.stdout.lines) == 1
 
 
 @pytest.mark.parametrize(
@@ -78,3 +95,38 @@ def test_without_an_agent_the_way_out_is_printed_once(pytester: pytest.Pytester)
 )
 def test_did_you_mean_names_the_closest_phrase(condition: str, meant: str | None) -> None:
     assert closest_phrase(condition) == meant
+
+
+TYPOS = spec(
+    bash("AC-1", "true", "Exit", pass_condition="exitcode 0"),
+    bash("AC-2", "echo a b c", "Words", pass_condition="ouput contains 3 words"),
+    bash("AC-3", "exit 5", "Either", pass_condition="exit code 5 or exit code 0"),
+)
+
+
+@pytest.mark.parametrize("agent", ["none", "command"])
+def test_a_condition_outside_the_vocabulary_is_a_collection_error_agent_or_not(
+    pytester: pytest.Pytester, agent: str
+) -> None:
+    """With a judge configured (one that would say PASS to anything), the typos still never
+    reach it: each is a collection error at its line, with the closest phrase."""
+    pytester.makefile(".md", spec=TYPOS)
+    judge = pytester.makepyfile(
+        judge='import sys; sys.stdin.read(); print(\'{"passed": true, "issues": []}\')'
+    )
+    options = ["--acceptance-agent", "none"]
+    if agent == "command":
+        options = ["--acceptance-agent-command", f"{sys.executable} {judge}"]
+    result = pytester.runpytest("--acceptance", "spec.md", "-n", "0", *options)
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error, nothing ran
+    first = TYPOS.splitlines().index("```yaml") + 1  # AC-1's verification block
+    result.stdout.fnmatch_lines_random(
+        [
+            f"*spec.md:{first}: AC-1: pass_condition 'exitcode 0': is not in the vocabulary: "
+            'did you mean "exit code N"?*',
+            "*AC-2: pass_condition 'ouput contains 3 words'*did you mean \"output contains X\"?*"
+            "'judge: ouput contains 3 words'*",
+            "*AC-3: pass_condition 'exit code 5 or exit code 0': \"or\" is not in the vocabulary*",
+        ]
+    )
+    assert "PASSED" not in result.stdout.str()

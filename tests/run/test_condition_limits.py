@@ -117,8 +117,16 @@ def test_long_blank_runs_parse_to_the_same_clauses(text: str, clause: object) ->
 @pytest.mark.parametrize(
     "text", ["file a" + " " * 5_000 + "x", "exit code " + " " * 5_000 + "1 and more"]
 )
-def test_long_blank_runs_outside_the_vocabulary_are_natural_language(text: str) -> None:
-    assert isinstance(parse_condition(text), NaturalLanguage)
+def test_long_blank_runs_outside_the_vocabulary_are_an_error_quickly(text: str) -> None:
+    with pytest.raises(ConditionError, match="is not in the vocabulary"):
+        parse_condition(text)
+
+
+def test_many_quoted_ors_are_read_in_linear_time() -> None:
+    text = 'output contains "' + "a or output " * 800 + '"'
+    condition = parse_condition(text)
+    assert isinstance(condition, Condition)
+    assert not isinstance(condition, NaturalLanguage)
 
 
 def test_an_exit_code_beyond_any_process_is_an_error_not_a_crash() -> None:

@@ -10,6 +10,7 @@ from pytest_acceptance.run.conditions import (
     Condition,
     ConditionError,
     NaturalLanguage,
+    OutputContains,
     parse_condition,
 )
 
@@ -144,17 +145,77 @@ def test_regex_is_searched_per_line_with_multiline(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "asked"),
     [
-        "multiple commits with criterion references",
-        "exit code 0 and multiple commits",
-        "exit code 0 within five seconds",
-        "output shows three lines",
-        "the log file exists somewhere",
+        (
+            "judge: multiple commits with criterion references",
+            "multiple commits with criterion references",
+        ),
+        ("Judge:exit code 0 within five seconds", "exit code 0 within five seconds"),
+        ("JUDGE :  output shows three lines ", "output shows three lines"),
     ],
 )
-def test_text_outside_the_vocabulary_is_natural_language(text: str) -> None:
-    assert parse_condition(text) == NaturalLanguage(text)
+def test_a_judge_is_asked_for_explicitly_and_judges_the_words_after_it(
+    text: str, asked: str
+) -> None:
+    assert parse_condition(text) == NaturalLanguage(asked)
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ("exitcode 0", '"exit code N"'),
+        ("ouput contains 3 words", '"output contains X"'),
+        ("exit code 0 within five seconds", '"exit code N"'),
+        ("stdout includes done", '"output contains X"'),
+        ("the log file exists somewhere", None),
+        ("multiple commits with criterion references", None),
+        ("exit code 0 and multiple commits", '"exit code N"'),
+    ],
+)
+def test_text_outside_the_vocabulary_is_an_error_never_a_judge(
+    text: str, meant: str | None
+) -> None:
+    """A typo one letter from the vocabulary must not reach an agent, which could pass it."""
+    with pytest.raises(ConditionError) as raised:
+        parse_condition(text)
+    message = str(raised.value)
+    assert "is not in the vocabulary" in message
+    assert (f"did you mean {meant}?" in message) if meant else ("did you mean" not in message)
+    assert f"'judge: {text}'" in message  # the explicit way, spelled out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "exit code 5 or exit code 0",
+        "exit code 5 or 0",
+        "EXIT CODE 1 OR output contains ok",
+        "output contains a or output contains b",
+        "exit code 0 and output is empty or file x exists",
+    ],
+)
+def test_or_is_refused_with_what_to_write_instead(text: str) -> None:
+    with pytest.raises(ConditionError, match='"or" is not in the vocabulary: every phrase must'):
+        parse_condition(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("output contains 1 or 2", "1 or 2"),
+        ("output contains 'a or output contains b'", "a or output contains b"),
+    ],
+)
+def test_or_inside_an_argument_is_text(text: str, found: str) -> None:
+    condition = parse_condition(text)
+    assert isinstance(condition, Condition)
+    assert condition.clauses[-1] == OutputContains(found)
+
+
+def test_judge_without_words_is_an_error() -> None:
+    with pytest.raises(ConditionError, match='says what to judge after "judge:"'):
+        parse_condition("judge:  ")
 
 
 @pytest.mark.parametrize(

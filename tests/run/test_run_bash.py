@@ -315,9 +315,69 @@ def test_a_timed_out_attempt_is_retried(tmp_path: Path) -> None:
     assert "attempt 1 failed (timed out after 1 s (process group killed)" in result.message
 
 
+# --- deterministic failures fail once ------------------------------------------------------
+
+
+def run_with_default_retries(tmp_path: Path, command: str, **kw: Any) -> Result:
+    """The criterion sets no ``retries``; the run's default is 2."""
+    item = criterion(tmp_path, COUNTING + command, retries=None, **kw)
+    return run_criterion(item, RunContext(tmp_path, default_retries=2))
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("no-such-command-xyz --flag", "command not found (no-such-command-xyz), exit 127"),
+        ("python3 missing_script.py", "the file 'missing_script.py' the command names does not"),
+        # written after the fix, the same class by other routes:
+        ("cat notes/missing.txt", "the file 'notes/missing.txt' the command names does not"),
+        ("./build.sh", "command not found"),
+        ("touch tool && chmod -x tool && ./tool", "the command cannot be executed, exit 126"),
+        ("source settings.env", "the file 'settings.env' the command names does not exist"),
+    ],
+)
+def test_a_failure_that_cannot_change_is_not_retried_and_says_why(
+    tmp_path: Path, command: str, why: str
+) -> None:
+    result = run_with_default_retries(tmp_path, command)
+    assert result.status is Status.FAILED
+    assert (tmp_path / "count").read_text().strip() == "1"  # one attempt, not three
+    assert result.attempts == 1
+    assert f"(not retried: {why}" in result.message
+    assert "give the criterion `retries:` to retry it anyway" in result.message
+    assert "attempts failed" not in result.message
+
+
+def test_a_timeout_is_not_retried_by_default(tmp_path: Path) -> None:
+    result = run_with_default_retries(tmp_path, "sleep 300", timeout=1)
+    assert result.attempts == 1
+    assert "(not retried: timed out after 1 s," in result.message
+
+
+def test_an_ordinary_failure_is_still_retried_by_default(tmp_path: Path) -> None:
+    """The honest control: a failure that may change (a flaky test) keeps its retries."""
+    result = run_with_default_retries(tmp_path, "[ $n -ge 3 ]")
+    assert result.status is Status.FLAKY
+    assert result.attempts == 3
+
+
+def test_an_error_about_a_file_the_command_does_not_name_is_retried(tmp_path: Path) -> None:
+    result = run_with_default_retries(tmp_path, "cat /tmp/$RANDOM-absent 2>&1 >&2; false")
+    assert result.attempts == 3
+
+
+def test_a_criterion_that_asks_for_retries_gets_them_even_for_a_missing_command(
+    tmp_path: Path,
+) -> None:
+    result = run(tmp_path, COUNTING + "no-such-command-xyz", retries=1)
+    assert result.attempts == 2
+    assert (tmp_path / "count").read_text().strip() == "2"
+    assert result.message.endswith("(all 2 attempts failed)")
+
+
 # --- natural-language conditions -----------------------------------------------------------
 
-NATURAL = "multiple commits with criterion references"
+NATURAL = "judge: multiple commits with criterion references"
 
 
 class Judge:
@@ -349,7 +409,7 @@ def test_natural_language_without_a_judge_is_an_error_that_says_how_to_fix(
     result = run(tmp_path, COUNTING + "false", NATURAL, retries=3)
     assert result.status is Status.ERROR
     assert (tmp_path / "count").read_text().strip() == "1"  # ran once, no retries
-    assert f"the pass condition '{NATURAL}' of AC-7 (not in the vocabulary" in result.message
+    assert f"the pass condition '{NATURAL}' of AC-7" in result.message
     assert result.message.startswith("no agent configured to judge")
     advice = result.extra["advice"]  # printed once per run under the verdict's errors
     assert "none is configured" in advice and "--acceptance-agent-command CMD" in advice

@@ -74,7 +74,7 @@ def test_failures_are_listed_alone_and_manual_criteria_never_mentioned(
             "## Verification Results",
             "### Failed (1)",
             "- AC-2: queues notifications",
-            "  Method: bash (echo 'sent'; exit 1)",
+            "  Method: bash `echo 'sent'; exit 1`",
             "  Location: spec.md:*",
             "  Expected: exit code 0",
             "  Actual: exit code 1*",
