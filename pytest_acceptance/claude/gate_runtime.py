@@ -24,6 +24,12 @@ from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.tree import closure
 
 _KEPT_ENV = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME")
+# The top-level names the gate has Pythons of the run import its own code and its runner's
+# by (its pytest's `-p`, the modules a criterion's pytest loads them through): a project
+# module that takes one since /implement is refused like any other that shadows.
+GATE_NAMES = frozenset(
+    {"pytest_acceptance", "pytest", "_pytest", "xdist", "pluggy", "execnet", witness.PLUGIN_PACKAGE}
+)
 
 
 class GateError(Exception):
@@ -120,7 +126,7 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     write_json(flow.closure_file, pinned)
     deadline_at = time.monotonic() + CLOSURE_BUDGET
     modules = closure.project_modules(flow.repo, deadline_at)
-    names = closure.module_names(pinned, places.roots) | set(modules.values())
+    names = closure.module_names(pinned, places.roots) | set(modules.values()) | GATE_NAMES
     flow.data[witness.SHADOWED_KEY] = sorted(names)
     flow.data["project_modules"] = sorted(modules)
 
@@ -135,11 +141,22 @@ def _pin_closure(python: str, places: closure.Places) -> closure.Pin:
 
 
 # A criterion's interpreter need not have pytest_acceptance installed: the probe's closure()
-# is read from the plugin's own copy (standard library only, like the rest of gate_probe).
-_CLOSURE_PROBE = (
-    "import json, sys; sys.path.insert(0, {root!r}); "
-    "from pytest_acceptance.gate_probe import closure; print(json.dumps(closure()))"
-)
+# is read from the plugin's own copy (standard library only, like the rest of gate_probe),
+# by identity: whatever of that name the interpreter loaded at start-up is dropped, the
+# plugin's root goes first, and an answer from any module of the package found elsewhere
+# is no answer.
+_CLOSURE_PROBE = """\
+import json, os, sys
+root = os.path.realpath({root!r})
+for name in [n for n in sys.modules if n.split(".")[0] == "pytest_acceptance"]:
+    del sys.modules[name]
+sys.path.insert(0, root)
+from pytest_acceptance.gate_probe import closure
+found = [m for n, m in sys.modules.items() if n.split(".")[0] == "pytest_acceptance"]
+paths = [os.path.realpath(getattr(m, "__file__", None) or "") for m in found]
+if all(path.startswith(root + os.sep) for path in paths):
+    print(json.dumps(closure()))
+"""
 
 
 def pin_criteria_environments(flow: Flow) -> None:
