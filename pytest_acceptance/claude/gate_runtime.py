@@ -126,9 +126,20 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     write_json(flow.closure_file, pinned)
     deadline_at = time.monotonic() + CLOSURE_BUDGET
     modules = closure.project_modules(flow.repo, deadline_at)
-    names = closure.module_names(pinned, places.roots) | set(modules.values()) | GATE_NAMES
-    flow.data[witness.SHADOWED_KEY] = sorted(names)
+    names = environment_names(pinned, places.roots, (wanted or {}).get("gate_roots"))
+    flow.data[witness.SHADOWED_KEY] = sorted(names | set(modules.values()) | GATE_NAMES)
     flow.data["project_modules"] = sorted(modules)
+
+
+def environment_names(pinned: closure.Pin, roots: list[str], gate_roots: Any) -> set[str]:
+    """The top-level names the environment offers: those of its import path's folders, and
+    the name of each package folder its run imports (a gate root is a package, whose own
+    modules are no top-level names: markdown_it's `helpers` does not shadow a project's)."""
+    packages = [str(root) for root in gate_roots or [] if isinstance(root, str)]
+    path_roots = [root for root in roots if root not in packages]
+    names = closure.module_names(pinned, path_roots)
+    names |= {os.path.basename(root.rstrip(os.sep)).split(".")[0] for root in packages}
+    return {name for name in names if name.isidentifier()}
 
 
 def _pin_closure(python: str, places: closure.Places) -> closure.Pin:
