@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import BLOCK_TAG, REPO_ROOT, git, make_repo, settings_refusals
+from hook_transcripts import (
+    BLOCK_TAG,
+    REPO_ROOT,
+    SESSION_ID,
+    git,
+    make_repo,
+    settings_refusals,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.claude_harness import (
@@ -36,8 +43,9 @@ from support.claude_harness import (
     tool_results,
     tool_use,
 )
+from test_guard import flow_transcript, run_script
 
-from pytest_acceptance.claude import settings_guard
+from pytest_acceptance.claude import protect, settings_guard
 
 MARKER_HOOK = "touch {marker}"
 
@@ -292,6 +300,26 @@ def test_an_event_the_guard_cannot_read_is_refused(
     assert (why is None) if refused is None else (why is not None and refused in why)
 
 
+@pytest.mark.parametrize(("source", "blocked"), [("flag_settings", True), ("skills", False)])
+def test_the_hook_refuses_an_event_it_cannot_read_during_a_flow(
+    tmp_path: Path, source: str, blocked: bool
+) -> None:
+    """Through the hook script: an event of a source the guard does not know is refused in a
+    flow (one answer, in the CLI's format); a skills change goes through."""
+    repo = make_repo(tmp_path / "repo")
+    transcript = flow_transcript(repo, tmp_path)
+    payload = {
+        "session_id": SESSION_ID,
+        "transcript_path": str(transcript),
+        "cwd": str(repo),
+        "hook_event_name": "ConfigChange",
+        "source": source,
+        "file_path": str(repo / ".claude" / "settings.json"),
+    }
+    result = run_script("config_change_hook.py", payload)
+    assert result.blocked is blocked, result.stdout
+
+
 def test_the_snapshot_covers_the_config_dir_the_cli_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -300,6 +328,19 @@ def test_the_snapshot_covers_the_config_dir_the_cli_reads(
     assert tmp_path / "config" / "settings.json" in files
     assert tmp_path / "home" / ".claude" / "settings.json" in files
     assert tmp_path / "project" / ".claude" / "settings.local.json" in files
+
+
+def test_every_settings_and_plugin_file_the_cli_reads_is_protected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard's writes check covers what the CLI reads: the settings under
+    $CLAUDE_CONFIG_DIR, and the installed plugins' files (their hooks)."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    home = tmp_path / "home"
+    found = protect.protected_set(None, tmp_path / "plugin", None, None, home)
+    assert found.why(tmp_path / "config" / "settings.json") is not None
+    hooks = home / ".claude" / "plugins" / "cache" / "other" / "hooks" / "hooks.json"
+    assert found.why(hooks) is not None
 
 
 def test_enabling_another_plugin_is_refused(tmp_path: Path) -> None:
