@@ -153,15 +153,22 @@ def _pin_closure(python: str, places: closure.Places) -> closure.Pin:
 
 # A criterion's interpreter need not have pytest_acceptance installed: the probe's closure()
 # is read from the plugin's own copy (standard library only, like the rest of gate_probe),
-# by identity: whatever of that name the interpreter loaded at start-up is dropped, the
-# plugin's root goes first, and an answer from any module of the package found elsewhere
-# is no answer.
+# by identity: whatever of that name the interpreter loaded at start-up is dropped, a finder
+# ahead of every other (an editable install's included) finds the package in the plugin's
+# root only, and an answer from any module of the package found elsewhere is no answer.
 _CLOSURE_PROBE = """\
-import json, os, sys
+import importlib.machinery, json, os, sys
 root = os.path.realpath({root!r})
 for name in [n for n in sys.modules if n.split(".")[0] == "pytest_acceptance"]:
     del sys.modules[name]
-sys.path.insert(0, root)
+class PluginCopy:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] != "pytest_acceptance":
+            return None
+        where = [root] if "." not in name else list(path or [])
+        return importlib.machinery.PathFinder.find_spec(name, where)
+sys.meta_path.insert(0, PluginCopy)
 from pytest_acceptance.gate_probe import closure
 found = [m for n, m in sys.modules.items() if n.split(".")[0] == "pytest_acceptance"]
 paths = [os.path.realpath(getattr(m, "__file__", None) or "") for m in found]
