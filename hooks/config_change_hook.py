@@ -1,5 +1,6 @@
 """ConfigChange hook: while an /implement flow is open, settings changes that switch hooks
-off (disableAllHooks, this plugin disabled) or add/alter hooks do not take effect.
+off (disableAllHooks, this plugin disabled) or add/alter hooks do not take effect, nor does
+a change of a settings file the guard cannot read exactly as the CLI does.
 
 The rules and the snapshot they compare with are in settings_guard.py. Outside a flow every
 change goes through. The refusal is `{"decision": "block", "reason": ...}`: the CLI keeps the
@@ -18,7 +19,7 @@ from pytest_acceptance.claude import hook_io, session_flow, settings_guard
 
 def main() -> int:
     payload = hook_io.read_payload(sys.stdin.buffer.read())
-    if payload.get("source") not in settings_guard.GUARDED_SOURCES:
+    if payload.get("source") in settings_guard.FREE_SOURCES:
         return 0
     flow = session_flow.open_flow(payload, session_flow.pin_of(payload))
     if flow is None:

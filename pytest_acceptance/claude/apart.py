@@ -80,16 +80,19 @@ def _works(wrapper: tuple[str, ...]) -> bool:
     return done.returncode == 0
 
 
-def command(words: list[str], flow: Flow, writable: Iterable[str] = ()) -> list[str]:
+def command(
+    words: list[str], flow: Flow, writable: Iterable[str] = (), read_only: Iterable[str] = ()
+) -> list[str]:
     """`words`, to be run apart when this machine can. Under bubblewrap, what the hooks
     trust is read-only to the run (:func:`trusted`): code the run executes cannot rewrite
     the plugin's hooks, its state, Claude Code's settings and transcripts, or the pinned
-    interpreter's files; the project and `writable` stay writable."""
+    interpreter's files; the project and `writable` stay writable, but for `read_only`
+    (what the gate puts into the run's own processes, inside a writable folder)."""
     wrapper = prefix()
     if not wrapper or os.path.basename(wrapper[0]) != "bwrap":
         return [*wrapper, *words]
     binds: list[str] = []
-    kept = _existing(trusted(flow))
+    kept = _existing([*trusted(flow), *read_only])
     opened = _existing([flow.repo, *writable])
     for path in kept:
         binds += ["--ro-bind", path, path]

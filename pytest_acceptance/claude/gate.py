@@ -252,7 +252,9 @@ def _pytest(
     chunks: list[bytes] = []
     try:
         with open(log_path, "wb") as log:
-            words = apart.command(command, flow, writable=[pycache])
+            words = apart.command(
+                command, flow, writable=[pycache], read_only=[witness.plugin_folder(witness_env)]
+            )
             # A wrapper may ignore SIGTERM while it waits for the run (unshare does): it
             # gets SIGKILL, and ends the run's namespace with it.
             on_hook_death = signal.SIGKILL if words[0] != command[0] else signal.SIGTERM
@@ -287,6 +289,8 @@ def _pytest(
         if writer >= 0:
             os.close(writer)
     tail = _tail(log_path)
+    if not witness.untouched(witness_env):
+        return "the archive of the gate's witness changed during its run", returncode, tail
     if not gate_bytecode.untouched(flow):
         return "the gate's own bytecode folder changed during its run", returncode, tail
     if not gate_bytecode.untouched(flow, gate_bytecode.CRITERIA):
@@ -320,7 +324,7 @@ def _run_env(
     """The clean environment, and what makes a criterion's pytest load the witness."""
     env = clean_env(python, pycache, bytecode, criteria_bytecode)
     env.update(witness_env)
-    env.update(witness.criteria_pytest(env.get("PYTEST_ADDOPTS", "")))
+    env.update(witness.criteria_pytest(env))
     return env
 
 

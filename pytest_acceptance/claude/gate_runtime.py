@@ -24,6 +24,12 @@ from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.tree import closure
 
 _KEPT_ENV = ("PATH", "HOME", "LANG", "TZ", "USER", "LOGNAME")
+# The top-level names the gate has Pythons of the run import its own code and its runner's
+# by (its pytest's `-p`, the modules a criterion's pytest loads them through): a project
+# module that takes one since /implement is refused like any other that shadows.
+GATE_NAMES = frozenset(
+    {"pytest_acceptance", "pytest", "_pytest", "xdist", "pluggy", "execnet", witness.PLUGIN_PACKAGE}
+)
 
 
 class GateError(Exception):
@@ -120,9 +126,20 @@ def pin_runtime(flow: Flow, report: dict[str, Any]) -> None:
     write_json(flow.closure_file, pinned)
     deadline_at = time.monotonic() + CLOSURE_BUDGET
     modules = closure.project_modules(flow.repo, deadline_at)
-    names = closure.module_names(pinned, places.roots) | set(modules.values())
-    flow.data[witness.SHADOWED_KEY] = sorted(names)
+    names = environment_names(pinned, places.roots, (wanted or {}).get("gate_roots"))
+    flow.data[witness.SHADOWED_KEY] = sorted(names | set(modules.values()) | GATE_NAMES)
     flow.data["project_modules"] = sorted(modules)
+
+
+def environment_names(pinned: closure.Pin, roots: list[str], gate_roots: Any) -> set[str]:
+    """The top-level names the environment offers: those of its import path's folders, and
+    the name of each package folder its run imports (a gate root is a package, whose own
+    modules are no top-level names: markdown_it's `helpers` does not shadow a project's)."""
+    packages = [str(root) for root in gate_roots or [] if isinstance(root, str)]
+    path_roots = [root for root in roots if root not in packages]
+    names = closure.module_names(pinned, path_roots)
+    names |= {os.path.basename(root.rstrip(os.sep)).split(".")[0] for root in packages}
+    return {name for name in names if name.isidentifier()}
 
 
 def _pin_closure(python: str, places: closure.Places) -> closure.Pin:
@@ -135,11 +152,29 @@ def _pin_closure(python: str, places: closure.Places) -> closure.Pin:
 
 
 # A criterion's interpreter need not have pytest_acceptance installed: the probe's closure()
-# is read from the plugin's own copy (standard library only, like the rest of gate_probe).
-_CLOSURE_PROBE = (
-    "import json, sys; sys.path.insert(0, {root!r}); "
-    "from pytest_acceptance.gate_probe import closure; print(json.dumps(closure()))"
-)
+# is read from the plugin's own copy (standard library only, like the rest of gate_probe),
+# by identity: whatever of that name the interpreter loaded at start-up is dropped, a finder
+# ahead of every other (an editable install's included) finds the package in the plugin's
+# root only, and an answer from any module of the package found elsewhere is no answer.
+_CLOSURE_PROBE = """\
+import importlib.machinery, json, os, sys
+root = os.path.realpath({root!r})
+for name in [n for n in sys.modules if n.split(".")[0] == "pytest_acceptance"]:
+    del sys.modules[name]
+class PluginCopy:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name.split(".")[0] != "pytest_acceptance":
+            return None
+        where = [root] if "." not in name else list(path or [])
+        return importlib.machinery.PathFinder.find_spec(name, where)
+sys.meta_path.insert(0, PluginCopy)
+from pytest_acceptance.gate_probe import closure
+found = [m for n, m in sys.modules.items() if n.split(".")[0] == "pytest_acceptance"]
+paths = [os.path.realpath(getattr(m, "__file__", None) or "") for m in found]
+if all(path.startswith(root + os.sep) for path in paths):
+    print(json.dumps(closure()))
+"""
 
 
 def pin_criteria_environments(flow: Flow) -> None:

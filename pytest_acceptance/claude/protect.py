@@ -108,7 +108,7 @@ def _by_name(path: Path) -> str | None:
         return "it holds people's sign-offs of manual criteria: only a person adds one"
     for index, part in enumerate(parts[:-1]):
         if part == ".claude" and (
-            parts[index + 1].startswith("settings") or parts[index + 1] == "hooks"
+            parts[index + 1].startswith("settings") or parts[index + 1] in ("hooks", "plugins")
         ):
             return "Claude Code's settings and hooks are the human's, not the agent's"
     if ".git" in parts:
@@ -134,6 +134,9 @@ def protected_set(
         (home / ".config" / "git", "git's global configuration decides what git reports"),
         (Path("/etc/gitconfig"), "git's system configuration decides what git reports"),
     ]
+    config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+    if config_dir:  # the user's settings, plugins and transcripts, where the CLI reads them
+        trees.append((Path(config_dir), "Claude Code's settings and hooks are the human's"))
     if plugin_data:
         trees.append((Path(plugin_data), "it is the plugin's own state (pinned flows, records)"))
     if transcript_path:

@@ -43,9 +43,11 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import time
+import zipfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -60,7 +62,15 @@ from pytest_acceptance.tree import shell
 from pytest_acceptance.tree.closure import in_environment
 from pytest_acceptance.tree.hostile import file_digest, open_regular, read_regular_or_none
 
-PLUGIN_MODULE = "_pytest_acceptance_witness"
+# The reporter's module name: this, "=", a token made fresh for each run, "/witness". No
+# folder on an import path can hold a module of that name (a file's name has no "/"), no
+# distribution's entry point can be called so ("=" ends an entry point's name, and pytest
+# looks a `-p` name up among entry points first), and no archive the project holds can know
+# the token: only the run's own archive (PLUGIN_ARCHIVE) has it.
+PLUGIN_PACKAGE = "_pytest_acceptance_witness"
+PLUGIN_ARCHIVE = "witness.zip"
+PLUGIN_VARIABLE = "ACCEPTANCE_WITNESS_PLUGIN"  # the module name, for criteria_pytest
+PLUGIN_STAT_VARIABLE = "ACCEPTANCE_WITNESS_PLUGIN_STAT"  # the archive as written, for untouched
 RECORDS_VARIABLE = "ACCEPTANCE_WITNESS_RECORDS"  # witness_plugin.RECORDS_VARIABLE
 PIN_BUDGET = 25.0  # seconds for collecting every witnessed criterion at /implement
 PIN_WORKERS = 4
@@ -152,13 +162,16 @@ def prepare(
     (paths relative to the rootdir), a criterion's pytest collects no other file, and runs
     a file that changed since /implement as it was then (its value: the path of that
     content, "" when it was not kept)."""
-    plugin = os.path.join(folder, "witness-plugin")
     records = os.path.join(folder, "witness-records")
-    os.makedirs(plugin, mode=0o700)
     os.makedirs(records, mode=0o700)
-    source = Path(__file__).with_name("witness_plugin.py").read_bytes()
-    Path(plugin, PLUGIN_MODULE + ".py").write_bytes(source)
-    env = {RECORDS_VARIABLE: records, CRITERIA_ENV_PREFIX + "PYTHONPATH": plugin}
+    module = f"{PLUGIN_PACKAGE}={secrets.token_hex(16)}/witness"
+    archive = _write_archive(os.path.join(folder, "witness-plugin"), module)
+    env = {
+        RECORDS_VARIABLE: records,
+        CRITERIA_ENV_PREFIX + "PYTHONPATH": archive,
+        PLUGIN_VARIABLE: module,
+        PLUGIN_STAT_VARIABLE: _stat_key(archive),
+    }
     pinned = flow.get(DISTRIBUTIONS_KEY) if flow is not None else None
     if isinstance(pinned, list):
         listing = os.path.join(folder, "witness-distributions.txt")
@@ -172,13 +185,53 @@ def prepare(
     return env
 
 
-def criteria_pytest(base: str, collect_only: bool = False) -> dict[str, str]:
-    """How a criterion's pytest starts under the gate: PYTEST_ADDOPTS `base` (the gate's)
-    and the reporter; and the installed plugins load, as in the user's own run (pytest-xdist
-    for a `-n 2`, pytest-django, pytest-asyncio). Only the gate's own pytest loads nothing it
-    does not name; the plugins a criterion loads are files of the interpreter's pinned
-    closure, so one added or changed since /implement blocks before the run."""
-    addopts = f"{base} -p {PLUGIN_MODULE}".strip()
+def _write_archive(folder: str, module: str) -> str:
+    """The reporter's source, as `module`, in a zip archive of its own in `folder` (read-only
+    to the run: apart.command's `read_only`); the archive's path."""
+    os.makedirs(folder, mode=0o700)
+    archive = os.path.join(folder, PLUGIN_ARCHIVE)
+    source = Path(__file__).with_name("witness_plugin.py").read_bytes()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as bundle:
+        bundle.writestr(zipfile.ZipInfo(module + ".py", (1980, 1, 1, 0, 0, 0)), source)
+    os.chmod(archive, 0o400)
+    return archive
+
+
+def _stat_key(archive: str) -> str:
+    """The archive and its folder as they are: a write, a replacement or a removal, even one
+    undone since, changes a ctime, which no process can set back."""
+    keys = []
+    for path in (os.path.dirname(archive), archive):
+        try:
+            found = os.lstat(path)
+        except OSError:
+            return "missing"
+        keys.append(f"{found.st_dev}:{found.st_ino}:{found.st_size}:{found.st_mtime_ns}")
+        keys.append(str(found.st_ctime_ns))
+    return ":".join(keys)
+
+
+def plugin_folder(env: Mapping[str, str]) -> str:
+    """The folder of the reporter's archive that :func:`prepare` made: the run may not write it."""
+    return os.path.dirname(env[CRITERIA_ENV_PREFIX + "PYTHONPATH"])
+
+
+def untouched(env: Mapping[str, str]) -> bool:
+    """Whether the reporter's archive is the one :func:`prepare` wrote, never written since."""
+    archive = env[CRITERIA_ENV_PREFIX + "PYTHONPATH"]
+    return _stat_key(archive) == env[PLUGIN_STAT_VARIABLE]
+
+
+def criteria_pytest(env: Mapping[str, str], collect_only: bool = False) -> dict[str, str]:
+    """How a criterion's pytest starts under the gate: the PYTEST_ADDOPTS of `env` (the
+    gate's, with :func:`prepare`'s variables) and the reporter, by the module name only the
+    run's archive holds; and the installed plugins load, as in the user's own run
+    (pytest-xdist for a `-n 2`, pytest-django, pytest-asyncio). Only the gate's own pytest
+    loads nothing it does not name; the plugins a criterion loads are files of the
+    interpreter's pinned closure, so one added or changed since /implement blocks before the
+    run."""
+    base = env.get("PYTEST_ADDOPTS", "")
+    addopts = f"{base} -p {env[PLUGIN_VARIABLE]}".strip()
     if collect_only:
         addopts += " --collect-only"
     return {
@@ -298,12 +351,13 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         with private_pycache() as folder:
             env = clean_env(python, folder)
             env.update(prepare(folder))
-            env.update(criteria_pytest(env.get("PYTEST_ADDOPTS", ""), collect_only=True))
+            env.update(criteria_pytest(env, collect_only=True))
             deadline_at = time.monotonic() + PIN_BUDGET
             with concurrent.futures.ThreadPoolExecutor(PIN_WORKERS) as pool:
                 for item in criteria:
-                    pool.submit(_collect, flow, item, criteria_env(env), deadline_at)
-            found = sessions(env[RECORDS_VARIABLE])
+                    pool.submit(_collect, flow, item, env, deadline_at)
+            # A reporter written over during the collection: nothing it recorded is the gate's.
+            found = sessions(env[RECORDS_VARIABLE]) if untouched(env) else {}
         for item in criteria:
             session = found.get(str(item["id"]))
             pinned[str(item["id"])] = _pinned_tests(session, flow.repo)
@@ -367,10 +421,14 @@ def _outside(repo: str, paths: list[str]) -> set[str]:
 
 
 def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at: float) -> None:
-    env = {**env, "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
+    """Run one criterion's command as its collection (`env`: the gate's, with the reporter)."""
+    command = apart.command(
+        ["bash", "-c", str(item["command"])], flow, read_only=[plugin_folder(env)]
+    )
+    env = {**criteria_env(env), "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         process = subprocess.Popen(
-            apart.command(["bash", "-c", str(item["command"])], flow),
+            command,
             cwd=_run_folder(flow, item),
             env=env,
             stdin=subprocess.DEVNULL,

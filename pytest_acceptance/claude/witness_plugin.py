@@ -1,8 +1,9 @@
 """The witness: a pytest plugin the gate loads into a criterion's own pytest run.
 
-The gate never imports this module. It copies this file into a private folder of its run
-and has a criterion's pytest load it from there (``-p``), so neither the project nor the
-interpreter the criterion uses supplies it. Standard library only, and no ``import pytest``:
+The gate never imports this module. It writes this file into a zip archive of its run,
+under a module name no file and no entry point can carry (witness.py), and has a
+criterion's pytest load it from there (``-p``), so neither the project nor the interpreter
+the criterion uses supplies it. Standard library only, and no ``import pytest``:
 it runs under whatever pytest the criterion starts.
 
 It writes, into the folder named by ``ACCEPTANCE_WITNESS_RECORDS`` (a private folder of the

@@ -268,7 +268,7 @@ def test_the_reporter_records_its_own_session_only(tmp_path: Path) -> None:
     folder.mkdir()
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider", PYTEST_ACCEPTANCE_CRITERION="AC-7")
     env.update(witness.prepare(str(folder)))
-    env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
+    env.update(witness.criteria_pytest(env))
     env = criteria_env(env)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     done = subprocess.run(
@@ -321,7 +321,7 @@ def witnessed_run(project: Path, folder: Path, *args: str, pinned: list[str] | N
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider -p no:randomly")
     flow = None if pinned is None else Flow(folder, {witness.DISTRIBUTIONS_KEY: pinned})
     env.update(witness.prepare(str(folder), flow))
-    env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"]))
+    env.update(witness.criteria_pytest(env))
     env = criteria_env(env)
     command = [sys.executable, "-m", "pytest", "-q", "test_app.py", *args]
     return subprocess.run(command, cwd=project, env=env, capture_output=True).returncode
@@ -385,7 +385,7 @@ def test_the_pin_names_what_the_environment_looked_for_and_did_not_find(tmp_path
     folder.mkdir()
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider")
     env.update(witness.prepare(str(folder)))
-    env.update(witness.criteria_pytest(env["PYTEST_ADDOPTS"], collect_only=True))
+    env.update(witness.criteria_pytest(env, collect_only=True))
     command = [sys.executable, "-m", "pytest", "-q", "test_app.py"]
     subprocess.run(command, cwd=project, env=criteria_env(env), capture_output=True)
     found = witness.sessions(env[witness.RECORDS_VARIABLE])
