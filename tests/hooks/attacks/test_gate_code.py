@@ -8,14 +8,15 @@ to its run and imported before it, and the hooks' ``python3`` is never one from 
 project, a virtualenv or a version manager's shim.
 
 A module of the project standing in for the reporter the gate loads into a criterion's
-pytest is closed by loading the gate's code by identity (witness.prepare): the reporter is a module of
-a zip archive the run writes, under a name with a token made fresh for each run, ``=`` and
-``/`` (``_pytest_acceptance_witness=<token>/witness``). No folder on any import path can hold
-a module of that name (a file's name has no ``/``), no distribution's entry point can be
-called so (``=`` ends an entry point's name; pytest looks a ``-p`` name up among entry points
-before it imports it), and no archive of the project can know the token. The archive is
-read-only to the run under bubblewrap, and its stat keys must be unchanged after the run. The
-names the gate loads code by count among those a new project module must not take.
+pytest is closed by loading the gate's code by identity (witness.prepare): the reporter is a
+module of a zip archive the run writes, under a name with a token made fresh for each run,
+``=`` and ``/`` (``_pytest_acceptance_witness=<token>/witness``). No folder on any import
+path can hold a module of that name (a file's name has no ``/``), no distribution's entry
+point can be called so (``=`` ends an entry point's name; pytest looks a ``-p`` name up
+among entry points before it imports it), and no archive of the project can know the token.
+The archive is read-only to the run under bubblewrap, and its stat keys must be unchanged
+after the run. The names the gate loads code by count among those a new project module must
+not take.
 """
 
 from __future__ import annotations
