@@ -157,6 +157,10 @@ class CriterionItem(pytest.Item):
             pytest.skip(f"manual criterion {self.criterion.id}: {self.result.message}")
         from pytest_acceptance.run.pytest_tools import runs_result
 
+        if getattr(self, "execution_count", 1) <= 1:
+            # Not a rerun of pytest-rerunfailures (which counts them on the item): the
+            # item runs again (a repeating plugin), which is a result of its own.
+            self.runs = []
         self.runs.append(self._run())
         self.result = runs_result(self.runs)
         self.user_properties += agent_properties(self.result)  # JUnit <properties>

@@ -540,7 +540,9 @@ def _table(entries: list[dict[str, Any]]) -> list[str]:
             str(entry["index"] + 1),
             entry["id"],
             entry["priority"],
-            entry["status"] + (" (unstable)" if entry.get("unstable") else ""),
+            entry["status"]
+            + (" (unstable)" if entry.get("unstable") else "")
+            + (f" ({entry['results']} results)" if entry.get("results", 1) > 1 else ""),
             entry["gap"] or "",
             resolution_words(entry["resolution"] or ""),
             _cell(entry["title"]),
@@ -573,7 +575,8 @@ def _details(report: dict[str, Any]) -> list[str]:
     for entry in open_entries:
         lines.append(f"### {entry['id']}: {entry['title']}")
         lines.append(
-            f"- Status: {entry['status']} after {_attempts(entry['attempts'])}, "
+            f"- Status: {entry['status']} after {_attempts(entry['attempts'])}"
+            f"{_results(entry.get('results', 1))}, "
             f"method {entry['method']}, spec `{report['spec']}:{entry['line']}`"
         )
         for issue in entry["issues"]:
@@ -591,6 +594,11 @@ def _details(report: dict[str, Any]) -> list[str]:
 
 def _attempts(count: int) -> str:
     return f"{count} attempt{'' if count == 1 else 's'}"
+
+
+def _results(count: int) -> str:
+    """`` in 2 results`` for a criterion that reported more than once (combine.py)."""
+    return f" in {count} results" if count > 1 else ""
 
 
 def _cell(text: str) -> str:

@@ -76,7 +76,9 @@ class Recorder:
         self.specs = _load_specs(spec_paths, self.rootdir)
         self.selected: list[str] = []  # node ids of selected criteria, in collection order
         self.criteria: dict[str, Criterion] = {}
-        self.results: dict[str, Result] = {}
+        self.results: dict[str, Result] = {}  # each criterion's results, combined
+        self.runs: dict[str, Runs] = {}  # node id -> every run of it that reported
+        self.written: set[str] = set()  # node ids whose evidence was sent to the trail
         self.collection_errors: list[str] = []
         self.other_failures: list[str] = []
         self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
@@ -132,21 +134,26 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)  # a settled task's report is what the terminal shows
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "acceptance", None)
-        if data is not None:
-            self.results[report.nodeid] = Result.from_dict(data)
-            self._settle_on_arrival(report)
-            if (criterion := self.criteria.get(report.nodeid)) is not None:
-                self.config.hook.pytest_acceptance_result(
-                    config=self.config, criterion=criterion, result=self.results[report.nodeid]
-                )
         self.failures += report.failed
-        if data is not None:
+        if report.nodeid not in self.criteria and data is None:
+            if report.failed:
+                self.other_failures.append(report.nodeid)
             return
-        if report.nodeid in self.criteria:
-            if report.failed or (report.skipped and report.when == "setup"):
-                self.results.setdefault(report.nodeid, _unverified(report))
-        elif report.failed:
-            self.other_failures.append(report.nodeid)
+        runs = self.runs.setdefault(report.nodeid, Runs())
+        if not runs.take(report, data):
+            return
+        self.results[report.nodeid] = runs.result()
+        if data is not None:
+            self._settle_on_arrival(report)
+        # Its evidence: each result as it arrives, combined; an error without a result of
+        # its own is one only once something of the criterion was written.
+        if (criterion := self.criteria.get(report.nodeid)) is not None and (
+            data is not None or report.nodeid in self.written
+        ):
+            self.written.add(report.nodeid)
+            self.config.hook.pytest_acceptance_result(
+                config=self.config, criterion=criterion, result=self.results[report.nodeid]
+            )
 
     # -- tasks that cite requirements -------------------------------------------------------
 
@@ -452,6 +459,70 @@ class RunStart:
         written = f"verdict: INTERRUPTED (exit code 2), written to {verdict_path(facts.rootdir)}"
         sys.stderr.write(f"acceptance: {problem}; {failed or written}\n")
         sys.stderr.flush()
+
+
+@dataclasses.dataclass
+class _Run:
+    """One pytest run of a criterion's item on one process: its setup, call and teardown
+    reports, and pytest-rerunfailures' reruns of it (attempts of the same result)."""
+
+    source: str  # the xdist worker ("" in a run without workers)
+    result: Result | None = None
+    rerun: bool = False  # its last report was a rerun: the next run of it continues it
+
+
+class Runs:
+    """Every run of one criterion that reported, whatever process it ran in: each is one
+    result, and ``result`` combines them by the one rule (verdict/combine.py)."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+
+    def __len__(self) -> int:
+        return sum(run.result is not None for run in self.runs)
+
+    def take(self, report: pytest.TestReport, data: dict[str, Any] | None) -> bool:
+        """Fold the report in; whether it changed what the criterion's result is."""
+        run = self._run_of(report)
+        if report.outcome == "rerun":  # type: ignore[comparison-overlap]  # rerunfailures
+            run.rerun = True
+            run.result = Result.from_dict(data) if data is not None else _unverified(report)
+            return True
+        if data is not None:
+            run.result = Result.from_dict(data)
+            return True
+        failed = report.failed or (report.skipped and report.when == "setup")
+        if failed and (run.result is None or run.result.status.passed):
+            run.result = _unverified(report)  # a setup, teardown or crash of this run
+            return True
+        return False
+
+    def result(self) -> Result:
+        from pytest_acceptance.verdict.combine import combined
+
+        done = [run for run in self.runs if run.result is not None]
+        return combined([run.result for run in done if run.result], [r.source for r in done])
+
+    def _run_of(self, report: pytest.TestReport) -> _Run:
+        source = _worker(report)
+        current = next((run for run in reversed(self.runs) if run.source == source), None)
+        if current is not None and current.rerun and report.when == "setup":
+            current.rerun = False  # rerunfailures runs it again: the same result
+            return current
+        if current is None or report.when == "setup":
+            current = _Run(source)
+            self.runs.append(current)
+        return current
+
+
+def _worker(report: pytest.TestReport) -> str:
+    """The xdist worker a report came from ("gw0"), "" in a run without workers."""
+    node = getattr(report, "node", None)
+    workerinput = getattr(node, "workerinput", None)
+    if isinstance(workerinput, dict):
+        return str(workerinput.get("workerid", ""))
+    gateway = getattr(node, "gateway", None)
+    return str(getattr(gateway, "id", "") or "")
 
 
 def _unverified(report: pytest.TestReport) -> Result:
