@@ -203,6 +203,8 @@ class Recorder:
             exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x, --sw: a stop at a failure
         if self._empty_shard(exitstatus):
             exitstatus = pytest.ExitCode.OK
+        if self._stopped_by_collection_errors():
+            exitstatus = pytest.ExitCode.INTERRUPTED
         why = stopped or _stop_reason(session) or self._interruption(exitstatus)
         not_run = _not_run(why)
         self._settle_at_end()
@@ -232,6 +234,9 @@ class Recorder:
                 verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
         session.exitstatus = verdict.exit_code
+        from pytest_acceptance.verdict.junit import add_properties
+
+        add_properties(self.config, verdict, facts)
 
     def _write(self, verdict: Verdict, facts: RunFacts) -> str | None:
         """Write verdict.json; on failure, the problem to report (never an exception)."""
@@ -248,6 +253,14 @@ class Recorder:
             and not self.collection_errors
             and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
             and any(spec.criteria for spec in self.specs)
+        )
+
+    def _stopped_by_collection_errors(self) -> bool:
+        """A spec that failed to collect ends the run with pytest's 2, as without workers:
+        under xdist the controller collects nothing itself, and pytest's own exit code
+        would depend on the number of workers."""
+        return bool(self.collection_errors) and not self.config.getoption(
+            "continue_on_collection_errors", False
         )
 
     def _interrupted(self, exitstatus: int) -> bool:
