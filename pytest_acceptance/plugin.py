@@ -254,10 +254,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process
         from pytest_acceptance.run.remote import set_up_remote_workers
+        from pytest_acceptance.verdict.junit import JunitFile
         from pytest_acceptance.verdict.recorder import Recorder
 
         set_up_remote_workers(config)
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
+        config.pluginmanager.register(JunitFile(config), "acceptance-junit")
 
 
 def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:

@@ -95,6 +95,8 @@ class CiOutputs:
             and isinstance(report.longrepr, str)
         ):
             report.longrepr = CriterionRepr(report.longrepr)  # type: ignore[assignment]
+        elif report.skipped and getattr(report, "acceptance", None):
+            at_the_spec(report)
 
     def pytest_sessionfinish(self) -> None:  # after the recorder's (tryfirst) decided
         verdict = getattr(
@@ -244,3 +246,12 @@ def _report_lines(reports: list[dict[str, Any]]) -> list[str]:
         lines.append(f"- {md(report['spec'])}: {md(report_scope(report))}")
         lines += [f"  - {md(detail)}" for detail in details]
     return ["#### Gaps and changes", "", *lines, ""] if lines else []
+
+
+def at_the_spec(report: pytest.TestReport) -> None:
+    """A criterion skipped (a manual one, an unticked task) is shown at its spec line, as
+    JUnit's ``<skipped>`` and ``-rs`` show a skip, not at the line of this package that
+    skipped it."""
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        path, line, _ = report.location
+        report.longrepr = (path, (line or 0) + 1, report.longrepr[2])
