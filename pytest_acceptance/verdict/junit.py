@@ -21,7 +21,7 @@ import pytest
 from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.hostile import write_atomic
 from pytest_acceptance.verdict.combine import of as results_of
-from pytest_acceptance.verdict.decision import RunFacts, Verdict
+from pytest_acceptance.verdict.decision import RunFacts, Verdict, scope_lines
 
 LISTED = 1000  # criteria with several results named; a run of more says how many more
 
@@ -48,6 +48,7 @@ def properties(verdict: Verdict, facts: RunFacts) -> list[tuple[str, str]]:
         ("acceptance_verdict", verdict.status.value),
         ("acceptance_exit_code", str(int(verdict.exit_code))),
         ("acceptance_fingerprint", facts.fingerprint),
+        ("acceptance_scope", " ".join(scope_lines(verdict)).strip() or "complete"),
     ]
     for spec in facts.specs:
         found.append(("acceptance_spec", f"{spec.get('relative', spec['path'])} {_digest(spec)}"))

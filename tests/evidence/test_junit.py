@@ -59,6 +59,7 @@ def test_junit_holds_the_verdict_at_testsuite_level_and_nothing_inside_a_testcas
     assert names[:3] == ["acceptance_verdict", "acceptance_exit_code", "acceptance_fingerprint"]
     assert ("acceptance_verdict", "fail") in properties
     assert ("acceptance_exit_code", "1") in properties
+    assert ("acceptance_scope", "complete") in properties
     digest = hashlib.sha256((pytester.path / "spec.md").read_bytes()).hexdigest()
     assert ("acceptance_spec", f"spec.md sha256:{digest}") in properties
     assert all(case.find("properties") is None for case in suite.iter("testcase"))
@@ -72,3 +73,18 @@ def test_under_xunit1_each_testcase_keeps_the_criterions_properties(
     assert props is not None
     assert ("criterion", "AC-1") in [(p.get("name"), p.get("value")) for p in props]
     assert suite.find("properties/property[@name='acceptance_verdict']") is not None
+
+
+def test_a_lf_run_says_in_junit_that_it_was_partial(pytester: pytest.Pytester) -> None:
+    """``--lf`` selects as ``-k`` does: the testsuite's scope says which part ran."""
+    pytester.makeini("[pytest]\nacceptance_retries = 0\n")
+    pytester.makefile(".md", spec=spec(bash("AC-1", "true"), bash("AC-2", "test -e fixed")))
+    assert pytester.runpytest("--acceptance", "spec.md").ret == 1
+    (pytester.path / "fixed").write_text("")
+    result = pytester.runpytest("--acceptance", "spec.md", "--lf", "--junitxml", "j.xml")
+    assert result.ret == 0
+    suite = ET.parse(pytester.path / "j.xml").getroot().find("testsuite")
+    assert suite is not None
+    scope = suite.find("properties/property[@name='acceptance_scope']")
+    assert scope is not None
+    assert scope.get("value") == "1 of 2 criteria selected: not a verification of the spec."
