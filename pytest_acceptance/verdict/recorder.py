@@ -95,17 +95,37 @@ class Recorder:
 
     # -- what was selected -------------------------------------------------------------
 
+    @pytest.hookimpl(trylast=True)  # after pytest's "collected N items" and --co's tree
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """What runs, once every plugin has deselected (``-k``, ``-m``, ``--lf``, ``--sw``)."""
         for item in session.items:
             if isinstance(item, CriterionItem):
                 self._select(item.nodeid, item.criterion)
+        if not self._on_workers():
+            self._say_selected()
+
+    def _on_workers(self) -> bool:
+        return bool(getattr(self.config.option, "numprocesses", None)) or bool(
+            getattr(self.config.option, "tx", None)
+        )
+
+    def _say_selected(self) -> None:
+        """One line of what was collected and selected: what ``--co`` users and agents plan
+        from."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and reporter.verbosity >= -1:
+            selected = list(self.criteria.values())
+            reporter.write_line(collection_line(self.specs, selected, self.rootdir))
 
     @pytest.hookimpl(optionalhook=True)  # xdist may be absent (-p no:xdist)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Map the workers' node ids back to criteria, by the spec file each one names."""
         if self.selected:  # every worker collects the same items
             return
+        self._map_worker_ids(ids)
+        self._say_selected()
+
+    def _map_worker_ids(self, ids: list[str]) -> None:
         by_spec = {spec.path: {c.id: c for c in spec.criteria} for spec in self.specs}
         resolved: dict[str, Path] = {}  # one realpath per file, not per node id
         for nodeid in ids:
@@ -375,6 +395,22 @@ class Recorder:
             return
         written = display_path(verdict_path(self.rootdir), self.rootdir)
         terminalreporter.write_line(f"{status}, written to {written}")
+
+
+def collection_line(specs: list[Spec], selected: list[Criterion], rootdir: Path) -> str:
+    """``acceptance: 3 of 4 criteria of spec.md selected (2 bash, 1 manual; 3 MUST)``."""
+    from pytest_acceptance.verdict.decision import plural
+
+    total = sum(len(spec.criteria) for spec in specs)
+    names = ", ".join(display_path(spec.path, rootdir) for spec in specs[:5])
+    names += f" and {len(specs) - 5} more" if len(specs) > 5 else ""
+    methods = Counter(c.method.value for c in selected)
+    priorities = Counter(c.priority.value for c in selected)
+    kinds = ", ".join(f"{n} {m}" for m, n in methods.most_common())
+    kinds += "; " + ", ".join(f"{n} {p}" for p, n in priorities.most_common()) if kinds else ""
+    count = f"{len(selected)} of {plural(total, 'criterion')}"
+    line = f"acceptance: {count} of {names or 'no spec'} selected"
+    return f"{line} ({kinds})" if kinds else line
 
 
 def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
