@@ -149,10 +149,13 @@ class CiOutputs:
 
 
 def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path) -> str:
-    """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict, scope, counts, what failed, deltas."""
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict, scope, counts, what failed, deltas.
+    Specs are named from the repository's root, as in a pull request."""
+    from pytest_acceptance.evidence.trail import repository_root
     from pytest_acceptance.model import Status
     from pytest_acceptance.verdict.decision import scope_lines
 
+    rootdir = repository_root(rootdir)
     status = verdict.status.value
     lines = [f"### {_ICONS[status]} Acceptance: {status.upper()} (exit code {verdict.exit_code})"]
     lines += ["", *[f"> {md(line)}\n" for line in scope_lines(verdict) if line]]

@@ -447,19 +447,23 @@ def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> 
 
 
 def repository_path(path: Path, rootdir: Path) -> str:
-    """``path`` relative to the repository's root, where GitHub attaches an annotation
-    (``$GITHUB_WORKSPACE``, else the folder holding ``.git`` above the rootdir); relative
-    to the rootdir when neither holds it."""
+    """``path`` relative to the repository's root (``repository_root``), where GitHub
+    attaches an annotation; relative to the rootdir when the root does not hold it."""
     from pytest_acceptance.text import display_path
 
-    workspace = os.environ.get("GITHUB_WORKSPACE", "").strip()
-    roots = [Path(workspace)] if workspace else []
-    roots += [folder for folder in (rootdir, *rootdir.parents) if (folder / ".git").exists()][:1]
-    real = path.resolve()
-    for root in roots:
-        with contextlib.suppress(ValueError, OSError):
-            return real.relative_to(root.resolve()).as_posix()
+    with contextlib.suppress(ValueError, OSError):
+        return path.resolve().relative_to(repository_root(rootdir).resolve()).as_posix()
     return display_path(path, rootdir)
+
+
+def repository_root(rootdir: Path) -> Path:
+    """``$GITHUB_WORKSPACE`` when it holds the rootdir, else the folder holding ``.git`` at
+    or above the rootdir, else the rootdir."""
+    workspace = os.environ.get("GITHUB_WORKSPACE", "").strip()
+    real = rootdir.resolve()
+    if workspace and real.is_relative_to(Path(workspace).resolve()):
+        return Path(workspace)
+    return next((folder for folder in (real, *real.parents) if (folder / ".git").exists()), real)
 
 
 def _annotation_text(criterion: Criterion, result: Result) -> str:

@@ -214,9 +214,12 @@ def test_on_github_actions_each_failure_is_an_error_annotation_at_its_spec_line(
 def test_annotations_name_the_spec_from_the_repository_root_and_say_each_sentence_once(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The project's ini is in app/, a folder of the repository: the annotation names
-    app/spec.md, where GitHub attaches it, and its failure sentence appears once."""
+    """The project's ini is in app/, a folder of the repository: the annotation and the step
+    summary name app/spec.md, where GitHub attaches it, and the failure's sentence appears
+    once in the annotation."""
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
     subprocess.run(["git", "init", "-q"], cwd=pytester.path, check=True)
     app = pytester.mkdir("app")
@@ -229,6 +232,7 @@ def test_annotations_name_the_spec_from_the_repository_root_and_say_each_sentenc
     (annotation,) = [x for x in result.stdout.lines if x.startswith("::error file=")]
     assert annotation.startswith("::error file=app/spec.md,"), annotation
     assert annotation.count("expected exit code 0") == 1, annotation
+    assert "| app/spec.md:" in summary.read_text() and "| app/spec.md |" in summary.read_text()
 
 
 def test_off_github_actions_there_are_no_annotations(
