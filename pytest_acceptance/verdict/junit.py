@@ -21,7 +21,7 @@ import pytest
 from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.hostile import write_atomic
 from pytest_acceptance.verdict.combine import of as results_of
-from pytest_acceptance.verdict.decision import RunFacts, Verdict, scope_lines
+from pytest_acceptance.verdict.decision import RunFacts, Verdict, scope_lines, sign_off_words
 
 LISTED = 1000  # criteria with several results named; a run of more says how many more
 
@@ -52,6 +52,10 @@ def properties(verdict: Verdict, facts: RunFacts) -> list[tuple[str, str]]:
     ]
     for spec in facts.specs:
         found.append(("acceptance_spec", f"{spec.get('relative', spec['path'])} {_digest(spec)}"))
+    for outcome in verdict.outcomes:
+        if signed := sign_off_words(outcome.result):
+            where = display_path(outcome.criterion.location.path, facts.rootdir)
+            found.append(("sign_off", f"{where}::{outcome.criterion.id}: {signed}"))
     several = [o for o in verdict.outcomes if o.result.results > 1]
     for outcome in several[:LISTED]:
         criterion, result = outcome.criterion, outcome.result
