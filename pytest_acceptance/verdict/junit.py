@@ -21,7 +21,14 @@ import pytest
 from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.hostile import write_atomic
 from pytest_acceptance.verdict.combine import of as results_of
-from pytest_acceptance.verdict.decision import RunFacts, Verdict, scope_lines, sign_off_words
+from pytest_acceptance.verdict.decision import (
+    RunFacts,
+    Verdict,
+    agent_line,
+    agent_totals,
+    scope_lines,
+    sign_off_words,
+)
 
 LISTED = 1000  # criteria with several results named; a run of more says how many more
 
@@ -52,6 +59,8 @@ def properties(verdict: Verdict, facts: RunFacts) -> list[tuple[str, str]]:
     ]
     for spec in facts.specs:
         found.append(("acceptance_spec", f"{spec.get('relative', spec['path'])} {_digest(spec)}"))
+    if totals := agent_totals(verdict.outcomes):
+        found.append(("acceptance_agent", agent_line(totals)))
     for outcome in verdict.outcomes:
         if signed := sign_off_words(outcome.result):
             where = display_path(outcome.criterion.location.path, facts.rootdir)
