@@ -259,6 +259,8 @@ def pytest_configure(config: pytest.Config) -> None:
     signoffs(config)  # a broken sign-offs file too
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+    # allure-pytest's own marker, which it reads for labels (--strict-markers without it).
+    config.addinivalue_line("markers", "allure_label: a label of the Allure report")
     _collect_specs(config, specs)
     from pytest_acceptance.run.guard import RunGuard
     from pytest_acceptance.run.progress import register_progress

@@ -48,3 +48,26 @@ def test_the_selection_line_comes_from_the_xdist_controller_once(
 
 def test_python_3_14_is_a_classifier() -> None:
     assert '"Programming Language :: Python :: 3.14",' in PYPROJECT.read_text()
+
+
+def test_allure_reads_the_criteria_labels_from_its_marker_without_allure(
+    pytester: pytest.Pytester,
+) -> None:
+    """allure-pytest takes labels from ``allure_label`` markers: the category as feature,
+    the priority as severity (MUST critical, SHOULD normal); ``--strict-markers`` holds."""
+    pytester.makeconftest(
+        "def pytest_collection_finish(session):\n"
+        "    for item in session.items:\n"
+        "        labels = sorted((m.kwargs['label_type'], *m.args) for m in "
+        "item.iter_markers('allure_label'))\n"
+        "        print('LABELS', item.name, labels)\n"
+    )
+    pytester.makefile(".md", spec=SPEC)
+    result = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", "-s", "--strict-markers")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "LABELS AC-1 [('feature', 'Core'), ('severity', 'critical')]",
+            "LABELS AC-2 [('feature', 'Core'), ('severity', 'normal')]",
+        ]
+    )
