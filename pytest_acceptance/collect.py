@@ -134,6 +134,8 @@ class CriterionItem(pytest.Item):
             )
         for tag in criterion.tags:  # Gherkin @tags: -m smoke
             self.add_marker(shared_mark(self.config, category_marker(self.config, tag, "tagged")))
+        for label in allure_labels(self.config, criterion):
+            self.add_marker(label)
         # -k matches words of the title and the category (substrings, as pytest does).
         self.extra_keyword_matches.update(w for w in (criterion.title, criterion.category) if w)
         # junitxml writes these as <properties>: the CI gate sees id, title, method, priority.
@@ -157,6 +159,10 @@ class CriterionItem(pytest.Item):
             pytest.skip(f"manual criterion {self.criterion.id}: {self.result.message}")
         from pytest_acceptance.run.pytest_tools import runs_result
 
+        if getattr(self, "execution_count", 1) <= 1:
+            # Not a rerun of pytest-rerunfailures (which counts them on the item): the
+            # item runs again (a repeating plugin), which is a result of its own.
+            self.runs = []
         self.runs.append(self._run())
         self.result = runs_result(self.runs)
         self.user_properties += agent_properties(self.result)  # JUnit <properties>
@@ -200,6 +206,25 @@ class CriterionItem(pytest.Item):
         the method from the author's words (``[bash: `make lint`, exit code 0, as the prose
         states]``), else who judges (``[bash]``, ``[agent]``, ...)."""
         return f"{self.criterion.title} [{self.criterion.how or who_judges(self.criterion)}]"
+
+
+_ALLURE_LABELS = pytest.StashKey[dict[tuple[str, str], pytest.MarkDecorator]]()
+# MoSCoW as Allure's severities.
+_SEVERITY = {"MUST": "critical", "SHOULD": "normal", "COULD": "minor", "WONT": "trivial"}
+
+
+def allure_labels(config: pytest.Config, criterion: Criterion) -> list[pytest.MarkDecorator]:
+    """The labels allure-pytest reads from its ``allure_label`` marker, without importing
+    allure: the category as the feature, the priority as the severity, the Gherkin tags as
+    tags. One mark per label for the whole run (thousands of items share them)."""
+    wanted = [("severity", _SEVERITY[criterion.priority.value])]
+    wanted += [("feature", criterion.category)] if criterion.category else []
+    wanted += [("tag", tag) for tag in criterion.tags]
+    made = config.stash.setdefault(_ALLURE_LABELS, {})
+    for label_type, value in wanted:
+        if (label_type, value) not in made:
+            made[label_type, value] = pytest.mark.allure_label(value, label_type=label_type)
+    return [made[key] for key in wanted]
 
 
 def who_judges(criterion: Criterion) -> str:

@@ -251,6 +251,9 @@ class Result:
     output: str = ""  # bounded excerpt of what the check printed
     message: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # JSON-safe, runner-specific
+    # How many results it combines (verdict/combine.py): several when the criterion
+    # reported more than once (--dist each, a repeating plugin, shards of a merge).
+    results: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -261,6 +264,7 @@ class Result:
             "output": self.output,
             "message": self.message,
             "extra": dict(self.extra),
+            "results": self.results,
         }
 
     @classmethod
@@ -273,6 +277,7 @@ class Result:
             output=str(data.get("output", "")),
             message=str(data.get("message", "")),
             extra=dict(data.get("extra", {})),
+            results=int(data.get("results", 1)),
         )
 
 

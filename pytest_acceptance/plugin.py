@@ -219,6 +219,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if config.stash.get(SPEC_SET, None):
         from pytest_acceptance.verdict.rootdir_warning import rootdir_warning
 
+        lines.append(_state_line(config))
         if warning := rootdir_warning(config):
             lines.append(f"acceptance: WARNING: {warning}")
     skipped = config.stash.get(SKIPPED_FILES, [])
@@ -228,6 +229,24 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
     what = "is not a spec" if len(names) == 1 else "are not specs"
     return [*lines, f"acceptance: skipped {_files(len(names))} that {what}: {shown}"]
+
+
+def _state_line(config: pytest.Config) -> str:
+    """``acceptance: 2 specs (spec.md, api.md), 14 criteria; retries 1, timeout 300 s; verdict
+    to .acceptance/verdict.json``: what this run verifies and how, before anything runs."""
+    given: set[Path] = config.stash[SPEC_SET]
+    specs = sorted(given)
+    timeout, retries = read_ini(config)
+    recorder = config.pluginmanager.get_plugin("acceptance-recorder")
+    loaded = getattr(recorder, "specs", None)
+    count = f", {sum(len(s.criteria) for s in loaded)} criteria" if loaded is not None else ""
+    names = ", ".join(os.path.relpath(path, config.rootpath) for path in specs[:5])
+    names += f" and {len(specs) - 5} more" if len(specs) > 5 else ""
+    what = f"{len(specs)} spec{'' if len(specs) == 1 else 's'} ({names}){count}"
+    return (
+        f"acceptance: {what}; retries {retries}, timeout {timeout:g} s; verdict to "
+        ".acceptance/verdict.json"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -242,6 +261,8 @@ def pytest_configure(config: pytest.Config) -> None:
     signoffs(config)  # a broken sign-offs file too
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+    # allure-pytest's own marker, which it reads for labels (--strict-markers without it).
+    config.addinivalue_line("markers", "allure_label: a label of the Allure report")
     _collect_specs(config, specs)
     from pytest_acceptance.run.guard import RunGuard
     from pytest_acceptance.run.progress import register_progress
@@ -256,10 +277,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(BashRunner(), "acceptance-bash")
     if not hasattr(config, "workerinput"):  # the controller, or the only process
         from pytest_acceptance.run.remote import set_up_remote_workers
+        from pytest_acceptance.verdict.junit import JunitFile
         from pytest_acceptance.verdict.recorder import Recorder
 
         set_up_remote_workers(config)
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
+        config.pluginmanager.register(JunitFile(config), "acceptance-junit")
 
 
 def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:

@@ -52,7 +52,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import apart, gate_bytecode, gate_env, witness
+from pytest_acceptance.claude import apart, gate_bytecode, gate_env, gate_lock, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
 from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome, GateResult
 from pytest_acceptance.claude.gate_runtime import (
@@ -116,7 +116,12 @@ def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> st
 def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
     """The gate's verification run of the pinned spec on the current tree (or the result it
     already stored for this tree, when `reuse`). Raises GateError when no trustworthy result
-    comes out."""
+    comes out. One run of a tree at a time (gate_lock.py)."""
+    with gate_lock.held(flow, deadline_at):
+        return _run(flow, deadline_at, reuse)
+
+
+def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     missing_pin = never_pinned(flow)
     if missing_pin is not None:
         raise GateError(missing_pin)

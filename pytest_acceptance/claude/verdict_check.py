@@ -46,6 +46,7 @@ CRITERION: dict[str, tuple[type, ...]] = {
     "priority": (str,),
     "status": (str,),
     "attempts": (int,),
+    "results": (int,),  # how many results it combines (verdict/combine.py)
     "duration": _NUMBER,
     "message": (str,),
     "output": (str,),

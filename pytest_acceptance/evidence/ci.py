@@ -95,6 +95,8 @@ class CiOutputs:
             and isinstance(report.longrepr, str)
         ):
             report.longrepr = CriterionRepr(report.longrepr)  # type: ignore[assignment]
+        elif report.skipped and getattr(report, "acceptance", None):
+            at_the_spec(report)
 
     def pytest_sessionfinish(self) -> None:  # after the recorder's (tryfirst) decided
         verdict = getattr(
@@ -147,10 +149,13 @@ class CiOutputs:
 
 
 def step_summary(verdict: Verdict, reports: list[dict[str, Any]], rootdir: Path) -> str:
-    """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict, scope, counts, what failed, deltas."""
+    """Markdown for ``$GITHUB_STEP_SUMMARY``: verdict, scope, counts, what failed, deltas.
+    Specs are named from the repository's root, as in a pull request."""
+    from pytest_acceptance.evidence.trail import repository_root
     from pytest_acceptance.model import Status
     from pytest_acceptance.verdict.decision import scope_lines
 
+    rootdir = repository_root(rootdir)
     status = verdict.status.value
     lines = [f"### {_ICONS[status]} Acceptance: {status.upper()} (exit code {verdict.exit_code})"]
     lines += ["", *[f"> {md(line)}\n" for line in scope_lines(verdict) if line]]
@@ -244,3 +249,12 @@ def _report_lines(reports: list[dict[str, Any]]) -> list[str]:
         lines.append(f"- {md(report['spec'])}: {md(report_scope(report))}")
         lines += [f"  - {md(detail)}" for detail in details]
     return ["#### Gaps and changes", "", *lines, ""] if lines else []
+
+
+def at_the_spec(report: pytest.TestReport) -> None:
+    """A criterion skipped (a manual one, an unticked task) is shown at its spec line, as
+    JUnit's ``<skipped>`` and ``-rs`` show a skip, not at the line of this package that
+    skipped it."""
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        path, line, _ = report.location
+        report.longrepr = (path, (line or 0) + 1, report.longrepr[2])

@@ -199,6 +199,7 @@ def build_fragment(
         "checks": len(criterion.checks),
         "status": result.status.value,
         "attempts": result.attempts,
+        "results": result.results,  # more than one: combined (verdict/combine.py)
         "duration": round(result.duration, 3),
         "message": _head(result.message, TEXT_LIMIT),
         "output": _tail(result.output, OUTPUT_LIMIT),
@@ -338,6 +339,9 @@ def _validate(data: Any, path: Path) -> None:
             raise FragmentError(path, f"{name} {data[name]!r} is not one of {sorted(allowed)}")
     if data["index"] < 0 or data["line"] < 1 or data["attempts"] < 0:
         raise FragmentError(path, "index, line and attempts must not be negative (line >= 1)")
+    results = data.get("results", 1)
+    if isinstance(results, bool) or not isinstance(results, int) or results < 1:
+        raise FragmentError(path, '"results" must be an integer of at least 1')
     for position, issue in enumerate(data["issues"]):
         _check_issue(issue, position, path)
     sign_off = data.get("sign_off")

@@ -25,6 +25,7 @@ from pytest_acceptance.evidence.report import (
 )
 from pytest_acceptance.model import Status
 from pytest_acceptance.text import display_path, spec_location
+from pytest_acceptance.verdict.combine import of as results_of
 from pytest_acceptance.verdict.decision import (
     Outcome,
     Verdict,
@@ -290,6 +291,7 @@ def _details(outcome: Outcome, entry: dict[str, Any], rootdir: Path) -> str:
         ("Spec", spec_location(criterion, rootdir)),
         ("Category", criterion.category),
         ("Attempts", f"{result.attempts} in {result.duration:.2f} s"),
+        ("Results", results_of(result)),
     ]
     if entry.get("previous_status"):
         facts.append(("Before", entry["previous_status"]))

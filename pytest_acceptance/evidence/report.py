@@ -54,6 +54,8 @@ RESOLUTIONS = (
     "still_failing",
     "partially_fixed",
     "new",
+    "signed_off",  # a manual criterion a person signed off since
+    "sign_off_void",  # a sign-off that stood before no longer does: the criterion changed
     "unchanged",
     "not_run",
 )
@@ -234,7 +236,20 @@ def _classify(entry: dict[str, Any], baseline: dict[str, dict[str, Any]] | None)
     entry["gap"] = gap_class(entry["priority"], entry["status"], entry["partial"])
     entry["previous_status"] = before["status"] if before is not None else None
     entry["previous_issues"] = earlier
-    entry["resolution"] = None if baseline is None else resolution(entry["status"], count, before)
+    entry["resolution"] = None if baseline is None else _resolution_of(entry, count, before)
+
+
+def _resolution_of(entry: dict[str, Any], issues: int, before: dict[str, Any] | None) -> str | None:
+    """A sign-off made or voided since the previous report is said as such; else
+    ``resolution``."""
+    sign_off = entry.get("sign_off")
+    state = sign_off.get("state") if isinstance(sign_off, dict) else None
+    was_met = before is not None and before["status"] in _MET
+    if state == "void" and was_met:
+        return "sign_off_void"
+    if state == "signed off" and not was_met:
+        return "signed_off"
+    return resolution(entry["status"], issues, before)
 
 
 def gap_class(priority: str, status: str, partial: bool) -> str | None:
@@ -472,7 +487,8 @@ def _capital(text: str) -> str:
 def resolution_words(kind: str) -> str:
     """A resolution as shown to people: ``still_failing`` also covers a criterion that
     ended as an error, so it reads "still open"."""
-    return "still open" if kind == "still_failing" else kind.replace("_", " ")
+    words = {"still_failing": "still open", "sign_off_void": "sign-off void"}
+    return words.get(kind, kind.replace("_", " "))
 
 
 def _criteria(count: int) -> str:
@@ -540,7 +556,9 @@ def _table(entries: list[dict[str, Any]]) -> list[str]:
             str(entry["index"] + 1),
             entry["id"],
             entry["priority"],
-            entry["status"] + (" (unstable)" if entry.get("unstable") else ""),
+            entry["status"]
+            + (" (unstable)" if entry.get("unstable") else "")
+            + (f" ({entry['results']} results)" if entry.get("results", 1) > 1 else ""),
             entry["gap"] or "",
             resolution_words(entry["resolution"] or ""),
             _cell(entry["title"]),
@@ -573,7 +591,8 @@ def _details(report: dict[str, Any]) -> list[str]:
     for entry in open_entries:
         lines.append(f"### {entry['id']}: {entry['title']}")
         lines.append(
-            f"- Status: {entry['status']} after {_attempts(entry['attempts'])}, "
+            f"- Status: {entry['status']} after {_attempts(entry['attempts'])}"
+            f"{_results(entry.get('results', 1))}, "
             f"method {entry['method']}, spec `{report['spec']}:{entry['line']}`"
         )
         for issue in entry["issues"]:
@@ -591,6 +610,11 @@ def _details(report: dict[str, Any]) -> list[str]:
 
 def _attempts(count: int) -> str:
     return f"{count} attempt{'' if count == 1 else 's'}"
+
+
+def _results(count: int) -> str:
+    """`` in 2 results`` for a criterion that reported more than once (combine.py)."""
+    return f" in {count} results" if count > 1 else ""
 
 
 def _cell(text: str) -> str:

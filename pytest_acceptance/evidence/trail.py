@@ -425,14 +425,13 @@ def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> 
     (``::error`` for a MUST, ``::warning`` for SHOULD, COULD and WONT), one ``::error`` per
     run-level problem (no file), and a ``::notice`` when the run was partial."""
     from pytest_acceptance.model import Priority, Status
-    from pytest_acceptance.text import display_path
     from pytest_acceptance.verdict.decision import scope_lines
 
     lines = []
     for outcome in verdict.of(Status.FAILED, Status.ERROR):
         criterion, result = outcome.criterion, outcome.result
         where = {
-            "file": display_path(criterion.location.path, rootdir),
+            "file": repository_path(criterion.location.path, rootdir),
             "line": str(criterion.location.line),
             "title": criterion.id,
         }
@@ -447,14 +446,37 @@ def github_annotations(verdict: Verdict, rootdir: Path, problems: list[str]) -> 
     return lines
 
 
+def repository_path(path: Path, rootdir: Path) -> str:
+    """``path`` relative to the repository's root (``repository_root``), where GitHub
+    attaches an annotation; relative to the rootdir when the root does not hold it."""
+    from pytest_acceptance.text import display_path
+
+    with contextlib.suppress(ValueError, OSError):
+        return path.resolve().relative_to(repository_root(rootdir).resolve()).as_posix()
+    return display_path(path, rootdir)
+
+
+def repository_root(rootdir: Path) -> Path:
+    """``$GITHUB_WORKSPACE`` when it holds the rootdir, else the folder holding ``.git`` at
+    or above the rootdir, else the rootdir."""
+    workspace = os.environ.get("GITHUB_WORKSPACE", "").strip()
+    real = rootdir.resolve()
+    if workspace and real.is_relative_to(Path(workspace).resolve()):
+        return Path(workspace)
+    return next((folder for folder in (real, *real.parents) if (folder / ".git").exists()), real)
+
+
 def _annotation_text(criterion: Criterion, result: Result) -> str:
+    """Each sentence once: a message that restates an issue adds only what it says beyond."""
+    from pytest_acceptance.verdict.decision import message_beyond_issues
+
     lines = [f"{criterion.title}: {result.status.value} ({criterion.priority.value})"]
     lines += [
         f"{issue.location}: expected {issue.expected}; actual {issue.actual}"
         for issue in result.issues
     ]
-    if result.message:
-        lines.append(result.message)
+    if message := message_beyond_issues(result.message, result.issues):
+        lines.append(message)
     return "\n".join(lines)
 
 

@@ -20,18 +20,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from pytest_acceptance.model import Budget, Result, Status
+from pytest_acceptance.model import Budget, Result
+from pytest_acceptance.verdict.combine import attempts_result
 
 # The timeout pytest-timeout gave a criterion item, in seconds.
 TIMEOUT = pytest.StashKey[float]()
-OUTPUT_CHARS = 4000  # of all runs' output together, as much as one result keeps
-_SUMMARY_CHARS = 300  # of each earlier run's message in the combined message
-_HEADER_CHARS = 60  # room for the line that names a run in the output, and the cut mark
 
 
 class PytestTools:
@@ -79,41 +76,6 @@ def _randomly_reorders(config: pytest.Config) -> bool:
 
 
 def runs_result(runs: Sequence[Result]) -> Result:
-    """One result for every run of a criterion in a session (pytest-rerunfailures runs a
-    failed item again): the last run decides, a pass after a failed run is flaky."""
-    last = runs[-1]
-    if len(runs) == 1:
-        return last
-    earlier = "; ".join(
-        f"run {number} {result.status.value} ({_summary(result.message)})"
-        for number, result in enumerate(runs[:-1], 1)
-    )
-    combined = replace(
-        last,
-        attempts=sum(result.attempts for result in runs),
-        duration=sum(result.duration for result in runs),
-        output=_runs_output(runs),
-    )
-    if last.status.passed:
-        message = f"flaky: passed on run {len(runs)} (pytest-rerunfailures) after {earlier}"
-        return replace(combined, status=Status.FLAKY, message=message)
-    message = f"{last.message} (pytest-rerunfailures ran it {len(runs)} times; {earlier})"
-    return replace(combined, message=message)
-
-
-def _summary(message: str) -> str:
-    line = " ".join(message.split())
-    return line if len(line) <= _SUMMARY_CHARS else line[: _SUMMARY_CHARS - 1] + "…"
-
-
-def _runs_output(runs: Sequence[Result]) -> str:
-    """Each run's output under a line naming the run, each keeping the tail of an equal
-    share of the room."""
-    share = max(OUTPUT_CHARS - _HEADER_CHARS * len(runs), 0) // len(runs)
-    blocks = []
-    for number, result in enumerate(runs, 1):
-        text = result.output.rstrip("\n")
-        if len(text) > share:
-            text = "[… earlier output cut]\n" + text[-share:]
-        blocks.append(f"--- run {number} of {len(runs)}: {result.status.value} ---\n{text}")
-    return "\n".join(blocks)
+    """One result for every run of a criterion in one pytest run of its item
+    (pytest-rerunfailures runs a failed item again): attempts, folded by the one rule."""
+    return attempts_result(runs, "pytest-rerunfailures")

@@ -23,6 +23,7 @@ from typing import Any
 
 from pytest_acceptance.model import Criterion, Method, Result, Status
 from pytest_acceptance.text import display_path, spec_location
+from pytest_acceptance.verdict.combine import of as results_of
 
 SCHEMA = "pytest-acceptance/verdict"
 SCHEMA_VERSION = 1
@@ -285,6 +286,8 @@ def _passed_line(outcome: Outcome) -> str:
         line += f" ({signed})"
     if unstable := unstable_note(outcome.result):
         line += f" ({unstable})"
+    if several := results_of(outcome.result):
+        line += f" ({several})"
     return line
 
 
@@ -594,6 +597,7 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         "priority": criterion.priority.value,
         "status": result.status.value,
         "attempts": result.attempts,
+        "results": result.results,  # more than one: combined (verdict/combine.py)
         "duration": round(result.duration, 3),
         "message": result.message,
         "output": result.output,

@@ -9,8 +9,10 @@ shard's verdict and refuses, naming the reason, when the shards
 - ran on different trees (fingerprints), or on different versions of a spec (or another
   version than the checkout's),
 - ran different specs,
-- do not cover every criterion of every spec, or
-- overlap on a criterion with different results.
+- do not cover every criterion of every spec.
+
+A criterion that ran in several shards has each shard's result: they combine by the one
+rule of verdict/combine.py (any failed result fails it), and the merged verdict counts them.
 
 Otherwise it is an ``--acceptance`` run of those specs in which each criterion's result is
 the shard's (``ShardReplay``, the first runner asked) instead of a new run: the verdict,
@@ -36,6 +38,7 @@ from pytest_acceptance.options import SHARDS_TREE, spec_paths
 from pytest_acceptance.store import OUTPUT_DIR, VERDICT_FILE, forget_verdict
 from pytest_acceptance.text import display_path
 from pytest_acceptance.tree.hostile import file_digest
+from pytest_acceptance.verdict.combine import combined
 from pytest_acceptance.verdict.decision import SCHEMA, SCHEMA_VERSION
 
 Key = tuple[str, str]  # (the spec's path relative to the rootdir, criterion id)
@@ -147,6 +150,7 @@ def _result(entry: dict[str, Any]) -> Result:
         output=str(entry["output"]),
         message=str(entry["message"]),
         extra=extra,
+        results=max(1, int(entry.get("results", 1))),
     )
 
 
@@ -156,22 +160,18 @@ def refuse(reasons: list[str]) -> None:
 
 
 def check(shards: list[Shard], rootdir: Path) -> dict[Key, Result]:
-    """Every criterion's one result, from shards of one tree and one version of each spec;
-    MergeRefused with every reason they do not make one verdict."""
-    reasons: list[str] = []
-    merged: dict[Key, Result] = {}
-    ran_in: dict[Key, list[str]] = defaultdict(list)
+    """Every criterion's one result, from shards of one tree and one version of each spec
+    (the results of a criterion several shards ran, combined); MergeRefused with every
+    reason they do not make one verdict."""
+    ran: dict[Key, list[tuple[str, Result]]] = defaultdict(list)
     for shard in shards:
         for key, result in shard.results.items():
-            merged.setdefault(key, result)
-            ran_in[key].append(shard.source)
-            if result.status is not merged[key].status:
-                reasons.append(
-                    f"{_name(key)} ran in {' and '.join(ran_in[key])} with different results "
-                    f"({merged[key].status.value} and {result.status.value})"
-                )
-    refuse(reasons + _coverage_reasons(shards[0].specs, set(merged), rootdir))
-    return merged
+            ran[key].append((shard.source, result))
+    refuse(_coverage_reasons(shards[0].specs, set(ran), rootdir))
+    return {
+        key: combined([result for _, result in each], [source for source, _ in each])
+        for key, each in ran.items()
+    }
 
 
 def _tree_reasons(shards: list[Shard]) -> list[str]:
@@ -218,10 +218,6 @@ def _coverage_reasons(specs: dict[str, str], ran: set[Key], rootdir: Path) -> li
             shown = ", ".join(missing[:10]) + more
             reasons.append(f"no shard ran {shown} of {relative} ({len(missing)} missing)")
     return reasons
-
-
-def _name(key: Key) -> str:
-    return f"{key[0]}::{key[1]}"
 
 
 class ShardReplay:

@@ -76,7 +76,9 @@ class Recorder:
         self.specs = _load_specs(spec_paths, self.rootdir)
         self.selected: list[str] = []  # node ids of selected criteria, in collection order
         self.criteria: dict[str, Criterion] = {}
-        self.results: dict[str, Result] = {}
+        self.results: dict[str, Result] = {}  # each criterion's results, combined
+        self.runs: dict[str, Runs] = {}  # node id -> every run of it that reported
+        self.written: set[str] = set()  # node ids whose evidence was sent to the trail
         self.collection_errors: list[str] = []
         self.other_failures: list[str] = []
         self.unknown: list[str] = []  # node ids of criteria the controller's spec lacks
@@ -93,17 +95,37 @@ class Recorder:
 
     # -- what was selected -------------------------------------------------------------
 
+    @pytest.hookimpl(trylast=True)  # after pytest's "collected N items" and --co's tree
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """What runs, once every plugin has deselected (``-k``, ``-m``, ``--lf``, ``--sw``)."""
         for item in session.items:
             if isinstance(item, CriterionItem):
                 self._select(item.nodeid, item.criterion)
+        if not self._on_workers():
+            self._say_selected()
+
+    def _on_workers(self) -> bool:
+        return bool(getattr(self.config.option, "numprocesses", None)) or bool(
+            getattr(self.config.option, "tx", None)
+        )
+
+    def _say_selected(self) -> None:
+        """One line of what was collected and selected: what ``--co`` users and agents plan
+        from."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and reporter.verbosity >= -1:
+            selected = list(self.criteria.values())
+            reporter.write_line(collection_line(self.specs, selected, self.rootdir))
 
     @pytest.hookimpl(optionalhook=True)  # xdist may be absent (-p no:xdist)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Map the workers' node ids back to criteria, by the spec file each one names."""
         if self.selected:  # every worker collects the same items
             return
+        self._map_worker_ids(ids)
+        self._say_selected()
+
+    def _map_worker_ids(self, ids: list[str]) -> None:
         by_spec = {spec.path: {c.id: c for c in spec.criteria} for spec in self.specs}
         resolved: dict[str, Path] = {}  # one realpath per file, not per node id
         for nodeid in ids:
@@ -132,21 +154,26 @@ class Recorder:
     @pytest.hookimpl(tryfirst=True)  # a settled task's report is what the terminal shows
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "acceptance", None)
-        if data is not None:
-            self.results[report.nodeid] = Result.from_dict(data)
-            self._settle_on_arrival(report)
-            if (criterion := self.criteria.get(report.nodeid)) is not None:
-                self.config.hook.pytest_acceptance_result(
-                    config=self.config, criterion=criterion, result=self.results[report.nodeid]
-                )
         self.failures += report.failed
-        if data is not None:
+        if report.nodeid not in self.criteria and data is None:
+            if report.failed:
+                self.other_failures.append(report.nodeid)
             return
-        if report.nodeid in self.criteria:
-            if report.failed or (report.skipped and report.when == "setup"):
-                self.results.setdefault(report.nodeid, _unverified(report))
-        elif report.failed:
-            self.other_failures.append(report.nodeid)
+        runs = self.runs.setdefault(report.nodeid, Runs())
+        if not runs.take(report, data):
+            return
+        self.results[report.nodeid] = runs.result()
+        if data is not None:
+            self._settle_on_arrival(report)
+        # Its evidence: each result as it arrives, combined; an error without a result of
+        # its own is one only once something of the criterion was written.
+        if (criterion := self.criteria.get(report.nodeid)) is not None and (
+            data is not None or report.nodeid in self.written
+        ):
+            self.written.add(report.nodeid)
+            self.config.hook.pytest_acceptance_result(
+                config=self.config, criterion=criterion, result=self.results[report.nodeid]
+            )
 
     # -- tasks that cite requirements -------------------------------------------------------
 
@@ -196,6 +223,8 @@ class Recorder:
             exitstatus = pytest.ExitCode.TESTS_FAILED  # xdist's -x, --sw: a stop at a failure
         if self._empty_shard(exitstatus):
             exitstatus = pytest.ExitCode.OK
+        if self._stopped_by_collection_errors():
+            exitstatus = pytest.ExitCode.INTERRUPTED
         why = stopped or _stop_reason(session) or self._interruption(exitstatus)
         not_run = _not_run(why)
         self._settle_at_end()
@@ -225,6 +254,9 @@ class Recorder:
                 verdict = verdict.with_status(VerdictStatus.ERROR, 11)
         self.verdict = verdict
         session.exitstatus = verdict.exit_code
+        from pytest_acceptance.verdict.junit import add_properties
+
+        add_properties(self.config, verdict, facts)
 
     def _write(self, verdict: Verdict, facts: RunFacts) -> str | None:
         """Write verdict.json; on failure, the problem to report (never an exception)."""
@@ -241,6 +273,14 @@ class Recorder:
             and not self.collection_errors
             and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
             and any(spec.criteria for spec in self.specs)
+        )
+
+    def _stopped_by_collection_errors(self) -> bool:
+        """A spec that failed to collect ends the run with pytest's 2, as without workers:
+        under xdist the controller collects nothing itself, and pytest's own exit code
+        would depend on the number of workers."""
+        return bool(self.collection_errors) and not self.config.getoption(
+            "continue_on_collection_errors", False
         )
 
     def _interrupted(self, exitstatus: int) -> bool:
@@ -357,6 +397,22 @@ class Recorder:
         terminalreporter.write_line(f"{status}, written to {written}")
 
 
+def collection_line(specs: list[Spec], selected: list[Criterion], rootdir: Path) -> str:
+    """``acceptance: 3 of 4 criteria of spec.md selected (2 bash, 1 manual; 3 MUST)``."""
+    from pytest_acceptance.verdict.decision import plural
+
+    total = sum(len(spec.criteria) for spec in specs)
+    names = ", ".join(display_path(spec.path, rootdir) for spec in specs[:5])
+    names += f" and {len(specs) - 5} more" if len(specs) > 5 else ""
+    methods = Counter(c.method.value for c in selected)
+    priorities = Counter(c.priority.value for c in selected)
+    kinds = ", ".join(f"{n} {m}" for m, n in methods.most_common())
+    kinds += "; " + ", ".join(f"{n} {p}" for p, n in priorities.most_common()) if kinds else ""
+    count = f"{len(selected)} of {plural(total, 'criterion')}"
+    line = f"acceptance: {count} of {names or 'no spec'} selected"
+    return f"{line} ({kinds})" if kinds else line
+
+
 def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
     specs = []
     for path in paths:
@@ -452,6 +508,70 @@ class RunStart:
         written = f"verdict: INTERRUPTED (exit code 2), written to {verdict_path(facts.rootdir)}"
         sys.stderr.write(f"acceptance: {problem}; {failed or written}\n")
         sys.stderr.flush()
+
+
+@dataclasses.dataclass
+class _Run:
+    """One pytest run of a criterion's item on one process: its setup, call and teardown
+    reports, and pytest-rerunfailures' reruns of it (attempts of the same result)."""
+
+    source: str  # the xdist worker ("" in a run without workers)
+    result: Result | None = None
+    rerun: bool = False  # its last report was a rerun: the next run of it continues it
+
+
+class Runs:
+    """Every run of one criterion that reported, whatever process it ran in: each is one
+    result, and ``result`` combines them by the one rule (verdict/combine.py)."""
+
+    def __init__(self) -> None:
+        self.runs: list[_Run] = []
+
+    def __len__(self) -> int:
+        return sum(run.result is not None for run in self.runs)
+
+    def take(self, report: pytest.TestReport, data: dict[str, Any] | None) -> bool:
+        """Fold the report in; whether it changed what the criterion's result is."""
+        run = self._run_of(report)
+        if report.outcome == "rerun":  # type: ignore[comparison-overlap]  # rerunfailures
+            run.rerun = True
+            run.result = Result.from_dict(data) if data is not None else _unverified(report)
+            return True
+        if data is not None:
+            run.result = Result.from_dict(data)
+            return True
+        failed = report.failed or (report.skipped and report.when == "setup")
+        if failed and (run.result is None or run.result.status.passed):
+            run.result = _unverified(report)  # a setup, teardown or crash of this run
+            return True
+        return False
+
+    def result(self) -> Result:
+        from pytest_acceptance.verdict.combine import combined
+
+        done = [run for run in self.runs if run.result is not None]
+        return combined([run.result for run in done if run.result], [r.source for r in done])
+
+    def _run_of(self, report: pytest.TestReport) -> _Run:
+        source = _worker(report)
+        current = next((run for run in reversed(self.runs) if run.source == source), None)
+        if current is not None and current.rerun and report.when == "setup":
+            current.rerun = False  # rerunfailures runs it again: the same result
+            return current
+        if current is None or report.when == "setup":
+            current = _Run(source)
+            self.runs.append(current)
+        return current
+
+
+def _worker(report: pytest.TestReport) -> str:
+    """The xdist worker a report came from ("gw0"), "" in a run without workers."""
+    node = getattr(report, "node", None)
+    workerinput = getattr(node, "workerinput", None)
+    if isinstance(workerinput, dict):
+        return str(workerinput.get("workerid", ""))
+    gateway = getattr(node, "gateway", None)
+    return str(getattr(gateway, "id", "") or "")
 
 
 def _unverified(report: pytest.TestReport) -> Result:

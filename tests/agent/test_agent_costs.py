@@ -125,7 +125,11 @@ def test_cost_reaches_verdict_json_report_html_junit_and_ends_the_terminal_summa
 ) -> None:
     judge.plan({"AC-1": [{"usage": USAGE}], "AC-2": [{"status": "fail", "usage": USAGE}]})
     project(pytester, judge, agent("AC-1"), agent("AC-2"))
-    result = run(pytester, "-n", "0", "--junitxml=junit.xml", "--acceptance-html=run.html")
+    result = run(
+        pytester,
+        "-n", "0", "--junitxml=junit.xml", "--acceptance-html=run.html",
+        "-o", "junit_family=xunit1",  # per-testcase properties: xunit1 only
+    )  # fmt: skip
     assert result.ret == 1
     usage = by_id(pytester)["AC-1"]["usage"]
     assert {k: usage[k] for k in (*USAGE, "calls", "cached")} == {
@@ -153,6 +157,9 @@ def test_cost_reaches_verdict_json_report_html_junit_and_ends_the_terminal_summa
     }
     assert properties["agent_cost_usd"] == "0.25"
     assert properties["agent_output_tokens"] == "50"
+    assert properties["acceptance_agent"].startswith(
+        "2 agent calls for 2 criteria (0 cached), $0.5000"
+    )
 
 
 def test_a_usage_the_judge_reports_off_contract_is_an_unusable_answer(

@@ -77,6 +77,7 @@ def test_a_fragment_round_trips_with_every_schema_field(tmp_path: Path) -> None:
         "checks": 2,
         "status": "failed",
         "attempts": 2,
+        "results": 1,
         "duration": 1.235,
         "message": "m",
         "output": "",

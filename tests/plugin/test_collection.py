@@ -87,7 +87,9 @@ def test_exitfirst_stops_after_the_first_failure(pytester: pytest.Pytester) -> N
 def test_junitxml_names_criteria_and_carries_their_properties(
     pytester: pytest.Pytester, three: Path
 ) -> None:
-    pytester.runpytest("--acceptance", "spec.md", "--junitxml", "out.xml")
+    pytester.runpytest(
+        "--acceptance", "spec.md", "--junitxml", "out.xml", "-o", "junit_family=xunit1"
+    )
     cases = {c.get("name"): c for c in ET.parse(pytester.path / "out.xml").iter("testcase")}
     assert set(cases) == {"AC-1", "AC-2", "AC-3"}
     assert cases["AC-2"].find("failure") is not None

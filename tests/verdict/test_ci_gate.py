@@ -5,6 +5,7 @@ and the GitHub Actions annotations."""
 from __future__ import annotations
 
 import json
+import subprocess
 import xml.etree.ElementTree as ET
 from fnmatch import fnmatch
 from pathlib import Path
@@ -167,6 +168,8 @@ def test_an_evidence_problem_keeps_a_failing_verdict_at_exit_code_1(
 def test_junit_xml_carries_criterion_title_method_and_priority_from_workers(
     pytester: pytest.Pytester,
 ) -> None:
+    """Per testcase under xunit1 only: xunit2's schema has no properties there."""
+    pytester.makeini("[pytest]\njunit_family = xunit1\n")
     write_spec(
         pytester,
         bash("AC-1", "true", priority="COULD"),
@@ -206,6 +209,30 @@ def test_on_github_actions_each_failure_is_an_error_annotation_at_its_spec_line(
         f"::error file=docs/spec.md,line={line},title=AC-2::fails, badly: 100%25: failed (MUST)%0A"
     )
     assert "%0A" in annotations[0] and "\n" not in annotations[0]
+
+
+def test_annotations_name_the_spec_from_the_repository_root_and_say_each_sentence_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's ini is in app/, a folder of the repository: the annotation and the step
+    summary name app/spec.md, where GitHub attaches it, and the failure's sentence appears
+    once in the annotation."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    subprocess.run(["git", "init", "-q"], cwd=pytester.path, check=True)
+    app = pytester.mkdir("app")
+    (app / "pytest.ini").write_text("[pytest]\nacceptance_retries = 0\n")
+    (app / "spec.md").write_text(spec(bash("AC-1", "exit 3")))
+    result = pytester.runpytest_subprocess(
+        "--acceptance", "app/spec.md", "-p", "no:xdist", "--rootdir", "app", "-c", "app/pytest.ini"
+    )
+    assert result.ret == 1, result.stdout.str()
+    (annotation,) = [x for x in result.stdout.lines if x.startswith("::error file=")]
+    assert annotation.startswith("::error file=app/spec.md,"), annotation
+    assert annotation.count("expected exit code 0") == 1, annotation
+    assert "| app/spec.md:" in summary.read_text() and "| app/spec.md |" in summary.read_text()
 
 
 def test_off_github_actions_there_are_no_annotations(

@@ -188,16 +188,31 @@ def test_a_merge_missing_a_shard_is_refused_naming_the_criteria(tmp_path: Path) 
     assert not (checkout / ".acceptance" / "verdict.json").exists()
 
 
-def test_overlapping_shards_that_disagree_are_refused(tmp_path: Path) -> None:
-    """AC-7 ran in both shards, failing on one runner only: no result can stand for it.
-    Overlaps that agree (AC-1 in both) merge."""
+def test_overlapping_shards_that_disagree_fail_the_criterion_with_both_results(
+    tmp_path: Path,
+) -> None:
+    """AC-7 ran in both shards, failing on one runner only: its two results combine by the
+    one rule, so it fails (exit 1), whichever shard is named first, and the merged verdict
+    and report count both results. Overlaps that agree (AC-1 in both) pass, counted too."""
     source = origin(tmp_path, bash("AC-1", "true"), DEPENDS_ON_RUNNER)
     first = shard(source, "runner-1", "spec.md::AC-1", "spec.md::AC-7")
     second = shard(source, "runner-2", "spec.md::AC-7", env={"FAIL_HERE": "1"})
-    done, _ = merge(source, first[1], second[1])
-    refused(done, "spec.md::AC-7 ran in shards/1 and shards/2 with different results")
+    orders = {
+        "shards/1 passed, shards/2 failed": (first[1], second[1]),
+        "shards/1 failed, shards/2 passed": (second[1], first[1]),
+    }
+    for words, order in orders.items():
+        shutil.rmtree(source.parent / "merge", ignore_errors=True)
+        done, checkout = merge(source, *order)
+        assert done.returncode == 1, done.stdout + done.stderr
+        data = verdict_of(checkout / ".acceptance")
+        found = {c["id"]: (c["status"], c["results"]) for c in data["criteria"]}
+        assert (data["status"], found) == ("fail", {"AC-1": ("passed", 1), "AC-7": ("failed", 2)})
+        assert f"2 results: {words}" in done.stdout, done.stdout
     third = shard(source, "runner-3", "spec.md::AC-1", "spec.md::AC-7")
     assert merge_again(source, first[1], third[1]).returncode == 0
+    again = verdict_of(source.parent / "merge" / ".acceptance")
+    assert {c["id"]: c["results"] for c in again["criteria"]} == {"AC-1": 2, "AC-7": 2}
 
 
 def merge_again(source: Path, *artifacts: Path) -> subprocess.CompletedProcess[str]:

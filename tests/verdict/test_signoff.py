@@ -73,9 +73,10 @@ def test_a_signed_off_manual_criterion_passes_and_every_output_says_by_whom(
     report = next((pytester.path / ".acceptance" / "specs").glob("*/report.md")).read_text()
     assert "## Sign-offs\n\n- AC-2: signed off by Ada on 20" in report
     assert "signed off by Ada on 20" in (pytester.path / "r.html").read_text()
-    cases = {c.get("name"): c for c in ET.parse(pytester.path / "j.xml").iter("testcase")}
-    properties = {p.get("name"): p.get("value") for p in cases["AC-2"].iter("property")}
-    assert properties["signed_off_by"] == "Ada" and properties["signed_off_at"].startswith("20")
+    suite = ET.parse(pytester.path / "j.xml").getroot().find("testsuite")
+    assert suite is not None  # xunit2: the sign-off is a testsuite property
+    signed = [p.get("value", "") for p in suite.iter("property") if p.get("name") == "sign_off"]
+    assert [value[:32] for value in signed] == ["spec.md::AC-2: signed off by Ada"]
     assert "#### Signed off by a person (1)" in summary.read_text()
 
 
@@ -229,3 +230,19 @@ def test_the_plugin_and_the_hooks_name_the_same_file_and_an_agent_may_not_write_
     assert why is not None and "sign-offs" in why
     command = f"echo x >> {tmp_path / 'project' / signoff.SIGNOFF_FILE}"
     assert protect.bash_violations(command, tmp_path, protected)
+
+
+@pytest.mark.usefixtures("person")
+def test_the_delta_line_says_signed_off_and_sign_off_void(pytester: pytest.Pytester) -> None:
+    """Since the previous report: a sign-off made is "signed off", never "new"; one voided
+    by an edit is "sign-off void", never "no change"."""
+    pytester.makefile(".md", spec=SPEC)
+    assert pytester.runpytest("--acceptance", "spec.md").ret == 10  # the baseline: manual
+    assert sign_off(pytester, "--acceptance-sign-off", "AC-2", "--acceptance-by", "Ada").ret == 0
+    signed = pytester.runpytest("--acceptance", "spec.md")
+    assert signed.ret == 0
+    signed.stdout.fnmatch_lines(["  since the previous report: signed off 1 (AC-2)"])
+    pytester.makefile(".md", spec=SPEC.replace("friendly", "warm"))
+    voided = pytester.runpytest("--acceptance", "spec.md")
+    assert voided.ret == 10
+    voided.stdout.fnmatch_lines(["  since the previous report: sign-off void 1 (AC-2)"])

@@ -1,0 +1,73 @@
+"""What pytest's own ecosystem sees of a run: a header line of the plugin's state, and one
+line of what was collected and selected (what ``--co`` users and agents plan from),
+without workers and on the xdist controller. Real runs (pytester)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.specs import bash, manual, spec
+
+SPEC = spec(bash("AC-1", "true"), bash("AC-2", "true", priority="SHOULD"), manual("AC-3"))
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def test_the_header_says_what_the_run_verifies_and_how(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nacceptance_retries = 2\nacceptance_timeout = 30\n")
+    pytester.makefile(".md", spec=SPEC)
+    result = pytester.runpytest("--acceptance", "spec.md", "--co")
+    result.stdout.fnmatch_lines(
+        ["acceptance: 1 spec (spec.md), 3 criteria; retries 2, timeout 30 s; verdict to "
+         ".acceptance/verdict.json"]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [(), ("-k", "AC_1 or AC-1")], ids=["all", "k"])
+def test_collect_only_ends_with_one_line_of_what_was_selected(
+    pytester: pytest.Pytester, args: tuple[str, ...]
+) -> None:
+    pytester.makefile(".md", spec=SPEC)
+    result = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", *args)
+    line = [x for x in result.stdout.lines if x.startswith("acceptance: ") and "selected" in x]
+    expected = {
+        (): "acceptance: 3 of 3 criteria of spec.md selected (2 bash, 1 manual; 2 MUST, 1 SHOULD)",
+        ("-k", "AC_1 or AC-1"): "acceptance: 1 of 3 criteria of spec.md selected (1 bash; 1 MUST)",
+    }
+    assert line == [expected[args]], result.stdout.str()
+
+
+def test_the_selection_line_comes_from_the_xdist_controller_once(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makefile(".md", spec=SPEC)
+    result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-n", "2")
+    lines = [x for x in result.stdout.lines if x.startswith("acceptance: 3 of 3 criteria")]
+    assert len(lines) == 1, result.stdout.str()
+
+
+def test_python_3_14_is_a_classifier() -> None:
+    assert '"Programming Language :: Python :: 3.14",' in PYPROJECT.read_text()
+
+
+def test_allure_reads_the_criteria_labels_from_its_marker_without_allure(
+    pytester: pytest.Pytester,
+) -> None:
+    """allure-pytest takes labels from ``allure_label`` markers: the category as feature,
+    the priority as severity (MUST critical, SHOULD normal); ``--strict-markers`` holds."""
+    pytester.makeconftest(
+        "def pytest_collection_finish(session):\n"
+        "    for item in session.items:\n"
+        "        labels = sorted((m.kwargs['label_type'], *m.args) for m in "
+        "item.iter_markers('allure_label'))\n"
+        "        print('LABELS', item.name, labels)\n"
+    )
+    pytester.makefile(".md", spec=SPEC)
+    result = pytester.runpytest("--acceptance", "spec.md", "--co", "-q", "-s", "--strict-markers")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "LABELS AC-1 [('feature', 'Core'), ('severity', 'critical')]",
+            "LABELS AC-2 [('feature', 'Core'), ('severity', 'normal')]",
+        ]
+    )
