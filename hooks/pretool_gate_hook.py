@@ -22,7 +22,7 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import gate, hook_io, pinned_flow
+from pytest_acceptance.claude import gate, hook_io, isolation, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.transcript import Transcript, skill_name
 
@@ -61,8 +61,10 @@ def main() -> int:
                 "/pytest-acceptance:implement <spec>."
             )
     elif situation.pin.problem is not None:
+        isolation.tell_if_open()
         _unverifiable(skill, situation.pin)
     else:
+        isolation.tell_if_open()
         problem = _problem(skill, situation.flow.called("verify"), situation.pin)
         if problem is not None:
             deny(problem)

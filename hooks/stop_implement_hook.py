@@ -40,7 +40,7 @@ from typing import Any
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pytest_acceptance.claude import agent_verdict as evidence
-from pytest_acceptance.claude import background, caps, gate, hook_io, pinned_flow
+from pytest_acceptance.claude import background, caps, gate, hook_io, isolation, pinned_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.transcript import (
@@ -89,6 +89,7 @@ def main() -> int:
     situation = pinned_flow.resolve(pin, transcript)
     if situation.flow is None:
         return 0  # not in an /implement flow
+    isolation.tell_if_open()
     reason: str | None
     message: str | None
     if situation.tamper is not None:
