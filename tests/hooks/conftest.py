@@ -9,6 +9,7 @@ from pathlib import Path
 import hook_transcripts
 import pytest
 from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
+from support.isolation import wrapper_for
 from support.kept_digests import carried
 
 
@@ -46,3 +47,14 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def spec(repo: Path) -> Path:
     return repo / "specs" / "feature.md"
+
+
+@pytest.fixture
+def isolation_level(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The isolation level (parametrized indirectly, see hook_transcripts.level_params) the
+    test's hooks run at: below this machine's own, each hook runs with the wrapper that
+    gives it hidden (support/isolation.py)."""
+    level = str(request.param)
+    hook_transcripts.HOOK_WRAPPER[:] = wrapper_for(level)
+    yield level
+    hook_transcripts.HOOK_WRAPPER.clear()
