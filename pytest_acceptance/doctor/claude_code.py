@@ -133,7 +133,7 @@ def _interpreter(root: Path, project: Path) -> Check:
     )
     try:
         done = subprocess.run(
-            ["/bin/sh", str(launcher), "-c", _LAUNCHER_PROBE, str(root)],
+            ["/bin/sh", str(launcher), "-B", "-c", _LAUNCHER_PROBE, str(root)],
             cwd=project if project.is_dir() else None,
             env=env,
             capture_output=True,
@@ -159,19 +159,21 @@ def data_folder(plugin_id: str | None) -> Path:
 
 def _state_folder(plugin_id: str | None) -> Check:
     """Write into the state folder (or, before its first use, into the folder it will be
-    made in) and take the write back."""
+    made in), take the write back, and give the folder its times back."""
     folder = data_folder(plugin_id)
     existing = folder
     while not existing.exists() and existing.parent != existing:
         existing = existing.parent
     fix = f"make {existing} writable by your user (its owner, its mode, a read-only mount)"
     try:
+        times = existing.stat()
         if existing == folder:
             handle, name = tempfile.mkstemp(prefix=".doctor-", dir=folder)
             os.close(handle)
             os.unlink(name)
         else:
             os.rmdir(tempfile.mkdtemp(prefix=".doctor-", dir=existing))
+        os.utime(existing, ns=(times.st_atime_ns, times.st_mtime_ns))
     except OSError as error:
         return Check(HOST, "state folder", FAIL, f"{existing} is not writable ({error})", fix)
     return Check(HOST, "state folder", OK, f"{folder} writable")
