@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 from support.isolation import LEVELS
 
+from pytest_acceptance.claude.isolation import LEVELS as LEVEL_SENTENCES
+from pytest_acceptance.claude.isolation import NONE, PID
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
@@ -839,14 +841,23 @@ def open_route(why: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=GotThrough, reason=f"route open: {why}")
 
 
-def level_params(open_at: Mapping[str, str]) -> list[Any]:
+def level_params(open_at: Sequence[str]) -> list[Any]:
     """One param per isolation level (support/isolation.py) for the `isolation_level`
-    fixture; at a level of `open_at` the route stays open, as the threat model documents
-    (`open_at[level]` says why): there the test strictly expects the attack to get through."""
+    fixture. At a level of `open_at` the route stays open, as the level's own sentence says
+    (claude/isolation.py, docs/threat-model.md): there the test strictly expects the attack
+    through (GotThrough), never a failure nor a skip."""
     return [
-        pytest.param(level, marks=open_route(open_at[level])) if level in open_at else level
+        pytest.param(level, marks=open_route(LEVEL_SENTENCES[level].leaves_open))
+        if level in open_at
+        else level
         for level in LEVELS
     ]
+
+
+# The levels that leave each class open: without bubblewrap's read-only view (pid, none),
+# and without a PID namespace (none).
+NO_READ_ONLY_VIEW = (PID, NONE)
+NO_PID_NAMESPACE = (NONE,)
 
 
 def refused(secure: bool, what: str) -> None:

@@ -19,8 +19,9 @@ inherited is blocked). (3, 4) The interpreter's libpython: a frozen `site` const
 PYTHONPATH (open); sourceless `pprint.pyc` and `sitecustomize.pyc` at the root (blocked).
 (5) A /done naming another spec (blocked); a spec missing at /implement and put back
 mid-flow (open: the pin enforces nothing). (6) The gate's run is not sandboxed: code under
-test rewriting the plugin's hook script (open) and its package modules (blocked: imported
-before the run).
+test rewriting the plugin's hook script and its package modules (blocked under bubblewrap:
+what the hooks trust is read-only to the run; open at the levels without that view, as
+their sentence says: each runs at every level, support/isolation.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
+    NO_READ_ONLY_VIEW,
     PLUGIN,
     REPO_ROOT,
     SESSION_ID,
@@ -45,6 +47,7 @@ from hook_transcripts import (
     ask_gate,
     attack,
     git,
+    level_params,
     open_route,
     outside_the_gate,
     pinned_flow,
@@ -468,9 +471,12 @@ def plugin_copy(tmp_path: Path) -> Path:
     return root
 
 
-# Blocked: what the hooks trust (the plugin, its state, Claude Code's configuration, the
-# pinned interpreter) is read-only to the gate's run (claude/apart.py).
-def test_6a_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None:
+# Blocked under bubblewrap: what the hooks trust (the plugin, its state, Claude Code's
+# configuration, the pinned interpreter) is read-only to the gate's run (claude/apart.py).
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
+def test_6a_the_gates_run_rewrites_the_plugins_gate_hook(
+    tmp_path: Path, isolation_level: str
+) -> None:
     """app.py (VALUE = 1) rewrites the plugin's pretool_gate_hook.py when the gate's run
     imports it. The /done that ran it is refused; the next /done, on the same failing tree,
     is answered by the rewritten hook."""
@@ -488,7 +494,7 @@ def test_6a_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None
     )
     assert first.denied, first.stdout
     builder.done(outcome="denied")
-    assert "allow" not in hook.read_text(), "the gate's run wrote the hook"
+    refused("allow" not in hook.read_text(), "the gate's run wrote the hook")
     transcript = builder.write(tmp_path / "session.jsonl")
     done = run_hook(
         "PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"), plugin_root=root
@@ -514,10 +520,11 @@ for _module in Path(%r).rglob("*.py"):
 """
 
 
-# Blocked: the plugin's package is read-only to the gate's run (and the hook imported every
-# module of it before the run starts).
+# Blocked under bubblewrap: the plugin's package is read-only to the gate's run (and the
+# hook imported every module of it before the run starts).
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 def test_6b_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import(
-    tmp_path: Path,
+    tmp_path: Path, isolation_level: str
 ) -> None:
     """app.py (VALUE = 1) puts an answer of its own at the top of every module of the
     plugin's package when the gate's run imports it: a module the hook imports after its
@@ -532,8 +539,9 @@ def test_6b_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import(
     done = run_hook(
         "PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"), plugin_root=root
     )
-    assert "permissionDecision" not in (root / "pytest_acceptance" / "__init__.py").read_text()
-    assert done.denied, f"/done let through after the attack: {done.stdout}"
+    package = (root / "pytest_acceptance" / "__init__.py").read_text()
+    refused("permissionDecision" not in package, "the gate's run wrote the plugin's package")
+    refused(done.denied, f"/done let through after the attack: {done.stdout}")
 
 
 # --- honest controls --------------------------------------------------------------------------

@@ -30,8 +30,9 @@ Shapes (all blocked after the fixes the round led to):
   link to a folder elsewhere, where the launcher's `..` found no pyvenv.cfg. Blocked the
   same way: the PATH entry names a folder inside the project.
 
-3c and 3d need bubblewrap (the read-only view); with `unshare` only they stay open, as the
-threat model says (the check after the run catches a plant that stays).
+3c and 3d are blocked by bubblewrap's read-only view; at the levels without it (`unshare`
+only, or nothing) they stay open, as the threat model says (the check after the run catches
+a plant that stays): each runs at every level (support/isolation.py).
 """
 
 from __future__ import annotations
@@ -45,10 +46,12 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
+    NO_READ_ONLY_VIEW,
     WITNESS_SPEC,
     TranscriptBuilder,
     ask_gate,
     git,
+    level_params,
     make_repo,
     outside_the_gate,
     pinned_flow,
@@ -57,7 +60,6 @@ from hook_transcripts import (
     spec_with,
     write,
 )
-from support.tools import require_tool
 from test_redteam_round3 import REDIRECT_HOME
 from test_redteam_round5 import PATCHER
 from test_redteam_round7 import project_venv
@@ -116,10 +118,10 @@ PLANTING_UTIL = (
 )
 
 
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 def test_3c_one_criterions_run_plants_in_the_next_criterions_environment(
-    tmp_path: Path,
+    tmp_path: Path, isolation_level: str
 ) -> None:
-    require_tool("bwrap", why="the run's read-only view of the environments it runs in")
     repo = two_criteria_project(tmp_path, FIRST, SECOND)
     site = project_venv(repo)
     assert outside_the_gate(repo, SECOND) != 0, "the project's venv runs the failing test"
@@ -227,14 +229,14 @@ GATES = {
 }
 
 
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 @pytest.mark.parametrize("gate", list(GATES))
 def test_3d_the_first_attempt_plants_in_the_environment_the_retry_runs_in(
-    tmp_path: Path, gate: str
+    tmp_path: Path, gate: str, isolation_level: str
 ) -> None:
     """One criterion over both tests. Its first attempt imports util.py (test_other.py), which
     plants the self-erasing finder in .venv's site-packages; test_app.py fails in that
     process, so the criterion is retried, in a new process that loads the finder."""
-    require_tool("bwrap", why="the run's read-only view of the environments it runs in")
     command, env = GATES[gate]
     repo = two_criteria_project(tmp_path, command)
     site = project_venv(repo)
