@@ -34,11 +34,13 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import hook_transcripts
 import pytest
 from hook_transcripts import (
     ALLOW,
     ANSWER_WRITER,
     HOOK_KILLING_APP,
+    NO_PID_NAMESPACE,
     PLUGIN,
     REPO_ROOT,
     TEST_OTHER,
@@ -48,10 +50,12 @@ from hook_transcripts import (
     ask_gate,
     attack,
     hook_command,
+    level_params,
     outside_the_gate,
     pinned_flow,
     plugin_data,
     pretool_payload,
+    refused,
     refused_before,
     run_hook,
     stop_payload,
@@ -454,14 +458,15 @@ def raw_answer(event: str, payload: dict[str, Any]) -> str:
         CLAUDE_PLUGIN_DATA=str(plugin_data()),
     )
     done = subprocess.run(
-        ["bash", "-c", hook_command(event)],
+        [*hook_transcripts.HOOK_WRAPPER, "bash", "-c", hook_command(event)],
         input=json.dumps(payload).encode(),
         capture_output=True,
         env=env,
         timeout=600,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
+    # Any exit code but 0 and 2 is a non-blocking error to the CLI: the call goes through.
+    refused(done.returncode == 0, f"the hook exited {done.returncode}: {done.stderr!r}")
     return done.stdout.decode()
 
 
@@ -469,15 +474,16 @@ def one_answer(text: str) -> dict[str, Any]:
     """What the CLI acts on: exactly one JSON value (anything else: no decision, so the tool
     call, or the stop, goes through)."""
     answer, end = json.JSONDecoder().raw_decode(text.strip())
-    assert end == len(text.strip()), f"more than one value on the hook's stdout: {text!r}"
+    refused(end == len(text.strip()), f"more than one value on the hook's stdout: {text!r}")
     return answer
 
 
 # Blocked: the gate's run has a PID namespace and a /proc of its own (claude/apart.py): the
-# hook is no process it can see, open or signal.
+# hook is no process it can see, open or signal. Open where no wrapper starts (level none).
+@pytest.mark.parametrize("isolation_level", level_params(NO_PID_NAMESPACE), indirect=True)
 @pytest.mark.parametrize("event", ["PreToolUse", "Stop"])
 def test_6a_the_code_under_test_writes_into_the_gate_hooks_stdout(
-    tmp_path: Path, event: str
+    tmp_path: Path, event: str, isolation_level: str
 ) -> None:
     """PreToolUse: /done on the failing tree. Stop: a /done the transcript shows (written
     into it), so the Stop hook runs the gate. Either hook must answer exactly one JSON
@@ -486,8 +492,11 @@ def test_6a_the_code_under_test_writes_into_the_gate_hooks_stdout(
 
 
 # Written after the fix, blocked with no new code: the run signals the hook instead.
+@pytest.mark.parametrize("isolation_level", level_params(NO_PID_NAMESPACE), indirect=True)
 @pytest.mark.parametrize("event", ["PreToolUse", "Stop"])
-def test_variant_the_code_under_test_kills_the_gate_hook(tmp_path: Path, event: str) -> None:
+def test_variant_the_code_under_test_kills_the_gate_hook(
+    tmp_path: Path, event: str, isolation_level: str
+) -> None:
     one_refusal(tmp_path, event, HOOK_KILLING_APP % str(plugin_data()))
 
 
