@@ -32,8 +32,11 @@ from typing import Iterable
 from pytest_acceptance.claude.flow_state import Flow, data_dir
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 
-_BWRAP = ("/usr/bin/bwrap", "/bin/bwrap")
-_UNSHARE = ("/usr/bin/unshare", "/bin/unshare")
+# Where each wrapper is looked for, best first (isolation.py names the level each gives).
+SYSTEM_PATHS = {
+    "bwrap": ("/usr/bin/bwrap", "/bin/bwrap"),
+    "unshare": ("/usr/bin/unshare", "/bin/unshare"),
+}
 _PROBE_TIMEOUT = 10.0  # seconds: a wrapper that needs longer to start is not used
 
 
@@ -43,11 +46,11 @@ def candidates() -> list[tuple[str, ...]]:
     (:func:`command`). Either ends the whole namespace when it dies itself (SIGKILL to its
     first process; a namespace's first process ignores a SIGTERM it has no handler for)."""
     found: list[tuple[str, ...]] = []
-    bwrap = next((path for path in _BWRAP if os.access(path, os.X_OK)), None)
+    bwrap = installed("bwrap")
     if bwrap is not None:  # the whole file system as it is, but a /proc of its own
         mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
         found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
-    unshare = next((path for path in _UNSHARE if os.access(path, os.X_OK)), None)
+    unshare = installed("unshare")
     if unshare is not None:
         user = () if os.geteuid() == 0 else ("--user", "--map-current-user")
         found.append(
@@ -56,13 +59,18 @@ def candidates() -> list[tuple[str, ...]]:
     return found
 
 
+def installed(tool: str) -> str | None:
+    """The first of the tool's system paths that is an executable file, or None."""
+    return next((path for path in SYSTEM_PATHS[tool] if os.access(path, os.X_OK)), None)
+
+
 @functools.lru_cache(maxsize=1)
 def prefix() -> tuple[str, ...]:
     """The first wrapper that works here, or () when none does."""
-    return next((wrapper for wrapper in candidates() if _works(wrapper)), ())
+    return next((wrapper for wrapper in candidates() if works(wrapper)), ())
 
 
-def _works(wrapper: tuple[str, ...]) -> bool:
+def works(wrapper: tuple[str, ...]) -> bool:
     """The wrapper starts a command in a pid namespace of its own (its pid is 1 or 2 there)
     as the same user."""
     check = f"import os, sys; sys.exit(os.getpid() > 2 or os.getuid() != {os.getuid()})"

@@ -272,19 +272,14 @@ def reason(found: list[str]) -> str:
 
 def isolation() -> str:
     """The isolation this stop had, in the sentence its answer ends with."""
-    from pytest_acceptance.claude import apart  # its probe runs only for a block
+    from pytest_acceptance.claude import isolation as levels  # its probe runs only for a block
 
-    wrapper = apart.prefix()
-    name = os.path.basename(wrapper[0]) if wrapper else ""
-    level = {
-        "bwrap": "full (bubblewrap: a PID namespace and a read-only view)",
-        "unshare": "PID namespace only (unshare)",
-    }.get(name, "none (neither bubblewrap nor unshare works here)")
+    level = levels.current()
     return (
-        f"Isolation of the gate's run: {level}. The stop sees the session's processes by the "
-        "session id in their environment; one that sheds it (a cleared environment, a "
-        "process another service of your user starts) is kept from outliving its command "
-        "only by Claude Code's sandbox."
+        f"Isolation of the gate's run: {level.name} ({level.gives}). The stop sees the "
+        "session's processes by the session id in their environment; one that sheds it (a "
+        "cleared environment, a process another service of your user starts) is kept from "
+        "outliving its command only by Claude Code's sandbox."
     )
 
 

@@ -47,7 +47,15 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from pytest_acceptance.claude import agent_verdict as evidence
-from pytest_acceptance.claude import background, caps, concurrent_work, gate, hook_io, pinned_flow
+from pytest_acceptance.claude import (
+    background,
+    caps,
+    concurrent_work,
+    gate,
+    hook_io,
+    isolation,
+    pinned_flow,
+)
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.transcript import (
@@ -100,6 +108,7 @@ def stop(payload: dict[str, Any], started: float, seen: Seen, checks: Checks = R
     situation = pinned_flow.resolve(pin, transcript)
     if situation.flow is None:
         return  # not in an /implement flow
+    isolation.tell_if_open()
     reason: str | None
     message: str | None
     if situation.tamper is not None:
@@ -376,8 +385,10 @@ def skill_call(payload: dict[str, Any], seen: Seen, checks: Checks = REAL) -> No
                 "/pytest-acceptance:implement <spec>."
             )
     elif situation.pin.problem is not None:
+        isolation.tell_if_open()
         _unverifiable_call(skill, situation.pin)
     else:
+        isolation.tell_if_open()
         problem = _problem(skill, situation.flow.called("verify"), situation.pin, checks)
         if problem is not None:
             deny(problem)

@@ -12,6 +12,7 @@ from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
 from support.codex_cli import CodexInstallError, installed_codex
 from support.codex_harness import ResponsesStandIn, Turn, codex_setup, install_gate
 from support.codex_session import Session
+from support.isolation import wrapper_for
 from support.kept_digests import carried
 
 
@@ -83,3 +84,14 @@ def codex_session(
         yield start
     for api in started:
         api.stop()
+
+
+@pytest.fixture
+def isolation_level(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The isolation level (parametrized indirectly, see hook_transcripts.level_params) the
+    test's hooks run at: below this machine's own, each hook runs with the wrapper that
+    gives it hidden (support/isolation.py)."""
+    level = str(request.param)
+    hook_transcripts.HOOK_WRAPPER[:] = wrapper_for(level)
+    yield level
+    hook_transcripts.HOOK_WRAPPER.clear()

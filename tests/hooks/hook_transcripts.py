@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.isolation import LEVELS
 
+from pytest_acceptance.claude.isolation import LEVELS as LEVEL_SENTENCES
+from pytest_acceptance.claude.isolation import NONE, PID
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
@@ -624,6 +627,11 @@ def plugin_data() -> Path:
     return PLUGIN_DATA["current"]
 
 
+# The words run_hook starts each hook under: the `isolation_level` fixture of
+# tests/hooks/conftest.py sets them for a test run at a lower level (support/isolation.py).
+HOOK_WRAPPER: list[str] = []
+
+
 LOCAL_SETTINGS = ".claude/settings.local.json"
 
 
@@ -710,7 +718,7 @@ def run_hook(
         environment["CLAUDE_PLUGIN_DATA"] = str(PLUGIN_DATA["current"])
     environment.update(env or {})
     done = subprocess.run(
-        ["bash", "-c", hook_command(event, script)],
+        [*HOOK_WRAPPER, "bash", "-c", hook_command(event, script)],
         input=data.encode() if isinstance(data, str) else data,
         capture_output=True,
         env=environment,
@@ -831,6 +839,25 @@ class GotThrough(AssertionError):
 
 def open_route(why: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, raises=GotThrough, reason=f"route open: {why}")
+
+
+def level_params(open_at: Sequence[str]) -> list[Any]:
+    """One param per isolation level (support/isolation.py) for the `isolation_level`
+    fixture. At a level of `open_at` the route stays open, as the level's own sentence says
+    (claude/isolation.py, docs/threat-model.md): there the test strictly expects the attack
+    through (GotThrough), never a failure nor a skip."""
+    return [
+        pytest.param(level, marks=open_route(LEVEL_SENTENCES[level].leaves_open))
+        if level in open_at
+        else level
+        for level in LEVELS
+    ]
+
+
+# The levels that leave each class open: without bubblewrap's read-only view (pid, none),
+# and without a PID namespace (none).
+NO_READ_ONLY_VIEW = (PID, NONE)
+NO_PID_NAMESPACE = (NONE,)
 
 
 def refused(secure: bool, what: str) -> None:

@@ -68,10 +68,9 @@ from support.claude_harness import (
     Block,
     StandInFactory,
 )
+from support.isolation import LEVELS
 
-from pytest_acceptance.claude import (
-    apart,
-)
+from pytest_acceptance.claude import isolation
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_forged_pyc_in_the_project_does_not_pass_a_criterion"
@@ -328,11 +327,12 @@ def test_a_forged_pyc_in_the_project_does_not_pass_a_criterion(tmp_path: Path) -
 
 
 # Project code run by the criterion: find the gate's bytecode folder in an ancestor's
-# environment (a criterion's own Python uses another one) and plant a file in it.
+# environment (a criterion's own Python uses another one) and plant a file in it. Up to the
+# first process of the run's PID namespace (pid 1 there under unshare), whose parent is 0.
 PLANT = """import os, sys
 own = os.environ.get("PYTHONPYCACHEPREFIX")
 pid = os.getppid()
-while pid > 1:
+while pid > 0:
     env = open(f"/proc/{pid}/environ", "rb").read().split(b"\\0")
     found = [e[20:].decode() for e in env if e.startswith(b"PYTHONPYCACHEPREFIX=")]
     if found and found[0] != own:
@@ -345,12 +345,11 @@ while pid > 1:
 """
 
 
-def refused_or_read_only(done: HookRun, changed: str, plugin_state: Path) -> None:
+def refused_or_read_only(done: HookRun, changed: str, plugin_state: Path, level: str) -> None:
     """Under bubblewrap the plugin's state is read-only to the gate's run (apart.trusted):
-    the plant itself fails, so the criterion fails and nothing is planted. Elsewhere the
-    write happens and the folder's stat keys refuse the run."""
-    wrapper = apart.prefix()
-    if wrapper and Path(wrapper[0]).name == "bwrap":
+    the plant itself fails, so the criterion fails and nothing is planted. At the levels
+    without that view the write happens and the folder's stat keys refuse the run."""
+    if level == isolation.FULL:
         assert "AC-1" in done.deny_reason, done.deny_reason
         assert not [
             p for p in plugin_state.rglob("*.pyc") if "planted" in p.name or "forged" in p.name
@@ -411,9 +410,10 @@ def test_plants():
 """
 
 
+@pytest.mark.parametrize("isolation_level", LEVELS, indirect=True)
 @pytest.mark.parametrize("restore", [False, True], ids=["planted", "planted_and_removed"])
 def test_bytecode_planted_in_the_gates_folder_during_its_run_is_never_trusted(
-    tmp_path: Path, restore: bool, plugin_state: Path
+    tmp_path: Path, restore: bool, plugin_state: Path, isolation_level: str
 ) -> None:
     """Removing the planted file again (written after the fix) changes the folder's ctime:
     the same mechanism refuses it."""
@@ -426,7 +426,9 @@ def test_bytecode_planted_in_the_gates_folder_during_its_run_is_never_trusted(
     builder.verify(repo / SPEC)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, done.stdout
-    refused_or_read_only(done, "bytecode folder changed during its run", plugin_state)
+    refused_or_read_only(
+        done, "bytecode folder changed during its run", plugin_state, isolation_level
+    )
 
 
 def test_bytecode_planted_between_runs_is_thrown_away_and_rebuilt(
@@ -482,9 +484,10 @@ def test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once
         assert not Path(path).is_relative_to(repo), f"the project's own {path} compiled"
 
 
+@pytest.mark.parametrize("isolation_level", LEVELS, indirect=True)
 @pytest.mark.parametrize("restore", [False, True], ids=["planted", "planted_and_removed"])
 def test_bytecode_planted_in_the_criterias_folder_during_the_run_is_never_trusted(
-    tmp_path: Path, restore: bool, plugin_state: Path
+    tmp_path: Path, restore: bool, plugin_state: Path, isolation_level: str
 ) -> None:
     """The same stat keys that guard the gate's own folder guard the criteria's: a file
     added to it, even one removed again, refuses the run."""
@@ -495,4 +498,4 @@ def test_bytecode_planted_in_the_criterias_folder_during_the_run_is_never_truste
     (repo / "tests" / "test_plant.py").write_text(planting)
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, done.stdout
-    refused_or_read_only(done, "criteria's bytecode folder changed", plugin_state)
+    refused_or_read_only(done, "criteria's bytecode folder changed", plugin_state, isolation_level)

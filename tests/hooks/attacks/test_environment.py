@@ -25,12 +25,14 @@ from pathlib import Path
 import pytest
 from hook_transcripts import (
     CRITERION,
+    NO_READ_ONLY_VIEW,
     REPO_ROOT,
     SPEC_TEXT,
     WITNESS_SPEC,
     ask_gate,
     attack,
     git,
+    level_params,
     make_pass,
     make_repo,
     outside_the_gate,
@@ -77,7 +79,6 @@ from support.attack_kit import (
 from support.claude_harness import (
     StandInFactory,
 )
-from support.tools import require_tool
 
 from pytest_acceptance.claude import (
     flow_state,
@@ -731,10 +732,10 @@ GATES = {
 }
 
 
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 def test_one_criterions_run_plants_in_the_next_criterions_environment(
-    tmp_path: Path,
+    tmp_path: Path, isolation_level: str
 ) -> None:
-    require_tool("bwrap", why="the run's read-only view of the environments it runs in")
     repo = two_criteria_project(tmp_path, FIRST, SECOND)
     site = project_venv(repo)
     assert outside_the_gate(repo, SECOND) != 0, "the project's venv runs the failing test"
@@ -772,14 +773,14 @@ def test_honest_the_same_change_without_the_plant_is_refused(tmp_path: Path) -> 
     assert done.denied and "AC-2" in done.deny_reason, done.stdout
 
 
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 @pytest.mark.parametrize("gate", list(GATES))
 def test_the_first_attempt_plants_in_the_environment_the_retry_runs_in(
-    tmp_path: Path, gate: str
+    tmp_path: Path, gate: str, isolation_level: str
 ) -> None:
     """One criterion over both tests. Its first attempt imports util.py (test_other.py), which
     plants the self-erasing finder in .venv's site-packages; test_app.py fails in that
     process, so the criterion is retried, in a new process that loads the finder."""
-    require_tool("bwrap", why="the run's read-only view of the environments it runs in")
     command, env = GATES[gate]
     repo = two_criteria_project(tmp_path, command)
     site = project_venv(repo)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
+    NO_READ_ONLY_VIEW,
     PLUGIN,
     REPO_ROOT,
     SPEC_TEXT,
@@ -40,6 +41,7 @@ from hook_transcripts import (
     TranscriptBuilder,
     ask_gate,
     git,
+    level_params,
     make_fail,
     make_repo,
     outside_the_gate,
@@ -339,9 +341,10 @@ for _module in Path(%r).rglob("*.py"):
 """
 
 
-# Blocked: what the hooks trust (the plugin, its state, Claude Code's configuration, the
-# pinned interpreter) is read-only to the gate's run (claude/apart.py).
-def test_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None:
+# Blocked under bubblewrap: what the hooks trust (the plugin, its state, Claude Code's
+# configuration, the pinned interpreter) is read-only to the gate's run (claude/apart.py).
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
+def test_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path, isolation_level: str) -> None:
     """app.py (VALUE = 1) rewrites the plugin's pretool_gate_hook.py when the gate's run
     imports it. The /done that ran it is refused; the next /done, on the same failing tree,
     is answered by the rewritten hook."""
@@ -359,7 +362,7 @@ def test_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None:
     )
     assert first.denied, first.stdout
     builder.done(outcome="denied")
-    assert "allow" not in hook.read_text(), "the gate's run wrote the hook"
+    refused("allow" not in hook.read_text(), "the gate's run wrote the hook")
     transcript = builder.write(tmp_path / "session.jsonl")
     done = run_hook(
         "PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"), plugin_root=root
@@ -367,10 +370,11 @@ def test_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path) -> None:
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
 
 
-# Blocked: the plugin's package is read-only to the gate's run (and the hook imported every
-# module of it before the run starts).
+# Blocked under bubblewrap: the plugin's package is read-only to the gate's run (and the
+# hook imported every module of it before the run starts).
+@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 def test_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import(
-    tmp_path: Path,
+    tmp_path: Path, isolation_level: str
 ) -> None:
     """app.py (VALUE = 1) puts an answer of its own at the top of every module of the
     plugin's package when the gate's run imports it: a module the hook imports after its
@@ -385,8 +389,9 @@ def test_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import(
     done = run_hook(
         "PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"), plugin_root=root
     )
-    assert "permissionDecision" not in (root / "pytest_acceptance" / "__init__.py").read_text()
-    assert done.denied, f"/done let through after the attack: {done.stdout}"
+    package = (root / "pytest_acceptance" / "__init__.py").read_text()
+    refused("permissionDecision" not in package, "the gate's run wrote the plugin's package")
+    refused(done.denied, f"/done let through after the attack: {done.stdout}")
 
 
 def activated(venv_bin: Path) -> dict[str, str]:

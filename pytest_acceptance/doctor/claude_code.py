@@ -1,0 +1,222 @@
+"""Doctor's checks for Claude Code: the plugin installed, enabled and its hooks declared; the
+interpreter the hooks' launcher picks; the state folder writable; the gate run's isolation
+level; Claude Code's sandbox; and a synthetic stop that the installed Stop hook must block."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pytest_acceptance.claude import apart, installation, isolation
+from pytest_acceptance.claude.hook_io import PLUGIN_NAME
+from pytest_acceptance.doctor import FAIL, OK, WARN, Check, Options
+from pytest_acceptance.doctor.claude_stop import synthetic_stop
+
+HOST = "claude-code"
+INSTALL = (
+    "claude plugin marketplace add pytest-acceptance/pytest-acceptance && "
+    "claude plugin install pytest-acceptance@pytest-acceptance"
+)
+MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
+# What the launcher must be able to run: the hooks' own package, under python3 -E -S.
+_LAUNCHER_PROBE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); import pytest_acceptance.claude.hook_io; "
+    "print(sys.executable); print('%d.%d.%d' % sys.version_info[:3])"
+)
+
+
+def config_dir() -> Path:
+    """Claude Code's configuration folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(configured) if configured else Path.home() / ".claude"
+
+
+def settings_files(project: Path) -> list[Path]:
+    """Claude Code's settings files, the one that wins first."""
+    return [
+        MANAGED_SETTINGS,
+        project / ".claude" / "settings.local.json",
+        project / ".claude" / "settings.json",
+        config_dir() / "settings.json",
+    ]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _setting(project: Path, *keys: str) -> tuple[Any, Path | None]:
+    """The value of a (nested) setting and the file it comes from, by precedence."""
+    for path in settings_files(project):
+        value: Any = _read_json(path)
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is not None:
+            return value, path
+    return None, None
+
+
+def installed_plugin() -> tuple[str, Path] | None:
+    """(plugin id, install path) of this plugin in installed_plugins.json, if installed."""
+    data = _read_json(config_dir() / "plugins" / "installed_plugins.json")
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    for plugin_id, installs in (plugins or {}).items():
+        if plugin_id.split("@")[0] != PLUGIN_NAME or not isinstance(installs, list):
+            continue
+        for install in installs:
+            path = install.get("installPath") if isinstance(install, dict) else None
+            if isinstance(path, str):
+                return plugin_id, Path(path)
+    return None
+
+
+def checks(options: Options) -> list[Check]:
+    found = installed_plugin()
+    plugin_id = found[0] if found and options.plugin_root is None else None
+    root = options.plugin_root or (found[1] if found else None)
+    if root is None or not root.is_dir():
+        where = f"{root} is not a folder" if root else "not in installed_plugins.json"
+        return [Check(HOST, "plugin installed", FAIL, where, INSTALL)]
+    rows = [Check(HOST, "plugin installed", OK, f"{plugin_id or 'given'} at {root}")]
+    rows += [_hooks_enabled(options.project), _plugin_enabled(options.project, plugin_id)]
+    commands, problems = installation.hook_commands(root)
+    fix = f"restore the plugin's hooks/hooks.json: {INSTALL}"
+    declared = f"{len(commands)} hooks declared in {root / installation.HOOKS_FILE}"
+    rows.append(
+        Check(HOST, "hooks.json", FAIL, "; ".join(problems), fix)
+        if problems
+        else Check(HOST, "hooks.json", OK, declared)
+    )
+    rows += [_interpreter(root, options.project), _state_folder(plugin_id)]
+    rows += [_isolation(), _sandbox(options.project)]
+    if options.synthetic_stop:
+        rows.append(_synthetic(root, commands))
+    return rows
+
+
+def _hooks_enabled(project: Path) -> Check:
+    for path in settings_files(project):
+        data = _read_json(path)
+        if isinstance(data, dict) and data.get("disableAllHooks") is True:
+            fix = f'remove "disableAllHooks": true from {path}'
+            return Check(HOST, "hooks enabled", FAIL, f"{path} sets disableAllHooks", fix)
+    return Check(HOST, "hooks enabled", OK, "no settings file sets disableAllHooks")
+
+
+def _plugin_enabled(project: Path, plugin_id: str | None) -> Check:
+    if plugin_id is None:
+        return Check(HOST, "plugin enabled", OK, "loaded from --plugin-root (--plugin-dir)")
+    value, path = _setting(project, "enabledPlugins", plugin_id)
+    if value is True:
+        return Check(HOST, "plugin enabled", OK, f"{plugin_id} enabled in {path}")
+    fix = f"claude plugin enable {plugin_id}"
+    where = f"disabled in {path}" if path else "in no settings file's enabledPlugins"
+    return Check(HOST, "plugin enabled", FAIL, f"{plugin_id} {where}", fix)
+
+
+def _interpreter(root: Path, project: Path) -> Check:
+    """Run the hooks' launcher as Claude Code does (from the project, with this PATH): the
+    python3 it picks must run the hooks' package."""
+    launcher = root / "hooks" / "python3"
+    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(root)}
+    fix = (
+        "put a python3 >= 3.8 first on the PATH Claude Code starts with, outside the project, "
+        "neither a virtualenv's nor a version manager's shim"
+    )
+    try:
+        done = subprocess.run(
+            ["/bin/sh", str(launcher), "-B", "-c", _LAUNCHER_PROBE, str(root)],
+            cwd=project if project.is_dir() else None,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return Check(HOST, "hooks' python3", FAIL, f"{launcher} did not run ({error})", fix)
+    lines = done.stdout.split()
+    if done.returncode != 0 or len(lines) != 2:
+        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return Check(HOST, "hooks' python3", FAIL, f"the launcher's python3 fails: {said}", fix)
+    return Check(HOST, "hooks' python3", OK, f"{lines[0]} (Python {lines[1]})")
+
+
+def data_folder(plugin_id: str | None) -> Path:
+    """The state folder Claude Code gives this plugin's hooks ($CLAUDE_PLUGIN_DATA)."""
+    if plugin_id is None:
+        return Path.home() / ".claude" / "plugins" / "data" / PLUGIN_NAME
+    return config_dir() / "plugins" / "data" / re.sub(r"[^a-zA-Z0-9\-_]", "-", plugin_id)
+
+
+def _state_folder(plugin_id: str | None) -> Check:
+    """Write into the state folder (or, before its first use, into the folder it will be
+    made in), take the write back, and give the folder its times back."""
+    folder = data_folder(plugin_id)
+    existing = folder
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    fix = f"make {existing} writable by your user (its owner, its mode, a read-only mount)"
+    try:
+        times = existing.stat()
+        if existing == folder:
+            handle, name = tempfile.mkstemp(prefix=".doctor-", dir=folder)
+            os.close(handle)
+            os.unlink(name)
+        else:
+            os.rmdir(tempfile.mkdtemp(prefix=".doctor-", dir=existing))
+        os.utime(existing, ns=(times.st_atime_ns, times.st_mtime_ns))
+    except OSError as error:
+        return Check(HOST, "state folder", FAIL, f"{existing} is not writable ({error})", fix)
+    return Check(HOST, "state folder", OK, f"{folder} writable")
+
+
+def _isolation() -> Check:
+    level = isolation.current()
+    found = f"{level.name}: {level.gives} ({isolation.why()})"
+    if level.warning is None:
+        return Check(HOST, "gate run isolation", OK, found)
+    return Check(HOST, "gate run isolation", FAIL, found, level.fix)
+
+
+def _sandbox(project: Path) -> Check:
+    """Claude Code's sandbox as the settings set it; on, it needs bubblewrap and socat."""
+    enabled, path = _setting(project, "sandbox", "enabled")
+    fix = 'set "sandbox": {"enabled": true} in your settings (docs/threat-model.md)'
+    if enabled is not True:
+        return Check(HOST, "agent sandbox", WARN, "off: Bash runs outside it", fix)
+    missing = [tool for tool in ("bwrap", "socat") if not _runs(tool)]
+    if missing:
+        fix = f"install {' and '.join(missing)} (apt-get install bubblewrap socat)"
+        return Check(HOST, "agent sandbox", FAIL, f"on in {path}, but no {missing}", fix)
+    return Check(HOST, "agent sandbox", OK, f"on in {path}")
+
+
+def _runs(tool: str) -> bool:
+    path = apart.installed(tool) if tool in apart.SYSTEM_PATHS else None
+    words = [path or tool, "--version" if tool == "bwrap" else "-V"]
+    try:
+        done = subprocess.run(words, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _synthetic(root: Path, commands: dict[tuple[str, str], str]) -> Check:
+    name = "synthetic stop"
+    fix = "the Stop hook must block a /done on a failing criterion: reinstall the plugin"
+    try:
+        outcome = synthetic_stop(root, commands)
+    except Exception as error:  # whatever went wrong, the check failed and says why
+        return Check(HOST, name, FAIL, f"could not run: {error}", fix)
+    if outcome.blocked:
+        return Check(HOST, name, OK, f"blocked: {outcome.reason}")
+    return Check(HOST, name, FAIL, f"not blocked: {outcome.reason}", fix)

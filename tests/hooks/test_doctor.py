@@ -1,0 +1,259 @@
+"""pytest-acceptance-doctor on a real install: the plugin installed from a clone of this
+repository by the pinned Claude Code CLI (marketplace add, install) into a HOME of the
+test's own. Healthy, it says so with exit code 0, its synthetic stop blocked by the
+installed Stop hook, and leaves HOME and the temporary folder as they were. Each broken
+install that can be made here is named with its fix, and the exit code is 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hook_transcripts import REPO_ROOT
+from support.claude_cli import installed_claude
+from support.isolation import wrapper_for
+
+from pytest_acceptance.claude import isolation
+
+PLUGIN_ID = "pytest-acceptance@pytest-acceptance"
+
+
+def clean_environment(home: Path, tmp: Path) -> dict[str, str]:
+    """This process's environment as a user's shell would have it: no switch of the hooks,
+    no variable Claude Code sets for its hooks, HOME and TMPDIR the test's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_", "CLAUDE"))}
+    env.update(HOME=str(home), TMPDIR=str(tmp))
+    return env
+
+
+def cli(home: Path, *args: str) -> None:
+    env = clean_environment(home, Path(os.environ.get("TMPDIR", "/tmp")))
+    done = subprocess.run(
+        [str(installed_claude()), "plugin", *args],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A HOME where the CLI installed the plugin from a clone of this repository."""
+    base = tmp_path_factory.mktemp("doctor")
+    clone = base / "pytest-acceptance"
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, (item.decode() for item in listed)):
+        if (REPO_ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO_ROOT / name, clone / name)
+    home = base / "home"
+    home.mkdir()
+    cli(home, "marketplace", "add", str(clone))
+    cli(home, "install", PLUGIN_ID)
+    return home
+
+
+@pytest.fixture
+def home(installed: Path, tmp_path: Path) -> Path:
+    """A copy of the installed HOME, its paths rewritten to the copy: a test may break it."""
+    copy = tmp_path / "home"
+    shutil.copytree(installed, copy, symlinks=True)
+    for name in (".claude/plugins/installed_plugins.json", ".claude/settings.json"):
+        path = copy / name
+        path.write_text(path.read_text().replace(str(installed), str(copy)))
+    return copy
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    return folder
+
+
+def plugin_root(home: Path) -> Path:
+    data = json.loads((home / ".claude/plugins/installed_plugins.json").read_text())
+    return Path(data["plugins"][PLUGIN_ID][0]["installPath"])
+
+
+class Report:
+    def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
+        self.code = done.returncode
+        self.text = done.stdout + done.stderr
+        cells = [
+            re.split(r"\s{2,}", line.strip())
+            for line in done.stdout.splitlines()
+            if line.startswith("claude-code ")
+        ]
+        self.statuses = {row[1]: row[2] for row in cells}
+        self.rows = {row[1]: " | ".join(row[2:]) for row in cells}
+
+    def status(self, check: str) -> str:
+        return self.statuses[check]
+
+    def failed(self) -> set[str]:
+        return {name for name in self.rows if self.status(name) == "FAIL"}
+
+
+def doctor(
+    home: Path,
+    project: Path,
+    *extra: str,
+    prefix: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+) -> Report:
+    tmp = home.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    command = [sys.executable, "-m", "pytest_acceptance.doctor", "--project", str(project)]
+    done = subprocess.run(
+        [*prefix, *command, *extra],
+        env={**clean_environment(home, tmp), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return Report(done)
+
+
+def broken(report: Report, check: str, *words: str) -> None:
+    """`check` failed, named in the summary, its row holding `words` (the finding and the
+    fix); nothing else failed but, on a machine whose gate run is below full isolation, that
+    check too (it is true here as well)."""
+    expected = {check}
+    if "gate run isolation" in report.rows:
+        expected |= below_full()
+    assert report.code == 1, report.text
+    assert report.failed() == expected, report.text
+    summary = report.text.strip().splitlines()[-1]
+    assert f"claude-code {check}" in summary, report.text
+    for word in words:
+        assert word in report.rows[check], report.text
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each path, and each file's size and time; Python's bytecode cache of the plugin's own
+    modules aside (the installed hooks the synthetic stop runs write it, as their first real
+    run does)."""
+    return {
+        str(path): (path.lstat().st_size, path.lstat().st_mtime_ns) if path.is_file() else (0, 0)
+        for path in sorted(folder.rglob("*"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def test_a_healthy_install_is_said_healthy_and_left_as_it_was(home: Path, project: Path) -> None:
+    """Every check holds (the sandbox off is a warning; below full isolation, that check
+    fails, as on any install of such a machine), the synthetic /done on a failing criterion
+    was blocked by the installed Stop hook through its gate run, and nothing in HOME nor in
+    the temporary folder changed."""
+    before = snapshot(home)
+    report = doctor(home, project)
+    assert report.failed() == below_full(), report.text
+    assert report.code == (1 if below_full() else 0), report.text
+    assert report.status("agent sandbox") == "warn", report.text
+    assert "blocked: [pytest-acceptance stop guard]" in report.rows["synthetic stop"]
+    assert "AC-1" in report.rows["synthetic stop"], report.text
+    assert str(plugin_root(home)) in report.rows["plugin installed"]
+    assert report.rows["hooks' python3"].startswith("ok | /"), report.text
+    level = isolation.current()
+    assert report.rows["gate run isolation"].startswith(
+        f"{report.status('gate run isolation')} | {level.name}: {level.gives}"
+    ), report.text
+    assert "healthy" in report.text
+    assert snapshot(home) == before
+    assert list((home.parent / "tmp").iterdir()) == []
+
+
+def below_full() -> set[str]:
+    """What fails on any install of a machine whose gate run is below full isolation."""
+    return set() if isolation.current().name == isolation.FULL else {"gate run isolation"}
+
+
+def test_a_hook_removed_from_hooks_json(home: Path, project: Path) -> None:
+    """Also the synthetic stop fails: there is no Stop hook to feed."""
+    path = plugin_root(home) / "hooks" / "hooks.json"
+    config = json.loads(path.read_text())
+    del config["hooks"]["Stop"]
+    path.write_text(json.dumps(config))
+    report = doctor(home, project)
+    assert report.failed() == {"hooks.json", "synthetic stop", *below_full()}, report.text
+    assert report.code == 1
+    assert "does not run stop_implement_hook.py on Stop" in report.rows["hooks.json"]
+    assert "claude plugin install" in report.rows["hooks.json"]
+    assert "no prompt or no Stop hook" in report.rows["synthetic stop"]
+
+
+def test_hooks_disabled_in_the_settings(home: Path, project: Path) -> None:
+    (project / ".claude").mkdir()
+    local = project / ".claude" / "settings.local.json"
+    local.write_text(json.dumps({"disableAllHooks": True}))
+    report = doctor(home, project, "--no-synthetic-stop")
+    broken(report, "hooks enabled", f"{local} sets disableAllHooks", "remove")
+
+
+def test_the_plugin_disabled(home: Path, project: Path) -> None:
+    cli(home, "disable", PLUGIN_ID)
+    report = doctor(home, project, "--no-synthetic-stop")
+    broken(report, "plugin enabled", "disabled in", f"claude plugin enable {PLUGIN_ID}")
+
+
+def test_the_plugin_not_installed(tmp_path: Path, project: Path) -> None:
+    empty = tmp_path / "empty-home"
+    empty.mkdir()
+    report = doctor(empty, project, "--no-synthetic-stop")
+    broken(report, "plugin installed", "not in installed_plugins.json", "claude plugin install")
+
+
+def test_the_hooks_launcher_picks_a_python3_that_is_no_python(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """A program of its own named python3, first on PATH (not a script, so the launcher
+    takes it): the hooks could not run."""
+    fake = tmp_path / "fake-bin"
+    fake.mkdir()
+    shutil.copy("/bin/false", fake / "python3")
+    path = f"{fake}{os.pathsep}{os.environ['PATH']}"
+    report = doctor(home, project, "--no-synthetic-stop", env={"PATH": path})
+    broken(report, "hooks' python3", "the launcher's python3 fails", "python3 >= 3.8")
+
+
+def test_a_read_only_state_folder(home: Path, project: Path) -> None:
+    """The state folder, made before (as by any earlier hook), mounted read-only (root
+    writes through a mode)."""
+    state = home / ".claude" / "plugins" / "data" / "pytest-acceptance-pytest-acceptance"
+    state.mkdir(parents=True)
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        remount = f"mount --bind {state} {state} && mount -o remount,bind,ro {state}"
+        prefix = ["unshare", "--mount", "--", "/bin/sh", "-c", f'{remount} && exec "$@"', "sh"]
+    else:
+        state.chmod(0o555)
+    report = doctor(home, project, "--no-synthetic-stop", prefix=prefix)
+    broken(report, "state folder", f"{state} is not writable", "writable by your user")
+
+
+@pytest.mark.parametrize("level", [isolation.PID, isolation.NONE])
+def test_no_bubblewrap(home: Path, project: Path, level: str) -> None:
+    """Made for real (support/isolation.py); each level's reason and fix."""
+    report = doctor(home, project, "--no-synthetic-stop", prefix=wrapper_for(level))
+    expected = isolation.LEVELS[level]
+    broken(report, "gate run isolation", f"{level}: {expected.gives}", "install bubblewrap")
+    assert "bwrap: not at /usr/bin/bwrap" in report.rows["gate run isolation"]
