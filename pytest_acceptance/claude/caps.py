@@ -44,7 +44,7 @@ def block_or_force(
         return
     spec = flow.spec_path(text_field(payload, "cwd"))
     record = forced_stop_record(payload, spec, why, reason)
-    where = " ".join(_append_record(path, record) for path in _record_paths(payload, repo))
+    where = " ".join(append_record(path, record) for path in _record_paths(payload, repo))
     message = (
         f"{FORCED_PREFIX}: {why}. The /implement flow for {spec} did not end with verified "
         f"evidence. Still open: {reason} {where}"
@@ -111,7 +111,9 @@ def _record_paths(payload: dict[str, Any], repo: Path | None) -> list[Path]:
     return [data_dir() / FORCED_STOPS_STATE, repo / FORCED_STOPS_RELATIVE]
 
 
-def _append_record(path: Path, record: dict[str, Any]) -> str:
+def append_record(path: Path, record: dict[str, Any]) -> str:
+    """Append one JSON line to a record file (a new .acceptance/ folder ignores itself); the
+    sentence that says where it went, or why it could not."""
     try:
         if not path.parent.is_dir():
             path.parent.mkdir(parents=True)

@@ -177,7 +177,7 @@ def record_forced(payload: dict[str, Any], pin: Flow, why: str, reason: str) -> 
     spec = Path(pin.spec_path) if pin.spec_path else None
     record = {**caps.forced_stop_record(payload, spec, why, reason), "host": "codex"}
     where = [
-        _append_line(path, record)
+        caps.append_record(path, record)
         for path in (
             state_dir() / caps.FORCED_STOPS_STATE,
             Path(pin.repo) / caps.FORCED_STOPS_RELATIVE,
@@ -209,20 +209,7 @@ def record_outcome(payload: dict[str, Any], outcome: str, detail: str, repo: Pat
         "detail": detail,
     }
     for path in (state_dir() / OUTCOMES_FILE, repo / OUTCOMES_RELATIVE):
-        _append_line(path, record)
-
-
-def _append_line(path: Path, record: dict[str, Any]) -> str:
-    try:
-        if not path.parent.is_dir():
-            path.parent.mkdir(parents=True)
-            if path.parent.name == ".acceptance":
-                (path.parent / ".gitignore").write_text("*\n", encoding="utf-8")
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
-    except OSError as error:
-        return f"(Could not record it in {path}: {error}.)"
-    return f"(Recorded in {path}.)"
+        caps.append_record(path, record)
 
 
 # --- hook trust -----------------------------------------------------------------------------
