@@ -53,12 +53,17 @@ def test_the_keys_under_test_are_all_of_them() -> None:
 
 
 def assert_run_or_usage_error(result: pytest.RunResult, key: str) -> None:
-    """A run (its criterion passes, fails or errs) or a one-line usage error naming the key."""
+    """A run (its criterion passes, fails or errs), a one-line usage error naming the key, or
+    a collection error naming the spec's line (a format forced on a spec of another)."""
     output = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in output and "INTERNALERROR" not in output, output
     if result.ret == pytest.ExitCode.USAGE_ERROR:
         errors = [line for line in result.stderr.lines if line.strip()]
         assert len(errors) == 1 and key in errors[0], errors
+    elif result.ret == pytest.ExitCode.INTERRUPTED:
+        assert key == "acceptance_format", output
+        assert re.search(r"^spec\.md:\d+: ", output, re.MULTILINE), output
+        assert "error during collection" in output, output
     else:
         assert result.ret in (0, 1, 10, 11), output
 
@@ -91,6 +96,7 @@ TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 @example(key="acceptance_specs", value='"')
 @example(key="acceptance_wave", value="99999999999999999999999")
 @example(key="acceptance_progress_interval", value="1e300")
+@example(key="acceptance_format", value="KIRO")
 def test_any_ini_text_is_a_run_or_a_one_line_usage_error(
     project: pytest.Pytester, key: str, value: str
 ) -> None:

@@ -55,7 +55,7 @@ def test_the_classifiers_name_status_pythons_and_systems() -> None:
     assert any(c.startswith("Development Status :: ") for c in classifiers)
     assert {"Operating System :: POSIX :: Linux", "Operating System :: MacOS"} <= classifiers
     versions = {c.rsplit(" :: ", 1)[1] for c in classifiers if re.search(r":: 3\.\d+$", c)}
-    assert versions == {"3.10", "3.11", "3.12", "3.13"}
+    assert versions == {"3.10", "3.11", "3.12", "3.13", "3.14"}
     assert project["requires-python"] == f">={min(versions, key=lambda v: int(v[2:]))}"
 
 
