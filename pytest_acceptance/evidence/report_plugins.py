@@ -35,9 +35,9 @@ def register(config: pytest.Config) -> None:
     """Register what the active report plugins read (controller only)."""
     manager = config.pluginmanager
     if manager.has_plugin("html") and config.getoption("htmlpath", None):
-        manager.register(HtmlColumns(config), "acceptance-pytest-html")
+        manager.register(HtmlColumns(config), "acceptance-html-report")
     if manager.has_plugin("pytest_jsonreport") and config.getoption("json_report", False):
-        manager.register(JsonMetadata(config), "acceptance-pytest-json-report")
+        manager.register(JsonMetadata(config), "acceptance-json-report")
 
 
 def _recorder(config: pytest.Config) -> Any:
