@@ -86,7 +86,8 @@ class HtmlColumns:
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         if not cells:  # another plugin dropped the row
             return
-        own = {name: value for name, value in report.user_properties if name in COLUMNS}
+        given = getattr(report, "user_properties", ())  # a CollectReport has none
+        own = {name: value for name, value in given if name in COLUMNS}
         at = min(2, len(cells))
         cells[at:at] = [
             f'<td class="col-{name}">{html.escape(str(own.get(name, "")))}</td>' for name in COLUMNS

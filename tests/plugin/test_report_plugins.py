@@ -129,3 +129,21 @@ def test_without_their_options_the_report_plugins_see_nothing_of_ours(
     assert plain.ret == without.ret == 0, without.stdout.str()
     both = pytester.runpytest("--acceptance", "spec.md", "-s", "--html=r.html", "--json-report")
     assert "OURS ['acceptance-html-report', 'acceptance-json-report']" in both.stdout.str()
+
+
+@pytest.mark.parametrize("workers", list(WORKERS))
+def test_a_spec_that_fails_to_collect_is_a_row_of_pytest_html_without_criterion_cells(
+    pytester: pytest.Pytester, workers: str
+) -> None:
+    """A collection error's report has no user properties: its row gets empty cells."""
+    bad = spec(bash("AC-1", "true", pass_condition="exitcode 0"))
+    pytester.makefile(".md", spec=bad)
+    given = ("--acceptance", "spec.md", "--html=report.html", *WORKERS[workers])
+    run = pytester.runpytest if workers == "alone" else pytester.runpytest_subprocess
+    result = run(*given)
+    assert result.ret == 2, result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    cells = _html_tests((pytester.path / "report.html").read_text())["spec.md"][0]
+    assert cells["resultsTableRow"][2:6] == [
+        f'<td class="col-{name}"></td>' for name in ("criterion", "title", "method", "priority")
+    ]
