@@ -283,6 +283,9 @@ def pytest_configure(config: pytest.Config) -> None:
         set_up_remote_workers(config)
         config.pluginmanager.register(Recorder(config, specs), "acceptance-recorder")
         config.pluginmanager.register(JunitFile(config), "acceptance-junit")
+        from pytest_acceptance.evidence.report_plugins import register
+
+        register(config)  # pytest-html's and pytest-json-report's, when they write reports
 
 
 def _collect_specs(config: pytest.Config, specs: list[Path]) -> None:

@@ -13,6 +13,7 @@ import html
 import os
 import re
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,9 +51,10 @@ class CriterionRepr:
     terminal's FAILURES section gets that line alone: the acceptance verdict, printed after
     it, holds the whole text once."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, path: str = "", lineno: int = 0) -> None:
         self.text = text
-        self.reprcrash = _Crash(text.strip().splitlines()[0] if text.strip() else "failed")
+        first = text.strip().splitlines()[0] if text.strip() else "failed"
+        self.reprcrash = _Crash(path, lineno, first)
 
     def toterminal(self, writer: Any) -> None:
         writer.line(f"{self.reprcrash.message} (details in the acceptance verdict below)")
@@ -61,9 +63,14 @@ class CriterionRepr:
         return self.text
 
 
+@dataclass(frozen=True)
 class _Crash:
-    def __init__(self, message: str) -> None:
-        self.message = message
+    """The shape of pytest's ``ReprFileLocation``, which plugins read (pytest-json-report
+    writes path, line and message): here the criterion's place in its spec."""
+
+    path: str
+    lineno: int
+    message: str
 
     def __str__(self) -> str:  # --tb=line prints it
         return self.message
@@ -94,7 +101,10 @@ class CiOutputs:
             and getattr(report, "acceptance", None)
             and isinstance(report.longrepr, str)
         ):
-            report.longrepr = CriterionRepr(report.longrepr)  # type: ignore[assignment]
+            path, line, _ = report.location
+            report.longrepr = CriterionRepr(  # type: ignore[assignment]
+                report.longrepr, path, (line or 0) + 1
+            )
         elif report.skipped and getattr(report, "acceptance", None):
             at_the_spec(report)
 
