@@ -913,7 +913,7 @@ def venv_with_third_party_module(repo: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
     found = sorted((repo / ".venv" / "lib").glob("python3*/site-packages"))
     venv_site = found[0]
-    here = [*site.getsitepackages(), str(Path(__file__).resolve().parents[2])]
+    here = [*site.getsitepackages(), str(REPO_ROOT)]
     (venv_site / "reach-the-test-env.pth").write_text("".join(f"{p}\n" for p in here))
     (venv_site / "thirdparty.py").write_text("def ok():\n    return False\n")
     (repo / ".gitignore").write_text(".venv/\n")
