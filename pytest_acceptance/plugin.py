@@ -239,7 +239,9 @@ def _state_line(config: pytest.Config) -> str:
     timeout, retries = read_ini(config)
     recorder = config.pluginmanager.get_plugin("acceptance-recorder")
     loaded = getattr(recorder, "specs", None)
-    count = f", {sum(len(s.criteria) for s in loaded)} criteria" if loaded is not None else ""
+    total = sum(len(s.criteria) for s in loaded) if loaded is not None else None
+    noun = "criterion" if total == 1 else "criteria"
+    count = f", {total} {noun}" if total is not None else ""
     names = ", ".join(os.path.relpath(path, config.rootpath) for path in specs[:5])
     names += f" and {len(specs) - 5} more" if len(specs) > 5 else ""
     what = f"{len(specs)} spec{'' if len(specs) == 1 else 's'} ({names}){count}"
