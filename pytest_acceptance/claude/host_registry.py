@@ -23,6 +23,7 @@ from pytest_acceptance.claude import (
     host_cursor,
     host_gemini,
 )
+from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.hosts import HostAdapter, HostContract
 
 # Most specific first: the last one takes what no other host claims.
@@ -48,17 +49,39 @@ def adapter(name: str) -> HostAdapter:
     raise KeyError(f"no host adapter named {name!r}")
 
 
-def take(own: HostAdapter, raw: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The neutral payload of a stop `own`'s hook received, its answers rendered in `own`'s
-    shape; None when the payload is another host's that runs `own`'s settings file (the
-    hook then answers nothing that host could read as a decision: its own adapter judges)."""
+def answering_for(own: HostAdapter, raw: Mapping[str, Any]) -> HostAdapter:
+    """The host whose shape the answer to this stop takes: the host that sent it, when that
+    is another host that runs `own`'s settings file; else `own`."""
     owner = whose(raw)
-    if owner is not None and owner is not own and owner.shares_settings_with(own):
-        hook_io.answer_with(owner.render)
+    if owner is None or owner is own or not owner.shares_settings_with(own):
+        return own
+    return owner
+
+
+def left_to_its_host(own: HostAdapter, raw: Mapping[str, Any]) -> bool:
+    """Whether `own`'s hook leaves this stop to the host that sent it: another host that
+    runs `own`'s settings file, with no flow of ours open in its session (its own adapter
+    judges it: the gate runs once, and no transcript is read in a format it was not written
+    for). A flow our hooks pinned in that session is judged by `own`'s hook as any, fail-
+    closed. An unreadable pin raises (the hook then blocks: in doubt, inside a flow)."""
+    sender = answering_for(own, raw)
+    if sender is own:
+        return False
+    session_id = sender.read(raw).session_id
+    pin = Flow.load(session_id) if session_id else None
+    return pin is None or not pin.is_open
+
+
+def take(own: HostAdapter, raw: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The neutral payload of a stop `own`'s hook received, every answer of the hook set to
+    be written in the shape of the host that sent it; None when the stop is left to that
+    host (left_to_its_host), with a note where that host shows one."""
+    sender = answering_for(own, raw)
+    hook_io.answer_with(sender.render)
+    if left_to_its_host(own, raw):
         hook_io.tell_user(
-            f"pytest-acceptance: this stop came from {owner.contract.title}, which also runs "
+            f"pytest-acceptance: this stop came from {sender.contract.title}, which also runs "
             f"the hooks of {own.contract.title}; its own adapter judges it (docs/hosts.md)."
         )
         return None
-    hook_io.answer_with(own.render)
     return own.read(raw).neutral_payload(raw)

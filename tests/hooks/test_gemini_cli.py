@@ -1,9 +1,10 @@
 """Gemini CLI's stop contract through the REAL Gemini CLI (pinned, tests/support/gemini_cli.py),
 offline against a scripted stand-in of the Gemini API on 127.0.0.1.
 
-The AfterAgent hook here is the Gemini adapter (host_gemini.py) itself: it reads the real
-payload into the gate's StopEvent and writes the gate's neutral answers (a block, a forced
-stop) rendered in Gemini's shape, through hook_io like every hook of ours. What is proved is
+The AfterAgent hook here is the Gemini adapter (host_gemini.py) itself
+(support/adapter_hook.py): it reads the real payload into the gate's StopEvent and writes
+the gate's neutral answers (a block, a forced stop) rendered in Gemini's shape, through
+hook_io like every hook of ours. What is proved is
 the contract the adapter is built from: the payload's fields, a block as a retry whose
 prompt is the reason, a forced stop as the end of the session without a retry, a timeout
 in milliseconds that fails open, and no cap of Gemini's own on retries.
@@ -27,29 +28,10 @@ from support.gemini_cli import GeminiInstallError, installed_gemini
 
 from pytest_acceptance.claude import caps, host_gemini
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+ADAPTER_HOOK = Path(__file__).resolve().parents[1] / "support" / "adapter_hook.py"
 MODEL = "gemini-2.5-pro"
 CLI_TIMEOUT = 240
 REASON = "[pytest-acceptance gate] AC-1 still fails: keep working"
-
-HOOK = """\
-import json, sys, time
-sys.path.insert(0, {root!r})
-from pytest_acceptance.claude import hook_io, host_gemini
-raw = hook_io.read_payload(sys.stdin.buffer.read())
-event = host_gemini.ADAPTER.read(raw)
-log = {log!r}
-with open(log, "a", encoding="utf-8") as out:
-    out.write(json.dumps({{"raw": raw, "event": event.__dict__}}) + "\\n")
-plan = json.load(open({plan!r}, encoding="utf-8"))
-index = sum(1 for _ in open(log, encoding="utf-8")) - 1
-step = plan[min(index, len(plan) - 1)]
-time.sleep(step.get("sleep", 0))
-hook_io.answer_with(host_gemini.ADAPTER.render)
-if step.get("answer"):
-    hook_io.emit(step["answer"])
-hook_io.finish()
-"""
 
 
 @dataclass
@@ -136,10 +118,9 @@ def run_gemini(
         "privacy": {"usageStatisticsEnabled": False},
     }
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    log, plan_file, hook = tmp_path / "stops.jsonl", tmp_path / "plan.json", tmp_path / "hook.py"
+    log, plan_file = tmp_path / "stops.jsonl", tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plan), encoding="utf-8")
-    hook.write_text(HOOK.format(root=str(REPO_ROOT), log=str(log), plan=str(plan_file)))
-    command = f"{sys.executable} -E -S {hook}"
+    command = f"{sys.executable} -E -S {ADAPTER_HOOK} {host_gemini.CONTRACT.name} {log} {plan_file}"
     hooks = {"hooks": [{"type": "command", "command": command, "timeout": timeout}]}
     project_settings = {"hooksConfig": {"enabled": True}, "hooks": {"AfterAgent": [hooks]}}
     (project / ".gemini" / "settings.json").write_text(json.dumps(project_settings))
