@@ -26,6 +26,7 @@ def main() -> None:
     hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", stop_decision.DEADLINE))
     started = time.time()  # a tool call noted after this moment is not covered by this stop
     raw = hook_io.read_payload(sys.stdin.buffer.read())
+    _SEEN["payload"] = raw  # for the fail-closed handler, should the pin be unreadable
     payload = host_registry.take(host_claude.ADAPTER, raw)
     if payload is not None:  # None: another host's stop, judged by its own adapter
         stop_decision.stop(payload, started, _SEEN)

@@ -33,8 +33,8 @@ SUPPORT_LEVELS = (BLOCKING, FOLLOW_UP, NOT_SUPPORTED)
 class HostContract:
     """One host's documented stop-hook contract, as data.
 
-    `block_fields` and `reason_field` make the answer that refuses a stop (Cursor has no
-    refusal: its `reason_field` is the follow-up message and the stop still happens).
+    `block_fields` and `reason_field` make the answer that refuses a stop (a follow-up-only
+    host has no refusal: its `reason_field` is the follow-up message, and the stop happens).
     `exit_2`: what exit code 2 means there. `block_cap`: the host's own cap on consecutive
     blocks (None: it has none and the gate counts its own blocks). `settings_files`: the
     files whose hooks the host runs, the other hosts' included."""
