@@ -85,3 +85,12 @@ def take(own: HostAdapter, raw: Mapping[str, Any]) -> dict[str, Any] | None:
         )
         return None
     return own.read(raw).neutral_payload(raw)
+
+
+# The hosts this repository ships a hook set for (the flow pinned, its stops judged), by the
+# stop hook that reads through the host's adapter. The other adapters are contracts proved
+# against their hosts, with no hook set of ours there yet (docs/hosts.md).
+STOP_HOOKS: dict[str, str] = {
+    host_claude.CONTRACT.name: "hooks/stop_implement_hook.py",
+    host_codex.CONTRACT.name: "hooks/codex/stop.py",
+}

@@ -315,3 +315,83 @@ def test_a_foreign_stop_in_a_flow_of_ours_is_still_judged(repo: Path, tmp_path: 
     run = run_hook("Stop", _foreign(COPILOT_STOP, transcript, repo))
     assert run.blocked, run.stdout
     assert set(json.loads(run.stdout)) == {"decision", "reason"}
+
+
+# --- docs/hosts.md: every row of its table against the contracts in code -----------------
+
+HOSTS_DOC = REPO_ROOT / "docs" / "hosts.md"
+COLUMNS = [
+    "host",
+    "gate",
+    "hook set",
+    "stop event",
+    "refusal, as written",
+    "timeout (default)",
+    "host's block cap",
+    "runs the hooks of",
+    "tested by",
+]
+
+
+def hosts_table() -> list[dict[str, str]]:
+    """The rows of the table under "## Hosts at a glance", by column name."""
+    lines = HOSTS_DOC.read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Hosts at a glance")
+    table = [line for line in lines[start:] if line.startswith("|")]
+    rows = []
+    for line in table:
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if set("".join(cells)) <= set("- "):
+            continue
+        assert len(cells) == len(COLUMNS), f"docs/hosts.md: a row of {len(cells)} cells: {line}"
+        rows.append(dict(zip(COLUMNS, cells, strict=True)))
+    header = rows.pop(0)
+    assert list(header.values()) == COLUMNS, "the table's columns changed: update this test"
+    return rows
+
+
+def expected_row(adapter: HostAdapter, tested_by: str) -> dict[str, str]:
+    contract = adapter.contract
+    refusal = adapter.render({"decision": "block", "reason": "…"})
+    return {
+        "host": contract.title,
+        "gate": contract.support,
+        "hook set": "yes" if contract.name in host_registry.STOP_HOOKS else "no",
+        "stop event": f"`{contract.stop_event}`",
+        "refusal, as written": f"`{json.dumps(refusal, ensure_ascii=False)}`",
+        "timeout (default)": f"{contract.default_timeout} {contract.timeout_unit}",
+        "host's block cap": "none" if contract.block_cap is None else str(contract.block_cap),
+        "runs the hooks of": ", ".join(f"`{path}`" for path in contract.settings_files),
+        "tested by": tested_by,
+    }
+
+
+def test_every_row_of_the_hosts_table_is_what_the_code_says() -> None:
+    rows = hosts_table()
+    by_title = {adapter.contract.title: adapter for adapter in host_registry.ADAPTERS}
+    assert set(by_title) <= {row["host"] for row in rows}, "a host with an adapter is missing"
+    for row in rows:
+        tested_by = row["tested by"].strip("`")
+        assert (REPO_ROOT / tested_by).is_file(), f"{row['host']}: {tested_by} does not exist"
+        adapter = by_title.get(row["host"])
+        if adapter is None:  # no adapter: nothing may claim more
+            assert row["gate"] == hosts.NOT_SUPPORTED and row["hook set"] == "no", row
+            assert tested_by == "tests/hooks/test_hosts.py", row
+            continue
+        assert row == expected_row(adapter, row["tested by"]), row["host"]
+        test_text = (REPO_ROOT / tested_by).read_text(encoding="utf-8")
+        module = f"host_{adapter.contract.name.split('-')[0]}"
+        hook = host_registry.STOP_HOOKS.get(adapter.contract.name)
+        assert module in test_text or hook is not None, f"{tested_by} does not test {module}"
+        if hook is not None:  # the shipped stop hook reads through the host's adapter
+            assert module in (REPO_ROOT / hook).read_text(encoding="utf-8"), hook
+
+
+def test_a_host_without_an_adapter_is_never_recognised_in_its_place() -> None:
+    """The table's "not supported" rows: no adapter is named after them, and Claude Code's
+    adapter is the only one that would take a payload with no host's marks."""
+    titles = {adapter.contract.title for adapter in host_registry.ADAPTERS}
+    unsupported = [row["host"] for row in hosts_table() if row["gate"] == hosts.NOT_SUPPORTED]
+    assert unsupported and not set(unsupported) & titles
+    bare_stop = {"session_id": "s", "cwd": "/p", "hook_event_name": "Stop"}
+    assert host_registry.whose(bare_stop) is CLAUDE
