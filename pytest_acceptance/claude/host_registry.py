@@ -84,7 +84,9 @@ def take(own: HostAdapter, raw: Mapping[str, Any]) -> dict[str, Any] | None:
             f"the hooks of {own.contract.title}; its own adapter judges it (docs/hosts.md)."
         )
         return None
-    return own.read(raw).neutral_payload(raw)
+    # Read by the host that sent it: a stop of another host in a flow of ours names its
+    # session in that host's words (Cursor's conversation_id), which `own` would miss.
+    return sender.read(raw).neutral_payload(raw)
 
 
 # The hosts this repository ships a hook set for (the flow pinned, its stops judged), by the
