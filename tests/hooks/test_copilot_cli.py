@@ -32,6 +32,7 @@ from pytest_acceptance.claude import host_claude, host_copilot, host_registry
 ADAPTER_HOOK = Path(__file__).resolve().parents[1] / "support" / "adapter_hook.py"
 MODEL = "gpt-4o"
 CLI_TIMEOUT = 240
+pytestmark = pytest.mark.e2e
 REASON = "[pytest-acceptance gate] AC-1 still fails: keep working"
 BLOCK = {"answer": {"decision": "block", "reason": REASON}}
 ALLOW: dict[str, Any] = {"answer": {}}

@@ -31,6 +31,7 @@ from pytest_acceptance.claude import caps, host_gemini
 ADAPTER_HOOK = Path(__file__).resolve().parents[1] / "support" / "adapter_hook.py"
 MODEL = "gemini-2.5-pro"
 CLI_TIMEOUT = 240
+pytestmark = pytest.mark.e2e
 REASON = "[pytest-acceptance gate] AC-1 still fails: keep working"
 
 
