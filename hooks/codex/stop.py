@@ -18,7 +18,7 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import caps, gate, hook_io, host_codex
+from pytest_acceptance.claude import caps, gate, hook_io, host_codex, host_registry
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.transcript import BLOCK_TAG
 
@@ -30,7 +30,9 @@ def main() -> int:
     hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
     host_codex.use_codex_state()
     started = time.time()
-    payload = hook_io.read_payload(sys.stdin.buffer.read())
+    payload = host_registry.take(host_codex.ADAPTER, hook_io.read_payload(sys.stdin.buffer.read()))
+    if payload is None:  # never: no other host runs Codex's hooks files
+        return 0
     _SEEN["payload"] = payload
     session_id = hook_io.session_id(payload)
     flow = Flow.load(session_id) if session_id else None

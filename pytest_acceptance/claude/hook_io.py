@@ -53,6 +53,14 @@ def session_id(payload: dict[str, Any]) -> str | None:
 # one JSON value on stdout, so a warning and a block decided at different moments of one run
 # become one object, and a block is never lost behind an earlier message.
 _ANSWER: dict[str, Any] = {}
+# How the answer is written for the host that runs the hook (hosts.py): the neutral
+# vocabulary above, rendered in the host's own shape by its adapter.
+_RENDER: list[Callable[[dict[str, Any]], dict[str, Any]]] = []
+
+
+def answer_with(render: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Write this hook's answer through `render` (a host adapter's)."""
+    _RENDER[:] = [render]
 
 
 def emit(output: dict[str, Any]) -> None:
@@ -88,7 +96,7 @@ def _merge_specific(specific: dict[str, Any]) -> None:
 def blocking(output: dict[str, Any]) -> bool:
     specific = output.get("hookSpecificOutput")
     denied = isinstance(specific, dict) and specific.get("permissionDecision") == "deny"
-    return output.get("decision") == "block" or denied or output.get("continue") is False
+    return output.get("decision") in ("block", "deny") or denied or output.get("continue") is False
 
 
 def finish() -> None:
@@ -99,6 +107,12 @@ def finish() -> None:
         return
     output = dict(_ANSWER)
     _ANSWER.clear()
+    if _RENDER:
+        # A renderer's bug must not lose a block: the neutral answer then stands.
+        with contextlib.suppress(Exception):
+            output = _RENDER[0](output) or {}
+        if not output:
+            return
     try:
         sys.stdout.write(json.dumps(output) + "\n")
         sys.stdout.flush()

@@ -29,11 +29,19 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from pytest_acceptance.claude import caps, gate, protect
 from pytest_acceptance.claude.flow_state import Flow, session_key
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT, env_int
+from pytest_acceptance.claude.hosts import (
+    BLOCKING,
+    HostAdapter,
+    HostContract,
+    StopEvent,
+    claude_style_loop,
+    text,
+)
 
 STATE_FOLDER = "pytest-acceptance"  # under $CODEX_HOME
 TRUST_RECORD = "trust.json"  # under the state folder: what the installer trusted
@@ -45,6 +53,52 @@ DEFAULT_MAX_BLOCKS = 8
 DEFAULT_MAX_IDLE_BLOCKS = 3
 _IMPLEMENT = re.compile(rf"\A\s*\${IMPLEMENT_SKILL}(?![\w-])(.*)\Z", re.DOTALL)
 _ESCALATION = re.compile(rf"^\s*{re.escape(ESCALATE_MARK)}", re.MULTILINE)
+
+
+CONTRACT = HostContract(
+    name="codex",
+    title="OpenAI Codex CLI",
+    support=BLOCKING,
+    stop_event="Stop",
+    block_fields=(("decision", "block"),),
+    reason_field="reason",
+    answer_exit_code=0,
+    exit_2="blocks the stop; stderr is the reason",
+    timeout_unit="s",
+    default_timeout=600,
+    timeout_fails_open=True,
+    block_cap=None,
+    loop_flag="stop_hook_active",
+    message_field="systemMessage",
+    ends_session=True,
+    neutral_answers=True,
+    settings_files=(
+        "$CODEX_HOME/config.toml",
+        "$CODEX_HOME/hooks.json",
+        ".codex/hooks.json",
+        ".codex/config.toml",
+        "/etc/codex/requirements.toml",
+    ),
+)
+
+
+def recognises(payload: Mapping[str, Any]) -> bool:
+    """A Codex Stop payload names the turn it ends (``turn_id``); Claude Code's does not."""
+    return payload.get("hook_event_name") == CONTRACT.stop_event and "turn_id" in payload
+
+
+def read(payload: Mapping[str, Any]) -> StopEvent:
+    return StopEvent(
+        host=CONTRACT.name,
+        session_id=text(payload, "session_id"),
+        cwd=text(payload, "cwd"),
+        transcript_path=text(payload, "transcript_path"),
+        loop=claude_style_loop(payload),
+        last_message=text(payload, "last_assistant_message"),
+    )
+
+
+ADAPTER = HostAdapter(CONTRACT, recognises, read)
 
 
 def codex_home() -> Path:

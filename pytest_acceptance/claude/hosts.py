@@ -1,0 +1,152 @@
+"""The host-neutral side of the gate: what a host's stop hook reads, and how it answers.
+
+The decisions (stop_decision.py, gate.py) never name a host. They read one payload shape
+(``session_id``, ``cwd``, ``transcript_path``, ``stop_hook_active``,
+``last_assistant_message``) and answer in one vocabulary: ``{"decision": "block",
+"reason": ...}`` to keep the agent working, ``{"continue": false, "stopReason": ...}`` for a
+stop let through FORCED, ``{"systemMessage": ...}`` for a note to the user. A host is an
+adapter (one module, ``host_<name>.py``) that:
+
+- recognises its own payloads (a host that also reads another host's settings file must not
+  have its payload judged as the other's, nor the gate run twice),
+- reads its payload into a :class:`StopEvent` and from it the neutral payload, and
+- renders the neutral answer in its own shape, from its documented contract
+  (:class:`HostContract`, data only).
+
+Adding a host is one adapter module and its contract, registered in host_registry.py.
+
+Standard library only, Python 3.8: the hooks import it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+BLOCKING = "blocking"  # the host's stop hook can refuse a stop: the gate keeps its promise
+FOLLOW_UP = "follow-up only"  # the hook can only queue a message: the stop happens anyway
+NOT_SUPPORTED = "not supported"  # no adapter: nothing of the gate runs there
+SUPPORT_LEVELS = (BLOCKING, FOLLOW_UP, NOT_SUPPORTED)
+
+
+@dataclass(frozen=True)
+class HostContract:
+    """One host's documented stop-hook contract, as data.
+
+    `block_fields` and `reason_field` make the answer that refuses a stop (a follow-up-only
+    host has no refusal: its `reason_field` is the follow-up message, and the stop happens).
+    `exit_2`: what exit code 2 means there. `block_cap`: the host's own cap on consecutive
+    blocks (None: it has none and the gate counts its own blocks). `settings_files`: the
+    files whose hooks the host runs, the other hosts' included."""
+
+    name: str
+    title: str
+    support: str
+    stop_event: str
+    block_fields: tuple[tuple[str, str], ...]
+    reason_field: str
+    answer_exit_code: int
+    exit_2: str
+    timeout_unit: str  # "s" or "ms": the unit of the hook's timeout setting
+    default_timeout: int  # in timeout_unit
+    timeout_fails_open: bool
+    block_cap: int | None
+    loop_flag: str | None  # the payload field that says this stop follows a block
+    message_field: str | None  # where a note for the user goes; None: nowhere
+    ends_session: bool  # it reads {"continue": false, "stopReason": ...}: a forced stop said
+    neutral_answers: bool  # it reads the neutral vocabulary as is: answers pass unchanged
+    settings_files: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.support not in SUPPORT_LEVELS:
+            raise ValueError(f"{self.name}: support {self.support!r} not in {SUPPORT_LEVELS}")
+        if self.timeout_unit not in ("s", "ms"):
+            raise ValueError(f"{self.name}: timeout unit {self.timeout_unit!r}")
+
+    @property
+    def default_timeout_seconds(self) -> float:
+        return self.default_timeout / (1000 if self.timeout_unit == "ms" else 1)
+
+
+@dataclass(frozen=True)
+class StopEvent:
+    """What every host's stop payload says, read by that host's adapter."""
+
+    host: str
+    session_id: str | None
+    cwd: str | None
+    transcript_path: str | None
+    loop: bool  # this stop follows a block of the hook (the host's loop flag)
+    last_message: str | None
+
+    def neutral_payload(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The payload the decisions read: the host's own fields kept (a decision may read
+        one the host documents, e.g. the background tasks), the shared ones set from this
+        event where the host sent them."""
+        payload = dict(raw)
+        for key, value in (
+            ("session_id", self.session_id),
+            ("cwd", self.cwd),
+            ("transcript_path", self.transcript_path),
+            ("last_assistant_message", self.last_message),
+        ):
+            if value is not None:
+                payload[key] = value
+        payload["stop_hook_active"] = self.loop
+        return payload
+
+
+def text(payload: Mapping[str, Any], *keys: str) -> str | None:
+    """The first of `keys` that holds a non-empty string."""
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+Recogniser = Callable[[Mapping[str, Any]], bool]
+Reader = Callable[[Mapping[str, Any]], StopEvent]
+
+
+@dataclass(frozen=True)
+class HostAdapter:
+    """A host: its contract, how to tell its stop payload, how to read it; its answers are
+    rendered from the contract."""
+
+    contract: HostContract
+    recognises: Recogniser
+    read: Reader
+
+    def shares_settings_with(self, other: HostAdapter) -> bool:
+        """Whether one of the two runs the hooks of a settings file the other reads."""
+        return bool(set(self.contract.settings_files) & set(other.contract.settings_files))
+
+    def render(self, answer: Mapping[str, Any]) -> dict[str, Any]:
+        """The neutral answer in this host's shape. A block keeps its reason (and a note for
+        the user, where the host shows one); a forced stop is said in the host's words
+        where it has them, else as a note; a note alone goes where the host shows notes."""
+        contract = self.contract
+        if contract.neutral_answers:
+            return dict(answer)
+        out: dict[str, Any] = {}
+        note = answer.get("systemMessage")
+        if answer.get("decision") == "block":
+            out.update(contract.block_fields)
+            out[contract.reason_field] = str(answer.get("reason") or "")
+        elif answer.get("continue") is False:
+            if contract.ends_session:
+                out["continue"] = False
+                out["stopReason"] = str(answer.get("stopReason") or "")
+            else:
+                note = note or answer.get("stopReason")
+        if isinstance(note, str) and note and contract.message_field is not None:
+            out[contract.message_field] = note
+        for key, value in answer.items():
+            if key == "hookSpecificOutput":  # a PreToolUse or prompt answer: the host's own
+                out[key] = value
+        return out
+
+
+def claude_style_loop(payload: Mapping[str, Any]) -> bool:
+    return payload.get("stop_hook_active") is True
