@@ -210,7 +210,17 @@ def record(items: list[pytest.Item], folder: Path) -> None:
 
 
 def refuse(item: pytest.Item) -> None:
-    """Fail a test `record` could not classify, saying where and why."""
+    """Fail a test `record` could not classify at its setup, saying where and why."""
     refusal = item.stash.get(_REFUSAL, None)
     if refusal is not None:
         pytest.fail(refusal, pytrace=False)
+
+
+def keep_refused(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A refused test's setup stays failed: an xfail mark must not turn it into a pass."""
+    refusal = item.stash.get(_REFUSAL, None)
+    if refusal is not None and report.when == "setup":
+        report.outcome = "failed"
+        report.longrepr = refusal
+        if hasattr(report, "wasxfail"):
+            del report.wasxfail

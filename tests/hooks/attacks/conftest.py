@@ -6,6 +6,7 @@ properties, which the gate benchmark reads; one that cannot be classified fails.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     attack_catalogue.refuse(item)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, pytest.TestReport, None]:
+    report = yield
+    attack_catalogue.keep_refused(item, report.get_result())
