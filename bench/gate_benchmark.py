@@ -195,7 +195,25 @@ def parse(data: bytes, source: str) -> list[Case]:
         raise JUnitInputError(f"{source}:{error.lineno}: not well-formed XML: {message}") from None
     except RecursionError:
         raise JUnitInputError(f"{here()}: nested too deeply") from None
-    return cases
+    return merged(cases)
+
+
+# A test that failed and then erred at its teardown is two <testcase> elements of one name
+# under xdist: one test, with the worst of their outcomes.
+WORST_FIRST = (FAILED, ERROR, XFAILED, PASSED, SKIPPED)
+
+
+def merged(cases: Sequence[Case]) -> list[Case]:
+    by_name: dict[str, Case] = {}
+    for case in cases:
+        seen = by_name.get(case.name)
+        if seen is None:
+            by_name[case.name] = case
+            continue
+        worst = min(seen.outcome, case.outcome, key=WORST_FIRST.index)
+        seconds = seen.seconds + case.seconds
+        by_name[case.name] = dataclasses.replace(seen, outcome=worst, seconds=seconds)
+    return list(by_name.values())
 
 
 # Counting.
@@ -372,7 +390,8 @@ def summary(source: str, whole: Tally) -> list[str]:
     return [
         f"Catalogue tests in {source}: {whole.ran} ran, {whole.skipped} skipped, "
         f"{whole.unclassified} unclassified; {whole.checks} checks of the closing mechanism "
-        f"({whole.checks_failed} failed), {whole.errors} erred.",
+        f"({whole.checks_failed} failed), {whole.errors} erred, {whole.unexpected} ended "
+        "otherwise than classified (an open route's attack refused: say the route closed).",
         f"False-done rate off the open routes: {percent(whole.closed_false_done_rate())} "
         f"({whole.false_done} of {whole.attacks - whole.open_attacks} attacks); on documented "
         f"open routes {whole.open_done} of {whole.open_attacks} got through. "

@@ -69,7 +69,7 @@ def junit(cases: list[dict[str, object]], plain: int = 0) -> bytes:
     suite = ET.SubElement(root, "testsuite", name="pytest")
     for index, case in enumerate(cases):
         element = ET.SubElement(
-            suite, "testcase", classname="tests.x", name=f"{case['name']}{index}"
+            suite, "testcase", classname="tests.x", name=f"{index}-{case['name']}"
         )
         element.set("time", repr(case["time"]))
         properties = ET.SubElement(element, "properties")
@@ -192,6 +192,19 @@ def test_bad_input_is_named_by_file_and_line(data: bytes, says: str) -> None:
     with pytest.raises(bench.JUnitInputError) as raised:
         bench.parse(data, "suite.xml")
     assert str(raised.value).startswith(says)
+
+
+def test_one_test_written_twice_counts_once_with_its_worst_outcome() -> None:
+    """Under xdist a test that failed and then erred at teardown is two <testcase> elements."""
+    honest = {"klass": "k", "agent": "codex", "level": "full", "time": 2.0, "name": "t"}
+    data = junit(
+        [
+            {**honest, "kind": "control", "expected": "done", "outcome": "passed"},
+            {**honest, "kind": "control", "expected": "done", "outcome": "error"},
+        ]
+    ).replace(b'name="1-t"', b'name="0-t"')
+    (read,) = bench.parse(data, "suite.xml")
+    assert (read.outcome, read.seconds) == ("error", 4.0)
 
 
 def case(kind: str, expected: str, outcome: str) -> object:
