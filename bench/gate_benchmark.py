@@ -393,7 +393,8 @@ def summary(source: str, whole: Tally) -> list[str]:
         f"Catalogue tests in {source}: {whole.ran} ran, {whole.skipped} skipped, "
         f"{whole.unclassified} unclassified; {whole.checks} checks of the closing mechanism "
         f"({whole.checks_failed} failed), {whole.errors} erred, {whole.unexpected} ended "
-        "otherwise than classified (an open route's attack refused: say the route closed).",
+        "otherwise than classified"
+        + (" (an open route's attack refused: say the route closed)." if whole.unexpected else "."),
         f"False-done rate off the open routes: {percent(whole.closed_false_done_rate())} "
         f"({whole.false_done} of {whole.attacks - whole.open_attacks} attacks); on documented "
         f"open routes {whole.open_done} of {whole.open_attacks} got through. "
