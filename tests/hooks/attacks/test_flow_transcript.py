@@ -752,10 +752,6 @@ def test_honest_escalation_after_a_real_failing_run_may_stop(
 # --- the flow's end: only what the person did -----------------------------------------------
 
 
-def open_route(why: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, raises=GotThrough, reason=f"route open: {why}")
-
-
 INTERRUPT = "[Request interrupted by user]"
 NESTED = 'claude -p --resume "$CLAUDE_CODE_SESSION_ID" "What is 2+2?"'
 
@@ -821,7 +817,6 @@ def stop_on_the_failing_tree(builder: TranscriptBuilder, repo: Path) -> HookRun:
     return stop
 
 
-@open_route("the end of a flow is read from transcript lines the agent appends")
 def test_an_appended_copy_of_implement_and_an_interrupt_with_a_nested_prompt(
     repo: Path,
 ) -> None:
@@ -842,7 +837,6 @@ def test_an_appended_copy_of_implement_and_an_interrupt_with_a_nested_prompt(
     stop_on_the_failing_tree(builder, repo)
 
 
-@open_route("what the hooks read of a transcript is not pinned")
 def test_read_history_rewritten_into_an_interrupt_with_a_nested_prompt(repo: Path) -> None:
     """Route: the hooks have read the transcript (the guard before the agent's Bash call);
     the agent's shell then rewrites it: its own lines after the /implement removed, an
@@ -860,3 +854,61 @@ def test_read_history_rewritten_into_an_interrupt_with_a_nested_prompt(repo: Pat
     builder.text("4")
     stop = stop_on_the_failing_tree(builder, repo)
     assert "already read" in stop.reason, stop.reason
+
+
+def test_a_persons_answer_mid_flow_then_a_copy_of_implement_and_an_interrupt(
+    repo: Path,
+) -> None:
+    """The same class, with no process of the agent's: the person answers the agent's
+    question mid-flow (a prompt really typed), and the agent then appends a copy of the
+    pinned /implement line and an interrupt. That prompt came after the agent's work, so
+    it released nothing when it was typed, and lines written later never do."""
+    builder, prompt_id = pinned_implement(repo)
+    builder.text("Which database should AC-1 use?")
+    stop = stop_on_the_failing_tree(builder, repo)
+    assert "have not verified it" in stop.reason, stop.reason
+    builder.user_prompt("Postgres.")
+    guarded_bash(builder, repo, "python3 forge.py >> session.jsonl")
+    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
+    interrupt_line(builder)
+    stop_on_the_failing_tree(builder, repo)
+
+
+def flow_record() -> dict[str, Any]:
+    (folder,) = (plugin_data() / "flows").iterdir()
+    return dict(json.loads((folder / "flow.json").read_text()))
+
+
+def test_honest_an_interrupt_before_any_work_then_a_new_prompt_releases(repo: Path) -> None:
+    """Honest control: the person types /implement, interrupts it before the model answered,
+    and asks for something else: the flow was never started, and ends at that prompt."""
+    builder = TranscriptBuilder(repo)
+    builder.implement(SPEC)
+    interrupt_line(builder)
+    typed_prompt(builder, repo, "What is the capital of France?")
+    assert flow_record()["status"] == "closed"
+    builder.text("Paris.")
+    transcript = builder.write(tmp_transcript(repo))
+    assert run_hook("Stop", stop_payload(transcript, repo, last="Paris.")).output is None
+
+
+def test_honest_a_done_let_through_then_a_typed_prompt_ends_the_flow(repo: Path) -> None:
+    """Honest control: /done let through on a passing tree and the stop after it allowed;
+    the person's next prompt ends the flow, and later work is not held to the spec."""
+    builder, _ = pinned_implement(repo)
+    make_pass(repo)
+    builder.verify(repo / SPEC)
+    transcript = builder.write(tmp_transcript(repo))
+    done = run_hook("PreToolUse", pretool_payload(transcript, repo, f"{PLUGIN}:done"))
+    assert not done.denied, done.deny_reason
+    builder.done()
+    builder.text("## Implementation Complete")
+    transcript = builder.write(tmp_transcript(repo))
+    allowed = run_hook("Stop", stop_payload(transcript, repo, last="## Implementation Complete"))
+    assert not allowed.blocked, allowed.reason
+    typed_prompt(builder, repo, "Thanks. Now something unrelated.")
+    assert flow_record()["status"] == "closed"
+    make_fail(repo)
+    builder.text("Done with that.")
+    transcript = builder.write(tmp_transcript(repo))
+    assert run_hook("Stop", stop_payload(transcript, repo, last="Done with that.")).output is None
