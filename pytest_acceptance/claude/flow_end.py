@@ -28,6 +28,9 @@ from pytest_acceptance.claude.transcript import Transcript, is_resume
 ACTED_FILE = "agent-acted"
 RELEASED = "the user interrupted /implement before any work and typed another prompt"
 _SETTLE_POLL = 0.02
+# The CLI writes the interrupt line before it takes the next prompt: only its flush can lag.
+# A prompt typed while the model has not answered yet, with no interrupt, waits this long.
+_INTERRUPT_SETTLE = 2.0
 
 
 def note_agent_acted(flow: Flow | None) -> None:
@@ -57,8 +60,9 @@ def released_by_interrupt(flow: Flow, payload: dict[str, Any]) -> bool:
 
 def _transcript_shows_the_interrupt(flow: Flow, path: object) -> bool:
     """The CLI writes its transcript lazily: the interrupt line may land just after the
-    prompt hook starts. Polls for it for at most ACCEPTANCE_HOOK_SETTLE_SECONDS."""
-    deadline = time.monotonic() + max(0.0, settle_seconds())
+    prompt hook starts. Polls for it for at most ACCEPTANCE_HOOK_SETTLE_SECONDS (2 s at
+    most), until the model's answer shows that it came first."""
+    deadline = time.monotonic() + max(0.0, min(settle_seconds(), _INTERRUPT_SETTLE))
     while True:
         try:
             transcript = Transcript.load(path)
@@ -69,6 +73,6 @@ def _transcript_shows_the_interrupt(flow: Flow, path: object) -> bool:
             return False
         if transcript.interrupted_before_any_work(situation.flow):
             return True
-        if time.monotonic() >= deadline:
-            return False
+        if transcript.answered_after(situation.flow) or time.monotonic() >= deadline:
+            return False  # the model answered first: no later line can change that
         time.sleep(_SETTLE_POLL)

@@ -267,6 +267,10 @@ class Transcript:
         """The typed /implement of `flow` was interrupted before the model answered at all."""
         return self._interrupt_before_any_work(flow) is not None
 
+    def answered_after(self, flow: ImplementFlow) -> bool:
+        """The model answered after the /implement of `flow` (in the main conversation)."""
+        return self._assistant_between(flow.offset, len(self.data))
+
     def _interrupt_before_any_work(self, flow: ImplementFlow) -> int | None:
         if flow.implement.via != "command":
             return None
