@@ -15,7 +15,7 @@ from pathlib import Path
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import hook_io, protect, session_flow, settings_guard
+from pytest_acceptance.claude import flow_end, hook_io, protect, session_flow, settings_guard
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.flow_state import data_dir
 
@@ -80,6 +80,7 @@ def _note_tool_after_terminal(pin: PinnedFlow | None) -> None:
     (subagents) and MCP tools here. Raises FlowStateError when the note cannot be written:
     the hook then denies the call (fails closed)."""
     if pin is not None and pin.is_open:
+        flow_end.note_agent_acted(pin)  # no interrupt can release the flow from now on
         pin.note_tool_after_terminal()
 
 

@@ -32,7 +32,7 @@ def main() -> int:
         return 0
     args = pin.implement_args(payload) if event == "UserPromptExpansion" else None
     if args is not None:
-        held = pin.held_flow(session_id, payload)
+        held = pin.held_flow(session_id)
         if held is not None:  # the command never expands, nor reaches the transcript
             hook_io.emit({"decision": "block", "reason": pin.refusal(held, args)})
             return 0

@@ -14,6 +14,10 @@ session:
     flows/<session key>/hashes         the gate's file-hash cache (hash_cache.HashCache)
     flows/<session key>/tool-after-terminal  a file-writing tool call came after the gate
                                        let /done or /escalate through (the guard hook's note)
+    flows/<session key>/transcript-pin.json  what the hooks have read of the transcript
+                                       (transcript_pin.py)
+    flows/<session key>/agent-acted    a tool call of the session came in the flow
+                                       (flow_end.py)
 
 Every write goes through a temporary file and a rename, so a reader never sees half a file.
 Standard library only, like every hook module.

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gate, gate_runtime, pinned_flow
+from pytest_acceptance.claude import flow_end, gate, gate_runtime, transcript_pin
 from pytest_acceptance.claude.flow_state import Flow, FlowStateError, sha256_bytes, start
-from pytest_acceptance.claude.hook_io import HookInputError, git_toplevel, text_field
-from pytest_acceptance.claude.transcript import Transcript, first_word, skill_name
+from pytest_acceptance.claude.hook_io import git_toplevel, text_field
+from pytest_acceptance.claude.transcript import first_word, skill_name
 from pytest_acceptance.tree.hostile import read_regular_or_none
 
 PROBE_BUDGET = 60.0  # the pin hook's timeout in hooks.json is 120 s
@@ -37,22 +37,18 @@ def implement_args(payload: dict[str, Any]) -> str | None:
     return args if isinstance(args, str) else ""
 
 
-def held_flow(session_id: str, payload: dict[str, Any]) -> Flow | None:
+def held_flow(session_id: str) -> Flow | None:
     """The session's flow that a new /implement must leave as it is: open, pinned to a spec,
     and not finished (Flow.finished). Whichever process sends the /implement -- the user's,
     or another CLI resuming the session -- it cannot close, replace or re-pin that flow. A
-    flow whose /implement named no readable spec holds nothing, and one the user interrupted
-    before any work and moved on from was never started: both may be replaced. Raises
-    FlowStateError when the state cannot be read (the caller then pins nothing)."""
+    flow whose /implement named no readable spec holds nothing, and may be replaced; one the
+    user interrupted before any work was ended by the prompt hook at the prompt that carried
+    this /implement (flow_end.py). Raises FlowStateError when the state cannot be read (the
+    caller then pins nothing)."""
     flow = Flow.load(session_id)
     if flow is None or not flow.is_open or flow.problem is not None or flow.finished():
         return None
-    try:
-        transcript = Transcript.load(payload.get("transcript_path"))
-    except HookInputError:
-        return flow  # cannot tell whether it was released: it holds
-    released = pinned_flow.resolve(flow, transcript).flow is None
-    return None if released else flow
+    return flow
 
 
 def refusal(flow: Flow, args: str) -> str:
@@ -85,15 +81,15 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     data["repo"] = str(repo)
     if argument is None:
         data["problem"] = "the /implement named no spec file"
-        return start(session_id, data, None, repo)
+        return _started(session_id, data, None, repo, payload)
     spec = os.path.realpath(os.path.join(cwd, os.path.expanduser(argument)))
     data.update(spec_path=spec, spec_name=os.path.basename(spec) or "spec.md")
     spec_bytes = read_regular_or_none(spec, SPEC_LIMIT)
     if spec_bytes is None:
         data["problem"] = f"the spec {spec} named by /implement does not exist"
-        return start(session_id, data, None, repo)
+        return _started(session_id, data, None, repo, payload)
     data["spec_sha256"] = sha256_bytes(spec_bytes)
-    flow = start(session_id, data, spec_bytes, repo)
+    flow = _started(session_id, data, spec_bytes, repo, payload)
     try:
         gate_runtime.complete_pin(flow, PROBE_BUDGET)
         flow.data["pinned_late"] = False
@@ -102,6 +98,15 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
         flow.data["pin_pending"] = str(error)
         flow.save()
     _fill_hash_cache(flow)
+    return flow
+
+
+def _started(
+    session_id: str, data: dict[str, Any], spec: bytes | None, repo: Path, payload: dict[str, Any]
+) -> Flow:
+    """The new pin, with what the hooks have read of the transcript so far: all of it."""
+    flow = start(session_id, data, spec, repo)
+    transcript_pin.take(flow.folder, payload.get("transcript_path"))
     return flow
 
 
@@ -114,7 +119,9 @@ def _fill_hash_cache(flow: Flow) -> None:
 
 
 def end_finished_flow(session_id: str, payload: dict[str, Any]) -> None:
-    """The user typed a new prompt: a flow whose /done or /escalate was let through ends."""
+    """The user typed a new prompt: a flow whose /done or /escalate was let through ends, and
+    so does one the user interrupted before any work (flow_end.py). Nothing else the session
+    does or writes ends a flow."""
     try:
         flow = Flow.load(session_id)
     except FlowStateError:
@@ -123,7 +130,9 @@ def end_finished_flow(session_id: str, payload: dict[str, Any]) -> None:
         return
     if flow.finished():
         flow.close("the user typed a new prompt after the flow's /done or /escalate")
-    else:  # what an interrupted flow's release needs: a prompt the user really typed
+    elif flow_end.released_by_interrupt(flow, payload):
+        flow.close(flow_end.RELEASED)
+    else:  # later prompts never release it: only the first, before any work, could
         flow.data["prompts_after_pin"] = int(flow.get("prompts_after_pin") or 0) + 1
         flow.data["last_prompt_id"] = text_field(payload, "prompt_id")
         flow.save()

@@ -1,15 +1,20 @@
 """Which flow the hooks judge: the pinned one, checked against what the transcript shows.
 
 The pin (flow_state.py, outside the project) is the reference; the transcript is a file the
-agent can truncate, delete or append to. A pinned, open flow the transcript no longer shows
--- or a later /implement the plugin never saw -- is tampering, and the hooks block on it.
+agent can truncate, delete, rewrite or append to. A pinned, open flow the transcript no
+longer shows, a later /implement the plugin never saw, or history the hooks already read
+that reads differently now (transcript_pin.py) is tampering, and the hooks block on it.
+
+The transcript never ends a pinned flow: it says what happened inside it (our skills that
+ran). A pinned flow ends only in the plugin's state, on the person's act (flow_end.py,
+pin.end_finished_flow).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_acceptance.claude import hook_io
+from pytest_acceptance.claude import hook_io, transcript_pin
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.flow_state import FlowStateError
 from pytest_acceptance.claude.transcript import ImplementFlow, SkillEvent, Transcript, format_epoch
@@ -61,6 +66,12 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
                 pin=pin,
             )
         return Situation(pin=pin)
+    rewritten = transcript_pin.check(
+        pin.folder, transcript.path, transcript.data, pin.spec_path or pin.get("args")
+    )
+    if rewritten is not None:
+        stand_in = ImplementFlow(event or stand_in_event(pin), [])
+        return Situation(stand_in, tamper=rewritten, pin=pin)
     if event is None:
         return Situation(
             ImplementFlow(stand_in_event(pin), []),
@@ -74,11 +85,6 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         )
     after = [e for e in transcript.skill_events() if e.offset > event.offset]
     flow = ImplementFlow(event, [e for e in after if e.skill != "implement"])
-    # Interrupted before any work, and the user moved on. The transcript alone could be
-    # forged into that shape; the prompt hook's count of prompts typed since the pin cannot.
-    typed_since = int(pin.get("prompts_after_pin") or 0)
-    if not later and typed_since > 0 and transcript.released_by_interrupt(flow):
-        return Situation(pin=pin)
     if later:
         return Situation(
             flow,
@@ -94,8 +100,9 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
 def pinned_event(
     pin: PinnedFlow, transcript: Transcript, commands: list[SkillEvent]
 ) -> SkillEvent | None:
-    """The transcript's line of the pinned /implement: same prompt id (the CLI writes it
-    on the line as promptId), else the same arguments."""
+    """The transcript's line of the pinned /implement: the first with its prompt id (the
+    CLI writes it once, on the line, as promptId: a copy written later is not it), else the
+    last with the same arguments."""
     prompt_id = pin.get("prompt_id")
     if isinstance(prompt_id, str) and prompt_id:
         offsets = {
@@ -103,9 +110,8 @@ def pinned_event(
             for start, _, entry in transcript.lines_with(prompt_id.encode())
             if entry.get("promptId") == prompt_id
         }
-        matches = [event for event in commands if event.offset in offsets]
-    else:
-        matches = [event for event in commands if event.args == pin.get("args")]
+        return next((event for event in commands if event.offset in offsets), None)
+    matches = [event for event in commands if event.args == pin.get("args")]
     return matches[-1] if matches else None
 
 

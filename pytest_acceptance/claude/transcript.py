@@ -254,14 +254,30 @@ class Transcript:
         """A typed /implement that the user interrupted before the model answered at all, and
         after which the user asked for something else (or nothing yet), was never started.
         Once the model answered, an interrupt is a pause: the flow holds. A first prompt
-        after the interrupt that only says to go on ("continue", "go on") resumes it."""
-        if flow.implement.via != "command":
-            return False
-        interrupt = self._first_interrupt_after(flow.offset)
-        if interrupt is None or self._assistant_between(flow.offset, interrupt):
+        after the interrupt that only says to go on ("continue", "go on") resumes it. (For
+        a flow the plugin never pinned; a pinned one ends only at the person's prompt:
+        flow_end.py.)"""
+        interrupt = self._interrupt_before_any_work(flow)
+        if interrupt is None:
             return False
         prompt = self.user_prompt_after(interrupt)
-        return prompt is None or not _is_resume(self._prompt_at(prompt))
+        return prompt is None or not is_resume(self._prompt_at(prompt))
+
+    def interrupted_before_any_work(self, flow: ImplementFlow) -> bool:
+        """The typed /implement of `flow` was interrupted before the model answered at all."""
+        return self._interrupt_before_any_work(flow) is not None
+
+    def answered_after(self, flow: ImplementFlow) -> bool:
+        """The model answered after the /implement of `flow` (in the main conversation)."""
+        return self._assistant_between(flow.offset, len(self.data))
+
+    def _interrupt_before_any_work(self, flow: ImplementFlow) -> int | None:
+        if flow.implement.via != "command":
+            return None
+        interrupt = self._first_interrupt_after(flow.offset)
+        if interrupt is None or self._assistant_between(flow.offset, interrupt):
+            return None
+        return interrupt
 
     def _first_interrupt_after(self, offset: int) -> int | None:
         for start, _, entry in self.lines_with(INTERRUPTED.encode(), offset):
@@ -575,7 +591,8 @@ def is_interrupt(entry: dict[str, Any]) -> bool:
     return text is not None and text.startswith(INTERRUPTED)
 
 
-def _is_resume(prompt: str) -> bool:
+def is_resume(prompt: str) -> bool:
+    """A prompt that only says to go on ("continue", "go on"): it resumes a flow."""
     words = re.findall(r"[a-z]+", prompt.lower())
     return bool(words) and len(words) <= 6 and all(word in _RESUME_WORDS for word in words)
 

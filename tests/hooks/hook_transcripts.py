@@ -296,10 +296,13 @@ class TranscriptBuilder:
         return expanded
 
     def user_prompt(self, text: str) -> None:
-        """A plain prompt the user typed, and the prompt hook that sees it."""
+        """A plain prompt the user typed, and the prompt hook that sees it, on the transcript
+        so far (where expansion_payload keeps it)."""
+        transcript = self.write(Path(self.cwd).parent / "session.jsonl")
         self.prompt(text)
         payload = {
             "session_id": SESSION_ID,
+            "transcript_path": str(transcript),
             "cwd": self.cwd,
             "prompt_id": str(uuid.uuid4()),
             "hook_event_name": "UserPromptSubmit",

@@ -1,5 +1,8 @@
 """The stop's decision matrix and the /done gate's decision, in process, as one table.
 
+The flow's end (flow_end.py, transcript_pin.py) is decided here too, on the same records:
+which prompt ends an unfinished flow, and which read of a transcript is tampering.
+
 Each case writes a transcript in the CLI 2.1.328 shape (TranscriptBuilder), a pinned flow in
 a temporary plugin state, and asks `stop_decision.judge` (or `skill_call`) for its answer,
 in milliseconds. The gate's run and the scan for processes the session left are stand-ins
@@ -21,7 +24,14 @@ from typing import Any
 import pytest
 from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo
 
-from pytest_acceptance.claude import flow_state, gate, hook_io, stop_decision
+from pytest_acceptance.claude import (
+    flow_end,
+    flow_state,
+    gate,
+    hook_io,
+    stop_decision,
+    transcript_pin,
+)
 from pytest_acceptance.claude.gate_result import CriterionOutcome, GateResult
 from pytest_acceptance.claude.transcript import Transcript
 
@@ -152,6 +162,7 @@ def pinned(folder: Path, repo: Path, prompt_id: str, extra: dict[str, Any]) -> f
         **extra,
     }
     folder.mkdir(parents=True, exist_ok=True)
+    transcript_pin.take(folder, None)  # as /implement does, before the CLI wrote a line
     return flow_state.Flow(folder, data)
 
 
@@ -251,3 +262,109 @@ def test_the_done_gate_decides_on_the_gates_run(
     assert (specific.get("permissionDecision") == "deny") is denied, answer
     assert words in specific.get("permissionDecisionReason", "")
     assert calls == ([] if not steps else [("done", False)])
+
+
+# --- the flow's end: what the hooks read is pinned, only the person's act ends it ------------
+
+INTERRUPT = "[Request interrupted by user]"
+
+
+def interrupt(builder: TranscriptBuilder) -> None:
+    content = [{"type": "text", "text": INTERRUPT}]
+    builder.add(builder._base("user", message={"role": "user", "content": content}))
+
+
+@dataclass(frozen=True)
+class End:
+    steps: tuple[str, ...]  # after the pinned /implement
+    prompt: str = "What is the capital of France?"
+    released: bool = False
+    pin: dict[str, Any] = field(default_factory=dict)
+    acted: bool = False  # the guard hook noted a tool call of the session
+
+
+ENDS = {
+    "interrupted before any work": End(("interrupt",), released=True),
+    "no interrupt": End(()),
+    "a resume after the interrupt": End(("interrupt",), prompt="continue"),
+    "the model answered first": End(("text", "interrupt")),
+    "a tool call first": End(("interrupt",), acted=True),
+    "a stop first": End(("interrupt",), pin={"last_stop": {"decision": "block", "at": 1.0}}),
+    "a prompt counted before": End(("interrupt",), pin={"prompts_after_pin": 1}),
+    "a copy of the implement after work": End(("text", "copy", "interrupt")),
+    "read history rewritten": End(("text", "read", "rewrite", "interrupt")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDS))
+def test_only_the_persons_act_ends_an_unfinished_flow(tmp_path: Path, name: str) -> None:
+    """The prompt hook's decision at the first typed prompt after the pin: an interrupt
+    before any work ends the flow; work, a stop, an earlier prompt, a resume, or history
+    rewritten since a hook read it, never."""
+    end = ENDS[name]
+    repo = make_repo(tmp_path / "repo")
+    prompt_id = str(uuid.uuid4())
+    builder = transcript_for(repo, (), prompt_id)
+    path = tmp_path / "session.jsonl"
+    pin = pinned(tmp_path / "state", repo, prompt_id, end.pin)
+    for step in end.steps:
+        if step == "interrupt":
+            interrupt(builder)
+        elif step == "text":
+            builder.text("Starting on AC-1.")
+        elif step == "copy":
+            builder.command(f"{PLUGIN}:implement", "specs/feature.md", prompt_id=prompt_id)
+        elif step == "read":
+            transcript = Transcript(builder.write(path).read_bytes(), str(path))
+            assert stop_decision.pinned_flow.resolve(pin, transcript).tamper is None
+        elif step == "rewrite":
+            builder.lines[:] = [line for line in builder.lines if line.get("type") != "assistant"]
+    if end.acted:
+        flow_end.note_agent_acted(pin)
+    builder.write(path)
+    payload = {"prompt": end.prompt, "transcript_path": str(path), "prompt_id": "p2"}
+    assert flow_end.released_by_interrupt(pin, payload) is end.released
+
+
+@pytest.mark.parametrize(
+    ("change", "tampered"),
+    [
+        ("nothing", False),
+        ("a line appended", False),
+        ("a line half written", False),
+        ("a read line changed", True),
+        ("truncated", True),
+        ("the record deleted", True),
+        ("the record in another shape", True),
+    ],
+)
+def test_a_read_prefix_that_changed_is_tampering(
+    tmp_path: Path, change: str, tampered: bool
+) -> None:
+    """What a hook read of a transcript (its whole lines) is pinned; appending is what the
+    CLI does, anything else to what was read is tampering, as is a record gone or reshaped."""
+    folder = tmp_path / "flow"
+    folder.mkdir()
+    transcript_pin.take(folder, None)
+    path = str(tmp_path / "session.jsonl")
+    first = b'{"type":"user","n":1}\n{"type":"assistant","n":2}\n'
+    assert transcript_pin.check(folder, path, first, "spec.md") is None
+    later = {
+        "nothing": first,
+        "a line appended": first + b'{"type":"user","n":3}\n',
+        "a line half written": first + b'{"type":"us',
+        "a read line changed": first.replace(b'"n":2', b'"n":9'),
+        "truncated": first[:20],
+    }.get(change, first)
+    if change == "the record deleted":
+        (folder / transcript_pin.FILE_NAME).unlink()
+    if change == "the record in another shape":
+        record = json.loads((folder / transcript_pin.FILE_NAME).read_text())
+        record["reads"][0]["length"] = "0"
+        (folder / transcript_pin.FILE_NAME).write_text(json.dumps(record))
+    reason = transcript_pin.check(folder, path, later, "spec.md")
+    assert (reason is not None) is tampered, reason
+    if tampered:
+        assert "spec.md" in reason and "a person must look" in reason
+    else:  # what was read now is pinned: the appended line may not change either
+        assert transcript_pin.check(folder, path, later.replace(b"n", b"m"), "spec.md")
