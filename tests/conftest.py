@@ -9,13 +9,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support import suite_result
+from support import runs, suite_result
 from support.claude_cli import ClaudeInstallError, installed_claude
 from support.claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
 from support.claude_harness import claude_path_dir as make_claude_path_dir
 from support.kept_digests import INLINE_PLUGIN_STATE, carried
 
 _TREE_BEFORE = pytest.StashKey[str]()
+STARTED_RUNS_OPTIONS = " ".join(runs.QUIET_PLUGINS)
 
 
 def _records_the_suite(config: pytest.Config) -> bool:
@@ -52,11 +53,13 @@ def _no_shuffle_in_started_runs(request: pytest.FixtureRequest) -> None:
     """pytest-randomly is installed for the tests that prove it changes nothing for criteria;
     left on, it would reorder every run a test starts with pytester (pytester drops the outer
     PYTEST_ADDOPTS when it starts), so an order the test reads would hold only by chance.
-    The runs that want it pass `-p randomly`, which comes later and wins."""
+    The runs that want it pass `-p randomly`, which comes later and wins. Hypothesis's
+    plugin stays out too: at every run's end it imports all of hypothesis, about one
+    CPU-second in each run and each xdist worker these tests start, and none uses it."""
     if "pytester" not in request.fixturenames:
         return
     request.getfixturevalue("pytester")
-    request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", STARTED_RUNS_OPTIONS)
 
 
 @pytest.fixture(scope="session")

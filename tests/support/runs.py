@@ -15,7 +15,10 @@ from typing import Any
 
 # pytest-randomly is installed for the tests that prove it changes nothing: elsewhere it
 # stays out of the runs, as the cache does (a run's results never depend on an earlier one).
-BASE = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
+# Hypothesis's plugin imports all of hypothesis at each run's end (about one CPU-second a
+# process, xdist workers included); no run these tests start uses it.
+QUIET_PLUGINS = ("-p", "no:randomly", "-p", "no:hypothesispytest")
+BASE = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *QUIET_PLUGINS]
 STRICT = "[pytest]\nfilterwarnings = error\n"
 
 
