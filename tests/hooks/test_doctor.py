@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hook_transcripts import REPO_ROOT
 from support.claude_cli import installed_claude
-from support.isolation import wrapper_for
+from support.isolation import LEVELS, wrapper_for
 
 from pytest_acceptance.claude import isolation
 
@@ -438,3 +438,48 @@ def test_codex_no_bubblewrap(codex_install: CodexInstall, level: str) -> None:
     report = codex_install.doctor("--no-synthetic-stop", prefix=wrapper_for(level))
     expected = isolation.LEVELS[level]
     codex_broken(report, "gate run isolation", f"{level}: {expected.gives}", "install bubblewrap")
+
+
+@pytest.mark.isolation_level
+@pytest.mark.parametrize("level", LEVELS)
+def test_codex_implement_says_what_this_machine_leaves_open(
+    codex_install: CodexInstall, level: str
+) -> None:
+    """The flow's first answer (the installed prompt hook's, run as Codex runs it) carries
+    the level's sentence and points to doctor below full; at full it carries neither."""
+    hooks = json.loads(codex_install.hooks_file.read_text())["hooks"]
+    command = hooks["UserPromptSubmit"][0]["hooks"][0]["command"]
+    payload = {
+        "session_id": f"doctor-test-{level}",
+        "turn_id": "turn-1",
+        "transcript_path": str(codex_install.home / "rollout.jsonl"),
+        "cwd": str(codex_install.project),
+        "hook_event_name": "UserPromptSubmit",
+        "model": "gpt-5.5",
+        "permission_mode": "default",
+        "prompt": "$acceptance-implement spec.md",
+    }
+    env = {
+        **clean_environment(codex_install.home, codex_install.home.parent / "tmp"),
+        **codex_install.env,
+        "ACCEPTANCE_GATE_PYTHON": sys.executable,
+    }
+    done = subprocess.run(
+        [*wrapper_for(level), "/bin/sh", "-c", command],
+        input=json.dumps(payload),
+        cwd=codex_install.project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    warning = isolation.LEVELS[level].warning
+    if warning is None:
+        assert "systemMessage" not in answer and "doctor" not in context, answer
+        return
+    assert warning in answer["systemMessage"] and warning in context, answer
+    assert "pytest-acceptance-doctor --agent codex" in answer["systemMessage"], answer
