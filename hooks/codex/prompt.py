@@ -17,7 +17,7 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_codex, pin
+from pytest_acceptance.claude import hook_io, host_codex, isolation, pin
 from pytest_acceptance.claude.flow_state import Flow
 
 DEADLINE = 100  # seconds; the hook's timeout in .codex/hooks.json is 120
@@ -67,9 +67,23 @@ def _tell_model(flow: Flow) -> None:
             "of done), or with an escalation: a message whose first line starts with "
             f"{host_codex.ESCALATE_MARK} followed by the evidence."
         )
-    hook_io.emit(
-        {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": note}}
-    )
+    answer: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": note}
+    }
+    notice = _implement_notice()
+    if notice is not None:
+        answer["systemMessage"] = notice
+        answer["hookSpecificOutput"]["additionalContext"] = f"{note} {notice}"
+    hook_io.emit(answer)
+
+
+def _implement_notice() -> str | None:
+    """What this machine leaves open (the gate run's isolation level below full), said in
+    the flow's first answer; None when all is well. Hook trust is checked above."""
+    warning = isolation.current().warning
+    if warning is None:
+        return None
+    return f"{warning} Run `pytest-acceptance-doctor --agent codex` for the whole check."
 
 
 def _warn(message: str) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
+NOT_INSTALLED = "-"  # the gate is not installed for this agent: nothing to check
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,13 +8,12 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import apart, installation, isolation
+from pytest_acceptance.claude import apart, installation
 from pytest_acceptance.claude.hook_io import PLUGIN_NAME
-from pytest_acceptance.doctor import FAIL, OK, WARN, Check, Options
+from pytest_acceptance.doctor import FAIL, OK, WARN, Check, Options, probes
 from pytest_acceptance.doctor.claude_stop import synthetic_stop
 
 HOST = "claude-code"
@@ -23,11 +22,6 @@ INSTALL = (
     "claude plugin install pytest-acceptance@pytest-acceptance"
 )
 MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
-# What the launcher must be able to run: the hooks' own package, under python3 -E -S.
-_LAUNCHER_PROBE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); import pytest_acceptance.claude.hook_io; "
-    "print(sys.executable); print('%d.%d.%d' % sys.version_info[:3])"
-)
 
 
 def config_dir() -> Path:
@@ -96,7 +90,7 @@ def checks(options: Options) -> list[Check]:
         else Check(HOST, "hooks.json", OK, declared)
     )
     rows += [_interpreter(root, options.project), _state_folder(plugin_id)]
-    rows += [_isolation(), _sandbox(options.project)]
+    rows += [probes.isolation_level(HOST), _sandbox(options.project)]
     if options.synthetic_stop:
         rows.append(_synthetic(root, commands))
     return rows
@@ -123,31 +117,8 @@ def _plugin_enabled(project: Path, plugin_id: str | None) -> Check:
 
 
 def _interpreter(root: Path, project: Path) -> Check:
-    """Run the hooks' launcher as Claude Code does (from the project, with this PATH): the
-    python3 it picks must run the hooks' package."""
-    launcher = root / "hooks" / "python3"
-    env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(root)}
-    fix = (
-        "put a python3 >= 3.8 first on the PATH Claude Code starts with, outside the project, "
-        "neither a virtualenv's nor a version manager's shim"
-    )
-    try:
-        done = subprocess.run(
-            ["/bin/sh", str(launcher), "-B", "-c", _LAUNCHER_PROBE, str(root)],
-            cwd=project if project.is_dir() else None,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        return Check(HOST, "hooks' python3", FAIL, f"{launcher} did not run ({error})", fix)
-    lines = done.stdout.split()
-    if done.returncode != 0 or len(lines) != 2:
-        said = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return Check(HOST, "hooks' python3", FAIL, f"the launcher's python3 fails: {said}", fix)
-    return Check(HOST, "hooks' python3", OK, f"{lines[0]} (Python {lines[1]})")
+    env = {"CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(root)}
+    return probes.launcher_python(HOST, root, project, env)
 
 
 def data_folder(plugin_id: str | None) -> Path:
@@ -158,33 +129,7 @@ def data_folder(plugin_id: str | None) -> Path:
 
 
 def _state_folder(plugin_id: str | None) -> Check:
-    """Write into the state folder (or, before its first use, into the folder it will be
-    made in), take the write back, and give the folder its times back."""
-    folder = data_folder(plugin_id)
-    existing = folder
-    while not existing.exists() and existing.parent != existing:
-        existing = existing.parent
-    fix = f"make {existing} writable by your user (its owner, its mode, a read-only mount)"
-    try:
-        times = existing.stat()
-        if existing == folder:
-            handle, name = tempfile.mkstemp(prefix=".doctor-", dir=folder)
-            os.close(handle)
-            os.unlink(name)
-        else:
-            os.rmdir(tempfile.mkdtemp(prefix=".doctor-", dir=existing))
-        os.utime(existing, ns=(times.st_atime_ns, times.st_mtime_ns))
-    except OSError as error:
-        return Check(HOST, "state folder", FAIL, f"{existing} is not writable ({error})", fix)
-    return Check(HOST, "state folder", OK, f"{folder} writable")
-
-
-def _isolation() -> Check:
-    level = isolation.current()
-    found = f"{level.name}: {level.gives} ({isolation.why()})"
-    if level.warning is None:
-        return Check(HOST, "gate run isolation", OK, found)
-    return Check(HOST, "gate run isolation", FAIL, found, level.fix)
+    return probes.writable_folder(HOST, data_folder(plugin_id))
 
 
 def _sandbox(project: Path) -> Check:

@@ -59,7 +59,7 @@ def synthetic_stop(root: Path, commands: dict[tuple[str, str], str]) -> StopOutc
 
 
 def _run(root: Path, prompt: str, stop: str, scratch: Path) -> StopOutcome:
-    project = _project(scratch / "project")
+    project = project_with(scratch / "project")
     env = _environment(root, scratch, project)
     lines = _Transcript(project)
     transcript = scratch / "session.jsonl"
@@ -78,7 +78,7 @@ def _run(root: Path, prompt: str, stop: str, scratch: Path) -> StopOutcome:
     return StopOutcome(blocked, " ".join(reason.split())[:160])
 
 
-def _project(path: Path) -> Path:
+def project_with(path: Path) -> Path:
     """A git repository whose spec's one criterion fails."""
     (path / "specs").mkdir(parents=True)
     (path / SPEC).write_text(SPEC_TEXT, encoding="utf-8")

@@ -86,6 +86,14 @@ def codex_session(
         api.stop()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test run at each isolation level is marked `isolation_level`, whether its file
+    says so or not: CI runs these again on a view of the machine without bubblewrap."""
+    for item in items:
+        if "isolation_level" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.isolation_level)
+
+
 @pytest.fixture
 def isolation_level(request: pytest.FixtureRequest) -> Iterator[str]:
     """The isolation level (parametrized indirectly, see hook_transcripts.level_params) the

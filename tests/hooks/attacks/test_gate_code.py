@@ -73,7 +73,7 @@ from support.claude_harness import (
     StandInFactory,
 )
 
-from pytest_acceptance.claude import gate_runtime, witness
+from pytest_acceptance.claude import gate_runtime, isolation, witness
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import"
@@ -142,7 +142,7 @@ VALUE = 1
 
 def gate_pytest():
     pid = os.getppid()
-    while pid > 1:
+    while pid > 0:  # in a PID namespace of the run's own, the gate's pytest may be its 1
         words = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\\0")
         if b"--acceptance-verdict-fd" in words:
             return pid, words[words.index(b"--acceptance-verdict-fd") + 1].decode()
@@ -202,19 +202,28 @@ def test_project_config_and_conftest_never_reach_the_gates_own_run(
     assert_stopped(gate, stop, FAILING)
 
 
+@pytest.mark.parametrize("isolation_level", level_params(()), indirect=True)
 @pytest.mark.parametrize("attack", sorted(RUNNER_ATTACKS))
-def test_project_code_attacking_the_gates_runner_is_refused(tmp_path: Path, attack: str) -> None:
+def test_project_code_attacking_the_gates_runner_is_refused(
+    tmp_path: Path, attack: str, isolation_level: str
+) -> None:
     """Route: the criterion runs the project's tests, so code the agent wrote runs inside
     the gate's run. It writes a complete forged verdict into the gate's pipe through
     /proc/<pid>/fd (pytest's own verdict follows: a doubled verdict, not JSON), or kills
-    the gate's pytest (no verdict, exit -9). Either way no trustworthy verdict: refused."""
+    the gate's pytest (no verdict, exit -9). Either way no trustworthy verdict: refused, at
+    every isolation level (the pipe is the run's own, whatever sets the run apart)."""
     repo = make_repo(tmp_path / "repo", PYTEST_SPEC)
     (repo / "test_value.py").write_text(
         "from app import VALUE\n\n\ndef test_value():\n    assert VALUE == 2\n"
     )
     (repo / "app.py").write_text(GATE_PYTEST + RUNNER_ATTACKS[attack])
     gate, stop = attempt_done(repo, tmp_path, lambda repo: None)
-    assert gate.denied and REFUSED_BECAUSE[attack] in gate.deny_reason, gate.deny_reason
+    because = REFUSED_BECAUSE[attack]
+    if attack == "kill_the_runner" and isolation_level == isolation.PID:
+        # `unshare --fork` makes the gate's pytest the PID namespace's init, which the
+        # kernel keeps from a SIGKILL sent inside the namespace: it runs on, fails honestly.
+        because = FAILING
+    assert gate.denied and because in gate.deny_reason, gate.deny_reason
     # An untrusted run is never stored: the stop runs the gate again (the forger forges once,
     # then the honest failure shows; the killer kills again).
     assert stop.blocked, stop.stdout

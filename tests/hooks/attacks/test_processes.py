@@ -751,7 +751,7 @@ def test_a_daemon_that_rewrites_its_own_environ_outlives_the_stop(tmp_path: Path
 FORGE_THROUGH_PROC = r"""
 import json, os, sys, time
 pid = os.getppid()
-while pid > 1:
+while pid > 0:  # in a PID namespace of the run's own, the gate's pytest may be its 1
     args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
     if b"--acceptance-verdict-fd" in args:
         fd = args[args.index(b"--acceptance-verdict-fd") + 1].decode()
@@ -800,10 +800,13 @@ def real_verdict(ident: str = "AC-1") -> dict[str, Any]:
     }
 
 
-def test_a_verdict_forged_around_the_real_one_on_the_pipe_blocks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolation_level", level_params(()), indirect=True)
+def test_a_verdict_forged_around_the_real_one_on_the_pipe_blocks(
+    tmp_path: Path, isolation_level: str
+) -> None:
     """Project code a criterion runs opens /proc/<pytest>/fd/N and wraps the real verdict in
     a forged object (status pass, exit code 1 = pytest's). Not the verdict's shape, and
-    pytest did not exit 0: blocked as tampering."""
+    pytest did not exit 0: blocked as tampering, at every isolation level."""
     repo = make_repo(tmp_path / "repo", one_criterion_spec("sh check.sh"))
     (repo / "check.sh").write_text("python forge.py\nexit 1\n")
     (repo / "forge.py").write_text(FORGE_THROUGH_PROC)
