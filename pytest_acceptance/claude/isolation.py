@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from pytest_acceptance.claude import apart, hook_io
+from pytest_acceptance.claude import apart, gate_env, hook_io
+from pytest_acceptance.claude.flow_state import Flow
 
 FULL, PID, NONE = "full", "pid", "none"
 INSTALL_BUBBLEWRAP = (
@@ -102,6 +103,15 @@ def why() -> str:
         else:
             found.append(f"{tool}: {path} does not start a PID namespace as your user")
     return "; ".join(found)
+
+
+def given_from_home(flow: Flow) -> str | None:
+    """At full, the sentence that lists what of the user's files outside the system's
+    folders the run is given because the criteria need it (gate_env.given); None when
+    nothing is, or below full (where the run sees every file anyway)."""
+    if current().name != FULL:
+        return None
+    return gate_env.shown(flow)
 
 
 def tell_if_open() -> None:
