@@ -15,10 +15,10 @@ pin once an attack found it. So the run starts from an empty root and sees only:
   there.
 - **what the hooks trust** (apart.trusted: the plugin, its state, Claude Code's
   configuration, the pinned interpreter and each pinned criteria environment), read-only;
-- **what the run needs from HOME**, pinned at /implement and read-only: each toolchain home
-  of gate_env.py (CARGO_HOME, RUSTUP_HOME, GOPATH) and the installation of each tool the
-  criteria name whose file lives outside the system's folders (:func:`from_home`, shown by
-  :func:`shown`);
+- **what the run needs from HOME**, pinned at /implement and read-only: the installation
+  of each tool the criteria name whose file lives outside the system's folders, and the
+  toolchain homes of gate_env.py (CARGO_HOME, RUSTUP_HOME, GOPATH) when such a tool lives
+  in one (:func:`from_home`; said at /implement, :func:`shown`);
 - **the project**, read-write (and the git folder of a worktree, read-only);
 - a ``/dev`` of its own (null, zero, random, tty, a fresh ``/dev/shm``), a fresh ``/proc``
   of its PID namespace and a fresh, empty ``/tmp``. HOME and TMPDIR are fresh folders of
@@ -139,18 +139,23 @@ def hops(paths: Iterable[str]) -> dict[str, str]:
 
 def from_home(tools: dict[str, str], toolchains: dict[str, str], home: str) -> dict[str, str]:
     """What the run is given outside the system's folders because the criteria need it,
-    each with why: each toolchain home (its variable) and the installation of each pinned
-    tool (the folder above its ``bin``, or the file alone; never HOME itself nor a folder
-    holding it)."""
-    given: dict[str, str] = {}
-    for variable, folder in sorted(toolchains.items()):
-        if os.path.isdir(folder) and not in_system(folder):
-            given[os.path.realpath(folder)] = variable
+    each with why: the installation of each pinned tool that lives there (the folder above
+    its ``bin``, or the file alone; never HOME itself nor a folder holding it) and, when one
+    of them lives in a toolchain home, every toolchain home (cargo's proxies need rustup's)."""
+    places: dict[str, str] = {}
     for name, target in sorted(tools.items()):
-        if in_system(target) or not os.path.isabs(target):
-            continue
-        place = _installation(target, home)
-        given.setdefault(place, f"the tool `{name}`")
+        if os.path.isabs(target) and not in_system(target):
+            places.setdefault(_installation(target, home), f"the tool `{name}`")
+    homes = {
+        os.path.realpath(folder): variable
+        for variable, folder in sorted(toolchains.items())
+        if os.path.isdir(folder) and not in_system(folder)
+    }
+    needed = any(place == folder or _within(place, folder) for place in places for folder in homes)
+    given = dict(homes) if needed else {}
+    for place, why in places.items():
+        if not any(place == folder or _within(place, folder) for folder in given):
+            given[place] = why
     return given
 
 

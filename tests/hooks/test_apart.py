@@ -193,9 +193,9 @@ def test_the_run_sees_only_what_it_was_given(tmp_path: Path) -> None:
 
 
 def test_honest_what_the_criteria_need_from_home_is_given_by_its_pin(tmp_path: Path) -> None:
-    """A toolchain home pinned at /implement (gate_env's toolchains) and the installation
-    of a pinned tool that lives in HOME are in the run's world, read-only; the rest of HOME
-    is not."""
+    """A toolchain home pinned at /implement (gate_env's toolchains) whose tool a criterion
+    names, and the installation of a pinned tool that lives in HOME, are in the run's
+    world, read-only; the rest of HOME is not."""
     require_tool("bwrap", why="the gate's run's world of its own")
     home = Path.home()
     tag = f"pytest-acceptance-home-{zlib.crc32(str(tmp_path).encode()):08x}"
@@ -207,13 +207,17 @@ def test_honest_what_the_criteria_need_from_home_is_given_by_its_pin(tmp_path: P
         (tool_home / "lib").mkdir()
         (tool_home / "lib" / "module.txt").write_text("the tool's own\n")
         (tool_home / "bin" / "tool").write_text("#!/bin/sh\n")
+        (cargo / "bin" / "cargo").write_text("#!/bin/sh\n")
         other.write_text("nobody pinned this\n")
         repo = tmp_path / "repo"
         repo.mkdir()
         pinned = {
             "path": os.defpath,
             "home": str(home),
-            "tools": {"tool": {"target": str(tool_home / "bin" / "tool"), "sha256": "x"}},
+            "tools": {
+                "tool": {"target": str(tool_home / "bin" / "tool"), "sha256": "x"},
+                "cargo": {"target": str(cargo / "bin" / "cargo"), "sha256": "x"},
+            },
             "toolchains": {"CARGO_HOME": str(cargo)},
         }
         data = {"repo": str(repo), "closure": {"roots": [sys.base_prefix]}, "gate_env": pinned}
