@@ -115,6 +115,12 @@ def mounts(
         )
         if not held:
             words += ["--symlink", target, link]
+    # The folders made to hold the mounts are the world's own, not the run's to write: a
+    # conftest.py one criterion wrote above the project would reach the next one's pytest
+    # and vanish with the run. /tmp too, when it holds such folders (a project in /tmp).
+    words += ["--remount-ro", "/"]
+    if any(_within(path, "/tmp") for path in [*kept, *opened, *(links or {})]):
+        words += ["--remount-ro", "/tmp"]
     return words
 
 

@@ -786,6 +786,9 @@ def test_variant_the_projects_venv_link_repointed_to_another_environment(
     assert outside_the_gate(repo, VENV_TESTS) == 0, "the attack must pass the exit code"
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
+    if isolation.current().name == isolation.FULL:  # the new target is not in the world
+        assert "AC-1" in done.deny_reason, done.deny_reason
+        return
     assert f"{repo / '.venv' / 'pyvenv.cfg'}: changed" in done.deny_reason, done.deny_reason
 
 
@@ -796,7 +799,8 @@ def test_variant_code_a_criterion_runs_writes_into_its_environment_during_the_ru
     gate's own run, where the code under test writes a `conftest.py` above the project, a
     file pinned as absent (so no read-only view can hold it), for a later criterion's
     pytest. A run must leave every environment as it found it: every pin is checked again
-    after the run, the file is named, and /done is refused."""
+    after the run, the file is named, and /done is refused. Under bubblewrap the folders
+    above the project are the world's own, read-only: the plant cannot be written."""
     repo = witnessed_project(tmp_path, VENV_TESTS, files={".gitignore": ".venv/\n"})
     project_venv(repo)
     builder = pinned_flow(repo)
@@ -806,6 +810,9 @@ def test_variant_code_a_criterion_runs_writes_into_its_environment_during_the_ru
     assert not planted.exists()
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
+    if isolation.current().name == isolation.FULL:  # above the project is read-only there
+        assert not planted.exists() and "AC-1" in done.deny_reason, done.deny_reason
+        return
     assert "the gate's run changed the environment it runs in" in done.deny_reason
     assert f"{planted}: changed" in done.deny_reason, done.deny_reason  # pinned as absent
 
