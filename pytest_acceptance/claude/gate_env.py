@@ -31,6 +31,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pytest_acceptance.claude import world
 from pytest_acceptance.claude.flow_state import Flow, write_bytes
 from pytest_acceptance.tree import shell
 from pytest_acceptance.tree.hostile import file_digest, read_regular_or_none
@@ -154,6 +155,31 @@ def apply(env: dict[str, str], flow: Flow, python: str, run_folder: str) -> dict
     for variable, value in (toolchains if isinstance(toolchains, dict) else {}).items():
         env[str(variable)] = str(value)
     return env
+
+
+def given(flow: Flow) -> dict[str, str]:
+    """What of the user's files outside the system's folders the run is given because of
+    this pin (world.from_home): each toolchain home, each named tool's installation."""
+    pinned = _pinned(flow)
+    if pinned is None or pinned.get("error"):
+        return {}
+    tools = pinned.get("tools")
+    toolchains = pinned.get("toolchains")
+    targets = {
+        str(name): str(tool.get("target"))
+        for name, tool in (tools.items() if isinstance(tools, dict) else ())
+        if isinstance(tool, dict) and tool.get("target")
+    }
+    homes = toolchains if isinstance(toolchains, dict) else {}
+    return world.from_home(
+        targets, {str(k): str(v) for k, v in homes.items()}, str(pinned.get("home") or "")
+    )
+
+
+def shown(flow: Flow) -> str | None:
+    """The sentence that lists what of the user's files the gate's run is given, or None."""
+    pinned = _pinned(flow) or {}
+    return world.shown(given(flow), str(pinned.get("home") or ""))
 
 
 def rest_of_path(flow: Flow, fallback: str) -> str:
