@@ -31,6 +31,7 @@ from typing import Iterable
 
 from pytest_acceptance.claude.flow_state import Flow, data_dir
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
+from pytest_acceptance.claude.pins import table
 
 # Where each wrapper is looked for, best first (isolation.py names the level each gives).
 SYSTEM_PATHS = {
@@ -122,18 +123,12 @@ def _within(path: str, folder: str) -> bool:
 def trusted(flow: Flow) -> list[str]:
     """What the hooks read to decide, and what the gate's runs are made of: the plugin (its
     hooks and package), its state, Claude Code's configuration folder (settings,
-    transcripts, installed plugins), and the folders and files of the pinned interpreter and of
-    each environment a criterion ran in at /implement."""
+    transcripts, installed plugins), and what each pin of the gate's table names
+    (pins/table.py: the folders and files of the pinned interpreter and of each environment
+    a criterion ran in at /implement, ...)."""
     home = os.path.expanduser("~")
     config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
-    paths = [str(PLUGIN_ROOT), str(data_dir()), config]
-    for places, _ in flow.pinned_closures():
-        for key in ("roots", "files"):
-            listed = places.get(key)
-            paths += (
-                [str(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
-            )
-    return paths
+    return [str(PLUGIN_ROOT), str(data_dir()), config, *table.read_only(flow)]
 
 
 def _existing(paths: Iterable[str]) -> list[str]:

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude import gate, gate_runtime, pinned_flow
-from pytest_acceptance.claude.flow_state import Flow, FlowStateError, sha256_bytes, start
+from pytest_acceptance.claude.flow_state import (
+    Flow,
+    FlowStateError,
+    OlderFlowError,
+    sha256_bytes,
+    start,
+)
 from pytest_acceptance.claude.hook_io import HookInputError, git_toplevel, text_field
 from pytest_acceptance.claude.transcript import Transcript, first_word, skill_name
 from pytest_acceptance.tree.hostile import read_regular_or_none
@@ -43,8 +49,12 @@ def held_flow(session_id: str, payload: dict[str, Any]) -> Flow | None:
     or another CLI resuming the session -- it cannot close, replace or re-pin that flow. A
     flow whose /implement named no readable spec holds nothing, and one the user interrupted
     before any work and moved on from was never started: both may be replaced. Raises
-    FlowStateError when the state cannot be read (the caller then pins nothing)."""
-    flow = Flow.load(session_id)
+    FlowStateError when the state cannot be read (the caller then pins nothing); a flow an
+    older version pinned is replaced (its records cannot be checked, so it holds nothing)."""
+    try:
+        flow = Flow.load(session_id)
+    except OlderFlowError:
+        return None
     if flow is None or not flow.is_open or flow.problem is not None or flow.finished():
         return None
     try:

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import wait_until
+from pinning import take_pins
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
-from pytest_acceptance.claude.flow_state import CRITERIA_CLOSURES_KEY, Flow
+from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.pins import base, criteria_environments
+from pytest_acceptance.claude.pins.closures import Environment
+from pytest_acceptance.claude.pins.criteria_environments import CriteriaEnvironments
 
 WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
 
@@ -107,9 +111,12 @@ def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
         folder.mkdir()
     venv = repo / ".venv" / "site-packages"  # a criterion's environment, inside the project
     venv.mkdir(parents=True)
-    criteria = [{"places": {"roots": [str(venv)], "files": []}}]
-    data = {"repo": str(repo), "closure": {"roots": [str(site)]}, CRITERIA_CLOSURES_KEY: criteria}
-    flow = Flow(tmp_path / "flow", data)
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "python": sys.executable})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": [str(site)]})
+    criterion = Environment("python", (str(venv),), (), (), (), "closure-0.json")
+    record = CriteriaEnvironments((criterion,))
+    base.write(flow, criteria_environments.NAME, record.to_json())
     hook = Path(apart.PLUGIN_ROOT, "hooks", "pretool_gate_hook.py")
     tries = {str(hook): False, str(site / "x.pth"): False, str(venv / "x.pth"): False}
     tries.update({str(repo / "out.txt"): True, str(private / "tmp.txt"): True})

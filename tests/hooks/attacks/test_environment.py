@@ -44,6 +44,7 @@ from hook_transcripts import (
     witnessed_project,
     write,
 )
+from pinning import take_pins
 from support.attack_kit import (
     PASSING_PLUGIN,
     PATCHER,
@@ -82,9 +83,9 @@ from support.claude_harness import (
 
 from pytest_acceptance.claude import (
     flow_state,
-    gate_runtime,
     interpreter_paths,
 )
+from pytest_acceptance.claude.pins import table
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_fake_bash_in_the_projects_venv_bin_blocks"
@@ -853,14 +854,12 @@ def test_every_symlink_hop_of_the_pinned_path_is_checked(tmp_path: Path) -> None
         (folder / "python").symlink_to(sys.executable)
     (tmp_path / "bin").symlink_to(real)
     python = str(tmp_path / "bin" / "python")
-    flow = flow_state.Flow(tmp_path, {"repo": str(tmp_path)})
-    gate_runtime.pin_runtime(flow, {"python": python})
-    assert gate_runtime.runtime_changes(flow) == []
+    flow = flow_state.Flow(tmp_path, {"repo": str(tmp_path), "python": python})
+    take_pins(flow)
+    assert table.before_run(flow) == []
     (tmp_path / "bin").unlink()
     (tmp_path / "bin").symlink_to(other)
-    assert gate_runtime.runtime_changes(flow) == [
-        f"{python} (the interpreter path now resolves differently)"
-    ]
+    assert table.before_run(flow) == [f"{python} (the interpreter path now resolves differently)"]
 
 
 def test_a_new_bin_entry_that_shadows_nothing_is_an_honest_install(tmp_path: Path) -> None:
@@ -870,11 +869,12 @@ def test_a_new_bin_entry_that_shadows_nothing_is_an_honest_install(tmp_path: Pat
     folder.mkdir()
     (folder / "python").symlink_to(sys.executable)
     (folder / "activate").write_text("# original\n")
-    pinned = interpreter_paths.pin(str(folder / "python"))
+    python = str(folder / "python")
+    hops, pinned = interpreter_paths.symlink_hops(python), interpreter_paths.bin_entries(python)
     (folder / "my-new-tool-xyz").write_text("#!/bin/sh\n")
-    assert interpreter_paths.changes(str(folder / "python"), pinned, "/usr/bin:/bin") == []
+    assert interpreter_paths.changes(python, hops, pinned, "/usr/bin:/bin") == []
     (folder / "activate").write_text("# changed\n")
-    assert interpreter_paths.changes(str(folder / "python"), pinned, "/usr/bin:/bin") == [
+    assert interpreter_paths.changes(python, hops, pinned, "/usr/bin:/bin") == [
         str(folder / "activate")
     ]
 
