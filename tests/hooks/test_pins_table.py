@@ -21,6 +21,7 @@ from pytest_acceptance.claude.pins import (
     base,
     interpreter_path,
     path_and_home,
+    path_folders,
     shadowed_names,
     table,
 )
@@ -37,6 +38,7 @@ JSON = st.recursive(
 ROW = re.compile(r"^\| `([a-z-]+)` \| (.+) \|$")
 RECORDS = [
     path_and_home.PathAndHome,
+    path_folders.PathFolders,
     interpreter_path.InterpreterPath,
     Environment,
     shadowed_names.ShadowedNames,

@@ -19,11 +19,13 @@ from pytest_acceptance.claude.pins import (
     gate_environment,
     interpreter_path,
     path_and_home,
+    path_folders,
     shadowed_names,
 )
 
 PINS: tuple[base.Pin, ...] = (
     path_and_home.PIN,
+    path_folders.PIN,
     interpreter_path.PIN,
     gate_environment.PIN,
     shadowed_names.PIN,
