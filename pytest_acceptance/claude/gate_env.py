@@ -13,7 +13,8 @@ from HOME. So the gate's run takes neither from the session:
   run's PATH, before the PATH pinned at /implement: a named tool is never looked up again
   in a folder the agent can write. Before each run every pinned tool is hashed again; a
   changed one blocks (restore it, or /escalate). A tool the criteria do not name (one a
-  test script calls) is still looked up on the pinned PATH.
+  test script calls) is still looked up on the pinned PATH, whose folders are pinned entry
+  by entry (pins/path_folders.py).
 - **HOME.** The run gets a fresh, empty HOME of its own. Into it go exactly: git's global
   configuration as it was at /implement (identity and settings the criteria's git commands
   read), Claude Code's configuration (``~/.claude.json``) as it was at /implement, and the
