@@ -29,9 +29,10 @@ import subprocess
 import sys
 from typing import Iterable
 
-from pytest_acceptance.claude import gate_env, world
+from pytest_acceptance.claude import world
 from pytest_acceptance.claude.flow_state import Flow, data_dir
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
+from pytest_acceptance.claude.pins import path_and_home, table
 
 # Where each wrapper is looked for, best first (isolation.py names the level each gives).
 SYSTEM_PATHS = {
@@ -95,7 +96,7 @@ def command(
 ) -> list[str]:
     """`words`, to be run apart when this machine can. Under bubblewrap the run sees only
     what it was given (world.py): the system's folders; what the hooks trust
-    (:func:`trusted`) and what the criteria need from HOME (gate_env.given), read-only, so
+    (:func:`trusted`) and what the criteria need from HOME (pins/path_and_home.given), read-only, so
     code the run executes can neither rewrite the plugin's hooks, its state, Claude Code's
     settings and transcripts or the pinned environments, nor read a file nobody pinned; the
     project and `writable` writable, but for `read_only` (what the gate puts into the run's
@@ -103,7 +104,7 @@ def command(
     wrapper = prefix()
     if not wrapper or os.path.basename(wrapper[0]) != "bwrap":
         return [*wrapper, *words]
-    given = [*trusted(flow), *gate_env.given(flow), *read_only]
+    given = [*trusted(flow), *path_and_home.given(flow), *read_only]
     kept = _existing(given)
     kept += [path for path in _existing(world.worktree_git(flow.repo)) if path not in kept]
     opened = _existing([flow.repo, *writable])
@@ -121,18 +122,12 @@ def _namespaces(wrapper: tuple[str, ...]) -> list[str]:
 def trusted(flow: Flow) -> list[str]:
     """What the hooks read to decide, and what the gate's runs are made of: the plugin (its
     hooks and package), its state, Claude Code's configuration folder (settings,
-    transcripts, installed plugins), and the folders and files of the pinned interpreter and of
-    each environment a criterion ran in at /implement."""
+    transcripts, installed plugins), and what each pin of the gate's table names
+    (pins/table.py: the folders and files of the pinned interpreter and of each environment
+    a criterion ran in at /implement, ...)."""
     home = os.path.expanduser("~")
     config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
-    paths = [str(PLUGIN_ROOT), str(data_dir()), config]
-    for places, _ in flow.pinned_closures():
-        for key in ("roots", "files"):
-            listed = places.get(key)
-            paths += (
-                [str(p) for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
-            )
-    return paths
+    return [str(PLUGIN_ROOT), str(data_dir()), config, *table.read_only(flow)]
 
 
 def _existing(paths: Iterable[str]) -> list[str]:

@@ -6,7 +6,8 @@ hooks; ``~/.claude/plugins/data/pytest-acceptance`` when it is unset), one folde
 session:
 
     flows/<session key>/flow.json      the pin: session, repository, spec, criteria, settings,
-                                       interpreter and its files' hashes, flow status
+                                       interpreter, flow status
+    flows/<session key>/pins/<name>.json  one record per input the gate trusts (pins/table.py)
     flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
     flows/<session key>/config/...     the project's pytest configuration files and its
                                        sign-offs file, same moment
@@ -46,15 +47,18 @@ CONFIG_FILES = PYTEST_CONFIG_FILES
 # /implement.
 SIGNOFF_FILE = "acceptance-signoffs.yaml"
 
-# In flow.json: [{"python", "places", "file"}] of each environment, other than the gate's,
-# a criterion ran in at /implement (gate_runtime.pin_criteria_environments).
-CRITERIA_CLOSURES_KEY = "criteria_closures"
-STATE_VERSION = 1
+# 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here.
+STATE_VERSION = 2
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 
 
 class FlowStateError(HookInputError):
     """The plugin's own state cannot be read or written; inside a flow that blocks."""
+
+
+class OlderFlowError(FlowStateError):
+    """The flow was pinned by an older version of the plugin, whose records this one does
+    not read: it blocks like damaged state, and a new /implement may replace it."""
 
 
 def data_dir() -> Path:
@@ -120,6 +124,27 @@ class Flow:
         value = self.data.get("problem")
         return value if isinstance(value, str) else None
 
+    @property
+    def python(self) -> str:
+        """The gate's interpreter, pinned at /implement ("" when none could be)."""
+        value = self.data.get("python")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def prefix(self) -> str:
+        """Its environment (sys.prefix), pinned at /implement."""
+        value = self.data.get("prefix")
+        return value if isinstance(value, str) else ""
+
+    def bash_commands(self) -> list[str]:
+        """The commands of the pinned bash criteria."""
+        criteria = self.data.get("criteria")
+        return [
+            str(item["command"])
+            for item in (criteria if isinstance(criteria, list) else [])
+            if isinstance(item, dict) and item.get("method") == "bash" and item.get("command")
+        ]
+
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
@@ -140,6 +165,12 @@ class Flow:
             data = json.loads(raw)
         except ValueError:
             raise FlowStateError(f"the pinned flow {path} is not JSON (damaged?)") from None
+        if isinstance(data, dict) and _older(data.get("version")):
+            raise OlderFlowError(
+                f"the /implement flow of this session was pinned by an older version of "
+                f"pytest-acceptance ({path}), which this one cannot check. Start a new "
+                "/pytest-acceptance:implement to pin it again"
+            )
         if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
             raise FlowStateError(f"the pinned flow {path} has an unknown format")
         if data.get("session_id") != session_id:
@@ -260,21 +291,6 @@ class Flow:
 
     # -- the gate's results, by tree fingerprint
 
-    @property
-    def closure_file(self) -> Path:
-        """The interpreter's environment, file by file (tree/closure.py), as pinned."""
-        return self.folder / "closure.json"
-
-    def pinned_closures(self) -> list[tuple[dict[str, Any], Path]]:
-        """Each environment pinned at /implement, the gate's own first, then each one a
-        criterion ran in: its places (roots, files, left_out) and its pin's file."""
-        found = [(self.get("closure"), self.closure_file)]
-        criteria = self.get(CRITERIA_CLOSURES_KEY)
-        for entry in criteria if isinstance(criteria, list) else []:
-            if isinstance(entry, dict):
-                found.append((entry.get("places"), self.folder / str(entry.get("file"))))
-        return [(places, pin) for places, pin in found if isinstance(places, dict)]
-
     def result_path(self, fingerprint: str) -> Path:
         return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
 
@@ -307,6 +323,10 @@ class Flow:
         if result.real_run:
             self.data["real_run_at"] = time.time()
         self.save()
+
+
+def _older(version: object) -> bool:
+    return isinstance(version, int) and not isinstance(version, bool) and version < STATE_VERSION
 
 
 def _number(value: object, default: float = 0.0) -> float:

@@ -50,7 +50,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from pytest_acceptance.claude import apart, gate_bytecode, gate_env, gate_lock, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
@@ -58,18 +58,19 @@ from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome,
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
-    environment_changes,
     integrity_module,
     never_pinned,
     probe,
-    runtime_changes,
 )
 from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
+from pytest_acceptance.claude.pins import path_and_home, table
+from pytest_acceptance.claude.pins.base import PinError
 from pytest_acceptance.claude.verdict_check import parse as parse_verdict
 from pytest_acceptance.tree import folders as roles
 from pytest_acceptance.tree.hostile import file_digest
 
+Record = TypeVar("Record")
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 DEFAULT_DEADLINE = 600  # seconds for one gate run; the hooks' timeout in hooks.json is 900
 PROBE_TIMEOUT = 120
@@ -125,7 +126,7 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     missing_pin = never_pinned(flow)
     if missing_pin is not None:
         raise GateError(missing_pin)
-    changed = runtime_changes(flow)
+    changed = pinned_changes(flow, table.before_run)
     if changed:
         raise GateError(
             f"the Python environment the gate runs in changed since /implement started: "
@@ -149,7 +150,7 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     joined = witness.joined(flow, result.criteria, witnessed)
     alone = _pinned_alone(flow, deadline_at, joined, witness.pinned_sources(flow, witnessed))
-    left = environment_changes(flow)
+    left = pinned_changes(flow, table.after_run)
     if left:  # a criterion's code wrote where a later criterion's process would import it
         raise GateError(
             f"the gate's run changed the environment it runs in: {', '.join(left[:5])}. "
@@ -169,6 +170,15 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     if key is not None and trustworthy and reuse_key(flow, deadline_at) == key:
         flow.store_result(result, key)
     return result
+
+
+def pinned_changes(flow: Flow, check: Callable[[Flow], list[str]]) -> list[str]:
+    """What changed of the pinned inputs (pins/table.py); a pin absent, damaged or failed
+    at /implement refuses the run."""
+    try:
+        return check(flow)
+    except PinError as error:
+        raise GateError(str(error)) from None
 
 
 def _pinned_alone(
@@ -236,6 +246,7 @@ def _pytest(
     except gate_bytecode.BytecodeError as error:
         raise GateError(str(error)) from None
     criteria_bytecode = _criteria_bytecode(flow, python)
+    path_environment = _pinned(path_and_home.read, flow)
     reader, writer = os.pipe()
     # -B: -I ignores PYTHONDONTWRITEBYTECODE, and the gate's bytecode must stay as recorded.
     command = [python, "-I", "-B", "-X", f"pycache_prefix={bytecode}", "-m", "pytest"]
@@ -268,6 +279,7 @@ def _pytest(
                 cwd=flow.repo,
                 env=gate_env.apply(
                     _run_env(python, pycache, bytecode, criteria_bytecode, witness_env),
+                    path_environment,
                     flow,
                     python,
                     pycache,
@@ -303,6 +315,13 @@ def _pytest(
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
     return (untrusted if untrusted is not None else verdict), returncode, tail
+
+
+def _pinned(read: Callable[[Flow], Record], flow: Flow) -> Record:
+    try:
+        return read(flow)
+    except PinError as error:
+        raise GateError(str(error)) from None
 
 
 def _criteria_bytecode(flow: Flow, python: str) -> str:

@@ -88,24 +88,21 @@ def bin_entries(python: str) -> dict[str, str]:
     return {name: entry_kind(os.path.join(folder, name)) for name in names}
 
 
-def pin(python: str) -> dict[str, object]:
-    return {"hops": symlink_hops(python), "bin": bin_entries(python)}
-
-
-def changes(python: str, pinned: dict[str, object], path_rest: str) -> list[str]:
-    """What differs from the pin: a changed hop, a changed/removed bin entry, a new bin
-    entry that shadows a command found on `path_rest` (the run's PATH after the folder)."""
+def changes(
+    python: str, hops: list[list[str]], bin_before: dict[str, str], path_rest: str
+) -> list[str]:
+    """What differs from the pin (`hops`, `bin_before`): a changed hop, a changed/removed
+    bin entry, a new bin entry that shadows a command found on `path_rest` (the run's PATH
+    after the folder)."""
     found = []
-    if symlink_hops(python) != pinned.get("hops"):
+    if symlink_hops(python) != hops:
         found.append(f"{python} (the interpreter path now resolves differently)")
-    before = pinned.get("bin")
-    before = before if isinstance(before, dict) else {}
     now = bin_entries(python)
     folder = os.path.dirname(python)
-    for name, kind in before.items():
+    for name, kind in bin_before.items():
         if now.get(name, "missing") != kind:
             found.append(os.path.join(folder, name))
-    for name in sorted(set(now) - set(before)):
+    for name in sorted(set(now) - set(bin_before)):
         if shutil.which(name, path=path_rest) is not None:
             found.append(f"{os.path.join(folder, name)} (new, shadows {name} on PATH)")
     return found

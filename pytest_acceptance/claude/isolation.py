@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from pytest_acceptance.claude import apart, gate_env, hook_io
+from pytest_acceptance.claude import apart, hook_io
 from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.pins import path_and_home
 
 FULL, PID, NONE = "full", "pid", "none"
 INSTALL_BUBBLEWRAP = (
@@ -107,11 +108,11 @@ def why() -> str:
 
 def given_from_home(flow: Flow) -> str | None:
     """At full, the sentence that lists what of the user's files outside the system's
-    folders the run is given because the criteria need it (gate_env.given); None when
+    folders the run is given because the criteria need it (pins/path_and_home.given); None when
     nothing is, or below full (where the run sees every file anyway)."""
     if current().name != FULL:
         return None
-    return gate_env.shown(flow)
+    return path_and_home.shown(flow)
 
 
 def tell_if_open() -> None:

@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.claude import flow_end, gate, gate_runtime, transcript_pin
-from pytest_acceptance.claude.flow_state import Flow, FlowStateError, sha256_bytes, start
+from pytest_acceptance.claude.flow_state import (
+    Flow,
+    FlowStateError,
+    OlderFlowError,
+    sha256_bytes,
+    start,
+)
 from pytest_acceptance.claude.hook_io import git_toplevel, text_field
 from pytest_acceptance.claude.transcript import first_word, skill_name
 from pytest_acceptance.tree.hostile import read_regular_or_none
@@ -44,8 +50,12 @@ def held_flow(session_id: str) -> Flow | None:
     flow whose /implement named no readable spec holds nothing, and may be replaced; one the
     user interrupted before any work was ended by the prompt hook at the prompt that carried
     this /implement (flow_end.py). Raises FlowStateError when the state cannot be read (the
-    caller then pins nothing)."""
-    flow = Flow.load(session_id)
+    caller then pins nothing); a flow an older version pinned is replaced (its records
+    cannot be checked, so it holds nothing)."""
+    try:
+        flow = Flow.load(session_id)
+    except OlderFlowError:
+        return None
     if flow is None or not flow.is_open or flow.problem is not None or flow.finished():
         return None
     return flow

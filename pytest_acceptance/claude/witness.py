@@ -86,7 +86,6 @@ DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"  # witness_plugin.DI
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
 # in flow.json: {sys.prefix: sys.executable} of the environments the criteria's pytest ran in
 INTERPRETERS_KEY = "criteria_interpreters"
-SHADOWED_KEY = "shadowed_names"  # in flow.json: names a new project module must not take
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
@@ -340,13 +339,14 @@ def _strings(value: Any) -> list[str]:
 # --- the pin, at /implement ---------------------------------------------------------------------
 
 
-def pin(flow: Flow, python: str, clean_env: Any) -> None:
-    """Record, for each witnessed criterion, the node ids its pytest selects now. The
-    criteria are marked witnessed first: a pin that fails leaves them refused ("cannot be
-    read"), never unwatched."""
+def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
+    """Record, for each witnessed criterion, the node ids its pytest selects now; the
+    sessions of that collection. The criteria are marked witnessed first: a pin that fails
+    leaves them refused ("cannot be read"), never unwatched."""
     criteria = witnessed_criteria(flow)
     flow.data["witnessed"] = sorted(str(item["id"]) for item in criteria)
     pinned: dict[str, PinnedTests] = {}
+    found: dict[str, Session] = {}
     if criteria:
         with private_pycache() as folder:
             env = clean_env(python, folder)
@@ -365,12 +365,11 @@ def pin(flow: Flow, python: str, clean_env: Any) -> None:
         learn_modules(flow, found.values())
         seen = {key for session in found.values() for key in session.distributions}
         flow.data[DISTRIBUTIONS_KEY] = sorted(seen)
-        shadowed = set(_strings(flow.get(SHADOWED_KEY))) | missed_by_environment(flow, found)
-        flow.data[SHADOWED_KEY] = sorted(shadowed)
         flow.data[INTERPRETERS_KEY] = {
             s.prefix: s.python for s in found.values() if s.prefix and s.python
         }
     pinned_tests.write(flow.folder, pinned)
+    return found
 
 
 def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:
@@ -395,7 +394,7 @@ def missed_by_environment(flow: Flow, found: Mapping[str, Session]) -> set[str]:
     """The top-level modules the environment's code asked for in the pin's collection and
     no finder found (an optional import: pytest-randomly's ``numpy``). The project gaining
     one since would have the environment import the project's code instead, so such a name
-    counts among those a new project module must not take (gate_runtime.new_shadows). A
+    counts among those a new project module must not take (pins/shadowed_names.py). A
     module the project's own code asked for (a TDD test importing code not written yet)
     stays free to appear."""
     inside = os.path.realpath(flow.repo) + os.sep

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import wait_until
+from pinning import take_pins
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart, world
-from pytest_acceptance.claude.flow_state import CRITERIA_CLOSURES_KEY, Flow
+from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.pins import base, criteria_environments, path_and_home
+from pytest_acceptance.claude.pins.closures import Environment
+from pytest_acceptance.claude.pins.criteria_environments import CriteriaEnvironments
 
 WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
 # This interpreter by its real path: a virtualenv's link is not in bubblewrap's world.
@@ -119,10 +123,12 @@ def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
         folder.mkdir()
     venv = repo / ".venv" / "site-packages"  # a criterion's environment, inside the project
     venv.mkdir(parents=True)
-    criteria = [{"places": {"roots": [str(venv)], "files": []}}]
-    roots = [str(site), sys.base_prefix]  # the pinned interpreter: this one
-    data = {"repo": str(repo), "closure": {"roots": roots}, CRITERIA_CLOSURES_KEY: criteria}
-    flow = Flow(tmp_path / "flow", data)
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "python": sys.executable})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": [str(site), sys.base_prefix]})  # the pinned interpreter: this one
+    criterion = Environment("python", (str(venv),), (), (), (), "closure-0.json")
+    record = CriteriaEnvironments((criterion,))
+    base.write(flow, criteria_environments.NAME, record.to_json())
     hook = Path(apart.PLUGIN_ROOT, "hooks", "pretool_gate_hook.py")
     tries = {str(hook): False, str(site / "x.pth"): False, str(venv / "x.pth"): False}
     tries.update({str(repo / "out.txt"): True, str(private / "tmp.txt"): True})
@@ -163,7 +169,9 @@ def test_the_run_sees_only_what_it_was_given(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "data.txt").write_text("the project's own\n")
-    flow = Flow(tmp_path / "flow", {"repo": str(repo), "closure": {"roots": [sys.base_prefix]}})
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "python": sys.executable})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": [sys.base_prefix]})
     planted = planted_outside(tmp_path)
     try:
         assert len(planted) >= 3, planted  # HOME, /tmp and next to the project at least
@@ -214,17 +222,17 @@ def test_honest_what_the_criteria_need_from_home_is_given_by_its_pin(tmp_path: P
         other.write_text("nobody pinned this\n")
         repo = tmp_path / "repo"
         repo.mkdir()
-        pinned = {
-            "path": os.defpath,
-            "home": str(home),
-            "tools": {
-                "tool": {"target": str(tool_home / "bin" / "tool"), "sha256": "x"},
-                "cargo": {"target": str(cargo / "bin" / "cargo"), "sha256": "x"},
-            },
-            "toolchains": {"CARGO_HOME": str(cargo)},
-        }
-        data = {"repo": str(repo), "closure": {"roots": [sys.base_prefix]}, "gate_env": pinned}
-        flow = Flow(tmp_path / "flow", data)
+        flow = Flow(tmp_path / "flow", {"repo": str(repo), "python": sys.executable})
+        flow.folder.mkdir()
+        take_pins(flow, {"roots": [sys.base_prefix]})
+        tools = (
+            path_and_home.Tool("tool", str(tool_home / "bin" / "tool"), "x"),
+            path_and_home.Tool("cargo", str(cargo / "bin" / "cargo"), "x"),
+        )
+        pinned = path_and_home.PathAndHome(
+            os.defpath, str(home), tools, (("CARGO_HOME", str(cargo)),)
+        )
+        base.write(flow, path_and_home.NAME, pinned.to_json())
         wanted = [cargo / "bin", tool_home / "lib" / "module.txt"]
         look = (
             "import os, sys\n"

@@ -29,8 +29,10 @@ from hook_transcripts import (
     run_hook,
     stop_payload,
 )
+from pinning import take_pins
 
-from pytest_acceptance.claude import flow_state, gate_runtime
+from pytest_acceptance.claude import flow_state
+from pytest_acceptance.claude.pins import table
 from pytest_acceptance.tree.hash_cache import RACY_SECONDS
 
 
@@ -245,13 +247,12 @@ def test_a_changed_interpreter_file_is_a_reason_to_block(tmp_path: Path) -> None
     module.write_text("original\n")
     repo = tmp_path / "repo"
     repo.mkdir()
-    flow = flow_state.Flow(tmp_path, {"repo": str(repo)})
-    report = {"python": "python3", "closure": {"roots": [str(site)], "files": []}}
-    gate_runtime.pin_runtime(flow, report)
-    assert gate_runtime.runtime_changes(flow) == []
+    flow = flow_state.Flow(tmp_path, {"repo": str(repo), "python": sys.executable})
+    take_pins(flow, {"roots": [str(site)], "files": []})
+    assert table.before_run(flow) == []
     module.write_text("tampered\n")
     (site / "zz-evil.pth").write_text("import os\n")
-    assert sorted(gate_runtime.runtime_changes(flow)) == [
+    assert sorted(table.before_run(flow)) == [
         f"{module}: changed",
         f"{site / 'zz-evil.pth'}: added",
     ]

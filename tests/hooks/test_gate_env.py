@@ -1,6 +1,6 @@
-"""The gate's pinned PATH and HOME (pytest_acceptance/claude/gate_env.py), as a library: which
-tools a criterion names, and a pin that cannot be made. The attacks they stop run through
-the real hooks in tests/hooks/attacks/test_environment.py."""
+"""The gate's pinned PATH and HOME (claude/gate_env.py, claude/pins/path_and_home.py), as a
+library: which tools a criterion names, and a pin that cannot be made. The attacks they stop
+run through the real hooks in tests/hooks/attacks/test_environment.py."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import pytest
 
 from pytest_acceptance.claude import gate_env, world
 from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.pins import path_and_home, table
+from pytest_acceptance.claude.pins.base import Collected, PinError, Taking
 
 
 @pytest.mark.parametrize(
@@ -35,13 +37,16 @@ def test_the_tools_a_command_names_are_the_first_words_of_its_simple_commands(
 
 def test_a_pin_that_cannot_be_made_blocks_every_run(tmp_path: Path) -> None:
     """The pin's tools folder cannot be created (a file stands in its place): the error is
-    recorded, and the gate's check of the environment reports it instead of running with
+    recorded, and the gate's check before its run refuses with it instead of running with
     the session's PATH."""
-    flow = Flow(tmp_path, {"criteria": [{"method": "bash", "command": "grep x y"}]})
+    criteria = [{"method": "bash", "command": "grep x y"}]
+    flow = Flow(tmp_path, {"criteria": criteria, "repo": str(tmp_path)})
     (tmp_path / "tools").write_text("not a folder")
-    gate_env.pin(flow, "")
-    (found,) = gate_env.changes(flow)
-    assert "could not be pinned" in found and "FileExistsError" in found
+    table.take_all(flow, Taking({}, frozenset(), lambda: Collected((), frozenset())))
+    with pytest.raises(PinError, match=r"could not be pinned at /implement: FileExistsError"):
+        path_and_home.PIN.before_run(flow)
+    with pytest.raises(PinError, match="could not be pinned"):
+        table.before_run(flow)
 
 
 def test_what_the_run_is_given_from_home_is_each_pins_installation(tmp_path: Path) -> None:

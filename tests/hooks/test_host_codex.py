@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_acceptance.claude import codex_install, host_codex
-from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.claude.flow_state import session_key as session_key_of
 
 
@@ -61,7 +61,10 @@ def test_an_escalation_is_a_line_that_starts_with_the_mark(
 def _pin(tmp_path: Path) -> Flow:
     folder = tmp_path / "flow"
     folder.mkdir()
-    return Flow(folder, {"version": 1, "session_id": "s", "status": "open", "repo": str(tmp_path)})
+    return Flow(
+        folder,
+        {"version": STATE_VERSION, "session_id": "s", "status": "open", "repo": str(tmp_path)},
+    )
 
 
 def test_blocks_without_progress_end_forced(
@@ -241,7 +244,7 @@ def test_a_stop_outside_any_flow_goes_through(tmp_path: Path) -> None:
 def _open_flow(codex_home: Path, session: str, repo: Path) -> None:
     folder = codex_home / "pytest-acceptance" / "flows" / session_key_of(session)
     folder.mkdir(parents=True)
-    data = {"version": 1, "session_id": session, "status": "open", "repo": str(repo)}
+    data = {"version": STATE_VERSION, "session_id": session, "status": "open", "repo": str(repo)}
     (folder / "flow.json").write_text(json.dumps(data))
 
 

@@ -32,7 +32,7 @@ from hook_transcripts import (
 )
 
 from pytest_acceptance.claude import gate_lock
-from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.claude.gate_runtime import GateError
 
 FAILING = "these criteria fail in the gate's own verification run: AC-1 "
@@ -159,7 +159,7 @@ time.sleep(600)
 
 def flow_of(folder: Path, repo: Path) -> Flow:
     folder.mkdir(parents=True)
-    data = {"session_id": "s-1", "repo": str(repo), "version": 1}
+    data = {"session_id": "s-1", "repo": str(repo), "version": STATE_VERSION}
     (folder / "flow.json").write_text(json.dumps(data))
     return Flow(folder, data)
 
