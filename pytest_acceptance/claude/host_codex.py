@@ -39,8 +39,7 @@ from pytest_acceptance.claude.hosts import (
     HostAdapter,
     HostContract,
     StopEvent,
-    claude_style_loop,
-    text,
+    claude_style_stop,
 )
 
 STATE_FOLDER = "pytest-acceptance"  # under $CODEX_HOME
@@ -88,14 +87,7 @@ def recognises(payload: Mapping[str, Any]) -> bool:
 
 
 def read(payload: Mapping[str, Any]) -> StopEvent:
-    return StopEvent(
-        host=CONTRACT.name,
-        session_id=text(payload, "session_id"),
-        cwd=text(payload, "cwd"),
-        transcript_path=text(payload, "transcript_path"),
-        loop=claude_style_loop(payload),
-        last_message=text(payload, "last_assistant_message"),
-    )
+    return claude_style_stop(CONTRACT.name, payload, "last_assistant_message")
 
 
 ADAPTER = HostAdapter(CONTRACT, recognises, read)

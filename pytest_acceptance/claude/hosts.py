@@ -150,3 +150,17 @@ class HostAdapter:
 
 def claude_style_loop(payload: Mapping[str, Any]) -> bool:
     return payload.get("stop_hook_active") is True
+
+
+def claude_style_stop(host: str, payload: Mapping[str, Any], last_message_key: str) -> StopEvent:
+    """A stop payload in the field names most hosts share (``session_id``, ``cwd``,
+    ``transcript_path``, ``stop_hook_active``), the agent's last text under
+    `last_message_key`."""
+    return StopEvent(
+        host=host,
+        session_id=text(payload, "session_id"),
+        cwd=text(payload, "cwd"),
+        transcript_path=text(payload, "transcript_path"),
+        loop=claude_style_loop(payload),
+        last_message=text(payload, last_message_key),
+    )
