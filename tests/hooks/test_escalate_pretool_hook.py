@@ -77,7 +77,11 @@ def test_waits_until_the_transcript_holds_the_call(repo: Path, spec: Path, tmp_p
     writer.join()
     assert not result.denied, result.deny_reason
 
-    path.write_bytes(stale.read_bytes())
+    # A transcript only grows: the stale copy is another file, not this one cut back (the
+    # hooks pin what they read of each transcript, and a shorter one is tampering).
+    again = tmp_path / "session-again.jsonl"
+    again.write_bytes(stale.read_bytes())
+    payload = pretool_payload(again, repo, ESCALATE, "AC-1", call)
     quick = run_hook("PreToolUse", payload, {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"})
     assert "Must call /pytest-acceptance:verify" in quick.deny_reason
 
