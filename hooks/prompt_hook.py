@@ -15,7 +15,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import hook_io, installation, isolation, pin
+from pytest_acceptance.claude import hook_io, installation, pin
 
 DEADLINE = 100  # seconds; the hook's timeout in hooks.json is 120
 
@@ -37,13 +37,9 @@ def main() -> int:
             hook_io.emit({"decision": "block", "reason": pin.refusal(held, args)})
             return 0
         flow = pin.pin_implement(session_id, payload, args)
-        # One answer: what is off with the install, and what of the user's files the
-        # gate's run is given (pinned, never guessed).
-        given = isolation.given_from_home(flow) if flow.problem is None else None
         notice = installation.implement_notice(hook_io.PLUGIN_ROOT)
-        said = [text for text in (notice, given) if text]
-        if said:
-            hook_io.tell_user(" ".join(said))
+        if notice is not None:
+            hook_io.tell_user(notice)
         if flow.problem is None and flow.get("pin_pending"):
             hook_io.tell_user(
                 "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "

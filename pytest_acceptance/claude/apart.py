@@ -29,10 +29,9 @@ import subprocess
 import sys
 from typing import Iterable
 
-from pytest_acceptance.claude import world
 from pytest_acceptance.claude.flow_state import Flow, data_dir
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
-from pytest_acceptance.claude.pins import path_and_home, table
+from pytest_acceptance.claude.pins import table
 
 # Where each wrapper is looked for, best first (isolation.py names the level each gives).
 SYSTEM_PATHS = {
@@ -49,8 +48,9 @@ def candidates() -> list[tuple[str, ...]]:
     first process; a namespace's first process ignores a SIGTERM it has no handler for)."""
     found: list[tuple[str, ...]] = []
     bwrap = installed("bwrap")
-    if bwrap is not None:  # an empty root with the system's folders, and a /proc of its own
-        found.append((bwrap, *world.system(), "--unshare-pid", "--die-with-parent", "--"))
+    if bwrap is not None:  # the whole file system as it is, but a /proc of its own
+        mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
+        found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
     unshare = installed("unshare")
     if unshare is not None:
         user = () if os.geteuid() == 0 else ("--user", "--map-current-user")
@@ -75,11 +75,9 @@ def works(wrapper: tuple[str, ...]) -> bool:
     """The wrapper starts a command in a pid namespace of its own (its pid is 1 or 2 there)
     as the same user."""
     check = f"import os, sys; sys.exit(os.getpid() > 2 or os.getuid() != {os.getuid()})"
-    if os.path.basename(wrapper[0]) == "bwrap":  # the probe's own interpreter, in its world
-        wrapper = (*wrapper[:-1], *world.probe(), "--")
     try:
         done = subprocess.run(
-            [*wrapper, os.path.realpath(sys.executable), "-I", "-S", "-c", check],
+            [*wrapper, sys.executable, "-I", "-S", "-c", check],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -94,29 +92,32 @@ def works(wrapper: tuple[str, ...]) -> bool:
 def command(
     words: list[str], flow: Flow, writable: Iterable[str] = (), read_only: Iterable[str] = ()
 ) -> list[str]:
-    """`words`, to be run apart when this machine can. Under bubblewrap the run sees only
-    what it was given (world.py): the system's folders; what the hooks trust
-    (:func:`trusted`) and what the criteria need from HOME (pins/path_and_home.given), read-only, so
-    code the run executes can neither rewrite the plugin's hooks, its state, Claude Code's
-    settings and transcripts or the pinned environments, nor read a file nobody pinned; the
-    project and `writable` writable, but for `read_only` (what the gate puts into the run's
-    own processes, inside a writable folder)."""
+    """`words`, to be run apart when this machine can. Under bubblewrap, what the hooks
+    trust is read-only to the run (:func:`trusted`): code the run executes cannot rewrite
+    the plugin's hooks, its state, Claude Code's settings and transcripts, or the pinned
+    interpreter's files; the project and `writable` stay writable, but for `read_only`
+    (what the gate puts into the run's own processes, inside a writable folder)."""
     wrapper = prefix()
     if not wrapper or os.path.basename(wrapper[0]) != "bwrap":
         return [*wrapper, *words]
-    given = [*trusted(flow), *path_and_home.given(flow), *read_only]
-    kept = _existing(given)
-    kept += [path for path in _existing(world.worktree_git(flow.repo)) if path not in kept]
+    binds: list[str] = []
+    kept = _existing([*trusted(flow), *read_only])
     opened = _existing([flow.repo, *writable])
-    links = world.hops([*words[:1], str(flow.get("python") or ""), *given])
-    mounts = world.mounts(kept, opened, links)
-    return [wrapper[0], *mounts, *_namespaces(wrapper), "--", *words]
+    for path in kept:
+        binds += ["--ro-bind", path, path]
+    for path in opened:
+        binds += ["--bind", path, path]
+    # A later mount covers an earlier one: what the hooks trust inside the project (its own
+    # .venv, pinned as a criterion's or the gate's environment) is made read-only again.
+    for path in kept:
+        if any(_within(path, folder) for folder in opened):
+            binds += ["--ro-bind", path, path]
+    return [*wrapper[:-1], *binds, "--", *words]
 
 
-def _namespaces(wrapper: tuple[str, ...]) -> list[str]:
-    """The wrapper's own options after the world's mounts (the PID namespace, its end)."""
-    system = world.system()
-    return list(wrapper[1 + len(system) : -1])
+def _within(path: str, folder: str) -> bool:
+    """Strictly inside: the project itself is never made read-only."""
+    return path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def trusted(flow: Flow) -> list[str]:

@@ -4,16 +4,11 @@ The gate's run executes the project's code as your user, outside Claude Code's s
 (hooks run outside it). How far that code is kept from what judges it depends on which
 wrapper of apart.py starts here:
 
-- ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, in a world of its own
-  (world.py): the system's folders, what the hooks trust (the plugin, its state, Claude
-  Code's configuration, the pinned environments) and what the criteria need from HOME,
-  read-only; the project writable; a fresh /dev, /tmp, TMPDIR and HOME; nothing else of
-  the user's.
-- ``pid``: util-linux's ``unshare`` only. The PID namespace holds; the world does not: the
-  run sees the whole file system as the user does, and can rewrite the plugin's hooks and
-  the modules they import next, and read any file of the user's. (An unprivileged user
-  and mount namespace could build the same world with ``mount`` and ``unshare --root``;
-  docs/threat-model.md says why this level does not.)
+- ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, and a read-only view
+  of what the hooks trust (the plugin, its state, Claude Code's configuration, the pinned
+  environments).
+- ``pid``: util-linux's ``unshare`` only. The PID namespace holds; the read-only view does
+  not: the run can rewrite the plugin's hooks and the modules they import next.
 - ``none``: neither starts (no unprivileged user namespaces). The run also sees the hook
   that started it, and can write into its answer or signal it.
 
@@ -28,8 +23,6 @@ from __future__ import annotations
 import dataclasses
 
 from pytest_acceptance.claude import apart, hook_io
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.pins import path_and_home
 
 FULL, PID, NONE = "full", "pid", "none"
 INSTALL_BUBBLEWRAP = (
@@ -58,18 +51,16 @@ class Level:
 LEVELS = {
     FULL: Level(
         FULL,
-        "bubblewrap: a PID namespace in a world of its own: the system's folders, the "
-        "pinned environments and what the hooks trust read-only, the project writable, a "
-        "fresh /tmp and HOME, nothing else of the user's",
+        "bubblewrap: a PID namespace, and what the hooks trust read-only",
         "",
         "",
     ),
     PID: Level(
         PID,
         "unshare: a PID namespace, no read-only view",
-        "the gate's run has a PID namespace but no world of its own (no working "
-        "bubblewrap), so the project's code it runs can read any file of yours, and "
-        "rewrite the plugin's hooks, their modules and state, and what judges the next /done",
+        "the gate's run has a PID namespace but no read-only view (no working bubblewrap), "
+        "so the project's code it runs can rewrite the plugin's hooks, their modules and "
+        "state, and what judges the next /done",
         INSTALL_BUBBLEWRAP,
     ),
     NONE: Level(
@@ -104,15 +95,6 @@ def why() -> str:
         else:
             found.append(f"{tool}: {path} does not start a PID namespace as your user")
     return "; ".join(found)
-
-
-def given_from_home(flow: Flow) -> str | None:
-    """At full, the sentence that lists what of the user's files outside the system's
-    folders the run is given because the criteria need it (pins/path_and_home.given); None when
-    nothing is, or below full (where the run sees every file anyway)."""
-    if current().name != FULL:
-        return None
-    return path_and_home.shown(flow)
 
 
 def tell_if_open() -> None:

@@ -421,13 +421,8 @@ def _outside(repo: str, paths: list[str]) -> set[str]:
 
 def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at: float) -> None:
     """Run one criterion's command as its collection (`env`: the gate's, with the reporter)."""
-    # The collection's private folder (its records, TMPDIR) is writable in the run's world.
-    private = os.path.dirname(env[RECORDS_VARIABLE])
     command = apart.command(
-        ["bash", "-c", str(item["command"])],
-        flow,
-        writable=[private],
-        read_only=[plugin_folder(env)],
+        ["bash", "-c", str(item["command"])], flow, read_only=[plugin_folder(env)]
     )
     env = {**criteria_env(env), "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
     with contextlib.suppress(OSError, subprocess.SubprocessError):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.claude import gate_env, world
+from pytest_acceptance.claude import gate_env
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.pins import path_and_home, table
 from pytest_acceptance.claude.pins.base import Collected, PinError, Taking
@@ -47,37 +47,3 @@ def test_a_pin_that_cannot_be_made_blocks_every_run(tmp_path: Path) -> None:
         path_and_home.PIN.before_run(flow)
     with pytest.raises(PinError, match="could not be pinned"):
         table.before_run(flow)
-
-
-def test_what_the_run_is_given_from_home_is_each_pins_installation(tmp_path: Path) -> None:
-    """The gate's run is given from HOME exactly what the pin names (world.from_home): the
-    folder above the bin of a pinned tool that lives there, the file alone when that folder
-    would be HOME itself, nothing for a tool of the system; the toolchain homes only once a
-    named tool lives in one. And the sentence that shows it names each, with why."""
-    home = tmp_path / "home"
-    for folder in (".cargo/bin", ".rustup", ".local/bin", "bin"):
-        (home / folder).mkdir(parents=True)
-    toolchains = {"CARGO_HOME": str(home / ".cargo"), "RUSTUP_HOME": str(home / ".rustup")}
-    tools = {
-        "ruff": str(home / ".local/bin/ruff"),
-        "mine": str(home / "bin/mine"),
-        "grep": "/usr/bin/grep",
-    }
-    given = world.from_home(tools, toolchains, str(home))
-    assert given == {
-        str(home / "bin/mine"): "the tool `mine`",
-        str(home / ".local"): "the tool `ruff`",
-    }
-    with_cargo = world.from_home(
-        {**tools, "cargo": str(home / ".cargo/bin/cargo")}, toolchains, str(home)
-    )
-    assert with_cargo == {
-        **given,
-        str(home / ".cargo"): "CARGO_HOME",
-        str(home / ".rustup"): "RUSTUP_HOME",
-    }
-    shown = world.shown(with_cargo, str(home))
-    assert shown is not None
-    for named in ("~/.cargo (CARGO_HOME)", "~/.local (the tool `ruff`)", "~/bin/mine"):
-        assert named in shown
-    assert world.shown({}, str(home)) is None

@@ -13,7 +13,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from pytest_acceptance.claude import gate_env, world
+from pytest_acceptance.claude import gate_env
 from pytest_acceptance.claude.flow_state import Flow, write_bytes
 from pytest_acceptance.claude.pins import base
 from pytest_acceptance.tree.hostile import file_digest, read_regular_or_none
@@ -107,27 +107,6 @@ class PathAndHomePin:
 
 
 PIN = PathAndHomePin()
-
-
-def given(flow: Flow) -> dict[str, str]:
-    """What of the user's files outside the system's folders the run is given because of
-    this pin (world.from_home): each toolchain home, each named tool's installation. Nothing
-    when the pin cannot be read: the run is then refused before it starts."""
-    try:
-        pinned = read(flow)
-    except base.PinError:
-        return {}
-    targets = {tool.name: tool.target for tool in pinned.tools}
-    return world.from_home(targets, dict(pinned.toolchains), pinned.home)
-
-
-def shown(flow: Flow) -> str | None:
-    """The sentence that lists what of the user's files the gate's run is given, or None."""
-    try:
-        home = read(flow).home
-    except base.PinError:
-        return None
-    return world.shown(given(flow), home)
 
 
 def _take(flow: Flow, python: str) -> PathAndHome:

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import shutil
 import subprocess
 import sys
 import sysconfig
 import venv
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,15 +26,11 @@ import pytest
 from hook_transcripts import (
     CRITERION,
     NO_READ_ONLY_VIEW,
-    PLUGIN,
     REPO_ROOT,
     SPEC_TEXT,
-    TESTS,
     WITNESS_SPEC,
-    TranscriptBuilder,
     ask_gate,
     attack,
-    expansion_payload,
     git,
     level_params,
     make_pass,
@@ -46,7 +40,6 @@ from hook_transcripts import (
     plugin_data,
     refused,
     refused_before,
-    run_hook,
     spec_with,
     witnessed_project,
     write,
@@ -91,7 +84,6 @@ from support.claude_harness import (
 from pytest_acceptance.claude import (
     flow_state,
     interpreter_paths,
-    isolation,
 )
 from pytest_acceptance.claude.pins import table
 
@@ -331,132 +323,6 @@ def test_a_dotfile_in_home_the_code_reads(tmp_path: Path, reader: str, dotfile: 
     assert honestly(repo, IMPORT_CHECK, {**os.environ, **env}) == 0  # it works in the session
     done = ask(builder, repo, tmp_path, env=env)
     assert_refused(done)
-
-
-def outside_every_pin(place: str, tmp_path: Path) -> Path:
-    """A folder for a file no pin covers, by `place`: the user's real HOME (found through
-    the password database, which no HOME variable changes), /srv, /var/tmp (writable by
-    every user) or a folder next to the project."""
-    tag = f"pytest-acceptance-unpinned-{zlib.crc32(str(tmp_path).encode()):08x}"
-    parents = {
-        "home": Path(pwd.getpwuid(os.getuid()).pw_dir),
-        "srv": Path("/srv"),
-        "var_tmp": Path("/var/tmp"),
-        "next_to_the_project": tmp_path,
-    }
-    if not os.access(parents[place], os.W_OK):
-        pytest.skip(f"{parents[place]} is not writable by this user: nothing can be planted")
-    return parents[place] / tag
-
-
-@pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
-@pytest.mark.parametrize("place", ["home", "srv", "var_tmp", "next_to_the_project"])
-def test_a_file_no_pin_covers_is_not_in_the_runs_world(
-    tmp_path: Path, place: str, isolation_level: str
-) -> None:
-    """App.py takes its value from a file outside the project, by its absolute path, when
-    that file exists (the agent wrote both): in the session AC-1 passes; nothing pins the
-    file, nothing fingerprints it. The gate's run under bubblewrap sees only what it was
-    given (claude/world.py), so the file does not exist there: VALUE is 1 and /done is
-    refused, with no pin written for it. Without bubblewrap the run sees every file of the
-    user's (the documented limit of levels pid and none). HOME was the first place; /srv,
-    /var/tmp and the folder next to the project were written after the fix, no new code."""
-    folder = outside_every_pin(place, tmp_path)
-    repo = make_repo(tmp_path / "repo", spec_with(IMPORT_CHECK))
-    builder = pin(repo)
-    refused_before_the_attack(builder, repo, tmp_path)
-    value = folder / "value"
-    try:
-        folder.mkdir()
-        value.write_text("2\n")
-        (repo / "app.py").write_text(
-            f"try:\n    VALUE = int(open({str(value)!r}).read())\nexcept OSError:\n    VALUE = 1\n"
-        )
-        assert honestly(repo, IMPORT_CHECK) == 0  # it works in the session
-        done = ask(builder, repo, tmp_path)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    flow_file = next(plugin_data().glob("flows/*/flow.json"))
-    assert str(folder) not in flow_file.read_text(), "a pin was written for the planted file"
-    refused(done.denied, f"/done let through after the attack: {done.stdout}")
-
-
-TOOLCHAIN_CHECK = "check-value"
-
-
-def test_honest_a_toolchain_in_home_is_pinned_shown_and_used(tmp_path: Path) -> None:
-    """Control: a toolchain installed in HOME (its bin on PATH, a library next to it, as
-    ~/.cargo or ~/.local are) that AC-1 runs is given to the gate's run read-only, shown at
-    /implement, and AC-1 passes once the code is fixed."""
-    home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-    toolchain = home / f"pytest-acceptance-toolchain-{zlib.crc32(str(tmp_path).encode()):08x}"
-    try:
-        (toolchain / "bin").mkdir(parents=True)
-        (toolchain / "lib").mkdir()
-        (toolchain / "lib" / "check.sh").write_text("grep -qx 'VALUE = 2' app.py\n")
-        tool = toolchain / "bin" / TOOLCHAIN_CHECK
-        tool.write_text('#!/bin/sh\n. "$(dirname "$(readlink -f "$0")")/../lib/check.sh"\n')
-        tool.chmod(0o755)
-        env = {"PATH": f"{toolchain / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-        repo = make_repo(tmp_path / "repo", spec_with(TOOLCHAIN_CHECK))
-        builder = TranscriptBuilder(repo)
-        builder.command(f"{PLUGIN}:implement", SPEC, prompt_id="prompt-1")
-        pinned = run_hook("UserPromptExpansion", expansion_payload(repo, SPEC), env=env)
-        if isolation.current().name == isolation.FULL:
-            assert f"~/{toolchain.name} (the tool `{TOOLCHAIN_CHECK}`)" in pinned.message
-        refused_before_the_attack(builder, repo, tmp_path, env)
-        (repo / "app.py").write_text("VALUE = 2\n")
-        done = ask(builder, repo, tmp_path, env=env)
-        assert not done.denied, done.deny_reason
-    finally:
-        shutil.rmtree(toolchain, ignore_errors=True)
-
-
-GENERATING_TESTS = """\
-import os
-import tempfile
-
-import app
-
-
-def test_value(generated):
-    scratch = os.path.join(tempfile.gettempdir(), "scratch.txt")
-    with open(scratch, "w") as file:
-        file.write(str(app.VALUE))
-    with open(scratch) as file:
-        assert file.read() == generated.read_text() == "2"
-"""
-GENERATING_CONFTEST = """\
-import pathlib
-
-import pytest
-
-import app
-
-
-@pytest.fixture
-def generated():
-    out = pathlib.Path("build", "value.txt")
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(str(app.VALUE))
-    return out
-"""
-
-
-def test_honest_a_conftest_that_writes_into_the_project_and_tmpdir(tmp_path: Path) -> None:
-    """Control: the project's own conftest.py writes a generated file into the project, its
-    test writes and reads back a file in TMPDIR: both work in the gate's run (the project is
-    writable, TMPDIR is the run's own), and AC-1 passes once the code is fixed."""
-    repo = make_repo(tmp_path / "repo", spec_with(TESTS))
-    write(repo, {"tests/test_app.py": GENERATING_TESTS, "tests/conftest.py": GENERATING_CONFTEST})
-    write(repo, {".gitignore": "build/\n"})
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "tests")
-    builder = pin(repo)
-    refused_before_the_attack(builder, repo, tmp_path)
-    (repo / "app.py").write_text("VALUE = 2\n")
-    done = ask(builder, repo, tmp_path)
-    assert not done.denied, done.deny_reason
 
 
 def test_honest_git_identity_from_home_reaches_the_gates_run(tmp_path: Path) -> None:
@@ -845,9 +711,6 @@ def test_variant_the_projects_venv_link_repointed_to_another_environment(
     assert outside_the_gate(repo, VENV_TESTS) == 0, "the attack must pass the exit code"
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
-    if isolation.current().name == isolation.FULL:  # the new target is not in the world
-        assert "AC-1" in done.deny_reason, done.deny_reason
-        return
     assert f"{repo / '.venv' / 'pyvenv.cfg'}: changed" in done.deny_reason, done.deny_reason
 
 
@@ -858,8 +721,7 @@ def test_variant_code_a_criterion_runs_writes_into_its_environment_during_the_ru
     gate's own run, where the code under test writes a `conftest.py` above the project, a
     file pinned as absent (so no read-only view can hold it), for a later criterion's
     pytest. A run must leave every environment as it found it: every pin is checked again
-    after the run, the file is named, and /done is refused. Under bubblewrap the folders
-    above the project are the world's own, read-only: the plant cannot be written."""
+    after the run, the file is named, and /done is refused."""
     repo = witnessed_project(tmp_path, VENV_TESTS, files={".gitignore": ".venv/\n"})
     project_venv(repo)
     builder = pinned_flow(repo)
@@ -869,9 +731,6 @@ def test_variant_code_a_criterion_runs_writes_into_its_environment_during_the_ru
     assert not planted.exists()
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
-    if isolation.current().name == isolation.FULL:  # above the project is read-only there
-        assert not planted.exists() and "AC-1" in done.deny_reason, done.deny_reason
-        return
     assert "the gate's run changed the environment it runs in" in done.deny_reason
     assert f"{planted}: changed" in done.deny_reason, done.deny_reason  # pinned as absent
 
