@@ -14,7 +14,8 @@ call starts inherits it, whatever it then does to its process group, session or 
 :func:`escaped` finds each live process carrying this session's id that no longer descends
 from the CLI (Linux's /proc; elsewhere nothing is found). What it cannot bound counts
 against the stop: an environment too large to read whole, a process of your user started
-after the CLI whose environment cannot be read, scans of /proc that never settle. One that
+after the CLI whose environment cannot be read, scans of /proc that never settle (a
+process that hops from pid to pid faster than /proc can be read). One that
 cleared its environment is out of its sight: see the threat model; a block names the
 isolation the stop had.
 """
@@ -24,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from pytest_acceptance.tree.hostile import read_regular_or_none
 
@@ -37,6 +38,7 @@ _PROC = "/proc"
 _ENVIRON_LIMIT = 1 << 28  # far past what the kernel lets an environment hold
 _SCAN_PAUSE = 0.05  # seconds between two scans
 SCANS = 5  # at most; two in a row must agree
+_CHASES = 50  # rounds of one scan, at most, chasing the pids born while it read
 _STAT_LIMIT = 4096
 
 
@@ -61,9 +63,8 @@ def escaped(session_id: str, proc: str = _PROC) -> list[str]:
     What cannot be bounded counts against the stop. A process counts when its environment
     names the session, when its environment cannot be read whole, or when it is of your
     user, started after the CLI and its environment cannot be read at all (a process made
-    undumpable). The scan is repeated until two scans in a row find the same processes and
-    none vanished mid-read that could have been the session's; past :data:`SCANS` scans
-    that never settle, that counts too."""
+    undumpable). The scan is repeated until two settled scans in a row find the same
+    processes; past :data:`SCANS` scans that never settle, that counts too."""
     if not session_id or not os.path.isdir(proc):
         return []
     marker = SESSION_VARIABLE + session_id.encode("utf-8", "replace")
@@ -83,14 +84,14 @@ def escaped(session_id: str, proc: str = _PROC) -> list[str]:
 @dataclass(frozen=True)
 class Scan:
     """One pass over ``/proc``: each process that counts as the session's with why, and
-    whether one that could have been vanished before it was read (a fork that hands on)."""
+    whether processes kept being born while it read (a fork that hands on)."""
 
     found: tuple[tuple[int, str], ...]
     unsettled: bool
 
 
 def _scan(marker: bytes, proc: str) -> Scan:
-    looked = _look(marker, proc)
+    looked, unsettled = _look(marker, proc)
     parents = {pid: seen.parent for pid, seen in looked.items()}
     lineage = _ancestors(os.getpid(), parents)
     cli = _cli_pid(lineage)
@@ -99,17 +100,13 @@ def _scan(marker: bytes, proc: str) -> Scan:
     reference = looked.get(cli if cli is not None else _oldest(lineage))
     since = reference.owner.started if reference is not None else None
     found = []
-    unsettled = False
     for pid, seen in sorted(looked.items()):
         if pid in lineage or roots & set(_ancestors(pid, parents)[1:]):
             continue  # the hook and its callers, or still inside the CLI's tree
-        if seen.environment in (OURS, TOO_LARGE):
+        if seen.environment in (OURS, TOO_LARGE) or (
+            seen.environment == UNREADABLE and seen.owner.mine_since(since)
+        ):
             found.append((pid, seen.environment))
-        elif seen.environment in (UNREADABLE, GONE) and seen.owner.mine_since(since):
-            if seen.environment == GONE:
-                unsettled = True  # it went while read: the next scan must see it gone for good
-            else:
-                found.append((pid, seen.environment))
     return Scan(tuple(found), unsettled)
 
 
@@ -122,25 +119,71 @@ class Seen:
     environment: str
 
 
-def _look(marker: bytes, proc: str) -> dict[int, Seen]:
-    """Every process ``/proc`` lists, each read at once, newest first: a process that lives
-    for a moment and hands on to a child (a pid that hops) is read within microseconds of
-    the listing, before it can go. One gone before anything of it was read is left out;
-    one gone between its reads is GONE."""
-    looked = {}
-    for pid in sorted((int(name) for name in os.listdir(proc) if name.isdigit()), reverse=True):
-        stat = read_regular_or_none(f"{proc}/{pid}/stat", _STAT_LIMIT)
-        fields = stat.rsplit(b")", 1)[-1].split() if stat else []
-        if len(fields) < 20 or not fields[1].isdigit():
-            continue  # gone before it could be read
-        owner = _owner(pid, proc, _started_at(fields))
-        environment = _environment(f"{proc}/{pid}/environ", marker)
-        if environment == GONE and owner is not None and _still_there(pid, proc):
-            environment = NOT_OURS  # still there with no memory to read: a kernel thread
-        if owner is None:  # went between two reads: whose it was cannot be told
-            owner, environment = Owner((os.getuid(),), _started_at(fields)), GONE
-        looked[pid] = Seen(int(fields[1]), owner, environment)
-    return looked
+def _look(marker: bytes, proc: str) -> tuple[dict[int, Seen], bool]:
+    """Every process ``/proc`` lists, each read at once, newest first, and whether the
+    chase below never settled.
+
+    A listing of ``/proc`` is no snapshot: a process that forks and ends at once (a pid
+    that hops) can end before the listing reaches it while its child is born behind it (a
+    lower pid once pids wrap round). Whatever lives at the end of a round in which no
+    process was born anywhere was alive through the whole round, so it was listed and read.
+    The scan lists again, reading the pids born since (a pid reused too), until a round
+    sees no birth; past :data:`_CHASES` rounds, it has not settled. Where the kernel does
+    not tell the last pid it gave, a round settles when nothing it listed ended unread."""
+    looked: dict[int, Seen] = {}
+    before = _last_pid(proc)
+    born = _born_between(None, None)
+    for _ in range(_CHASES):
+        lost = False
+        for pid in sorted(
+            (pid for pid in _listed(proc) if pid not in looked or born(pid)), reverse=True
+        ):
+            seen = _read(pid, marker, proc)
+            lost = lost or seen is None or seen.environment == ENDED_UNREAD
+            if seen is not None:
+                looked[pid] = seen  # an ended process still listed is not read again
+        after = _last_pid(proc)
+        if (after == before) if after is not None else not lost:
+            return looked, False
+        born, before = _born_between(before, after), after
+    return looked, True
+
+
+def _last_pid(proc: str) -> int | None:
+    """The last pid the kernel gave, in this pid namespace."""
+    text = read_regular_or_none(f"{proc}/sys/kernel/ns_last_pid", _STAT_LIMIT) or b""
+    return int(text) if text.strip().isdigit() else None
+
+
+def _born_between(before: int | None, after: int | None) -> Callable[[int], bool]:
+    """Whether a pid was given after `before` up to `after` (pids wrap round)."""
+    if before is None or after is None:
+        return lambda pid: False
+    if after >= before:
+        return lambda pid: before < pid <= after
+    return lambda pid: pid > before or pid <= after
+
+
+def _listed(proc: str) -> set[int]:
+    return {int(name) for name in os.listdir(proc) if name.isdigit()}
+
+
+def _read(pid: int, marker: bytes, proc: str) -> Seen | None:
+    """One process: its parent, owner and environment; None when it was gone before
+    anything of it could be read. Its environment counts only when the process was still
+    alive once it had been read (an ended process, a zombie, reads as empty)."""
+    stat = read_regular_or_none(f"{proc}/{pid}/stat", _STAT_LIMIT)
+    fields = stat.rsplit(b")", 1)[-1].split() if stat else []
+    if len(fields) < 20 or not fields[1].isdigit():
+        return None
+    started = _started_at(fields)
+    environment = _environment(f"{proc}/{pid}/environ", marker)
+    owner = _owner(pid, proc, started)
+    if owner is None or not owner.alive:
+        environment = ENDED_UNREAD
+    elif environment == GONE:
+        environment = NOT_OURS  # alive with no memory to read: a kernel thread
+    return Seen(int(fields[1]), owner or Owner((), started), environment)
 
 
 def _started_at(fields: list[bytes]) -> int | None:
@@ -148,14 +191,11 @@ def _started_at(fields: list[bytes]) -> int | None:
     return int(fields[19]) if fields[19].isdigit() else None
 
 
-def _still_there(pid: int, proc: str) -> bool:
-    return read_regular_or_none(f"{proc}/{pid}/status", _STAT_LIMIT) is not None
-
-
 OURS = "its environment names this session"
 TOO_LARGE = "its environment is too large to read whole"
 UNREADABLE = "a process of your user whose environment cannot be read"
 GONE = "gone"
+ENDED_UNREAD = "it ended before it was read"
 NOT_OURS = "not this session's"
 
 
@@ -207,11 +247,13 @@ def _holds_entry(descriptor: int, marker: bytes) -> str:
 
 @dataclass(frozen=True)
 class Owner:
-    """Who a process runs as (its real, effective, saved and file-system user ids) and
-    when it started (clock ticks after boot; None when unknown)."""
+    """Who a process runs as (its real, effective, saved and file-system user ids), when
+    it started (clock ticks after boot; None when unknown) and whether it is still alive
+    (neither a zombie nor dead)."""
 
     uids: tuple[int, ...]
     started: int | None
+    alive: bool = True
 
     def mine_since(self, since: int | None) -> bool:
         """Of your user, started after `since` (None: any start counts): a process the
@@ -226,9 +268,11 @@ def _owner(pid: int, proc: str, started: int | None) -> Owner | None:
     status = read_regular_or_none(f"{proc}/{pid}/status", _STAT_LIMIT)
     if status is None:
         return None
-    line = next((line for line in status.splitlines() if line.startswith(b"Uid:")), b"")
-    uids = tuple(int(word) for word in line.split()[1:] if word.isdigit())
-    return Owner(uids, started)
+    lines = status.splitlines()
+    uid_line = next((line for line in lines if line.startswith(b"Uid:")), b"")
+    state = next((line for line in lines if line.startswith(b"State:")), b"State: ?")
+    uids = tuple(int(word) for word in uid_line.split()[1:] if word.isdigit())
+    return Owner(uids, started, alive=state.split()[1:2] not in ([b"Z"], [b"X"]))
 
 
 def _oldest(lineage: list[int]) -> int:

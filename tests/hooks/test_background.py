@@ -140,13 +140,16 @@ def test_a_daemon_whose_environment_is_larger_than_a_megabyte_is_named(
         os.kill(pid, 9)
 
 
-def fake_process(proc: Path, pid: int, uid: int, environ: bytes | None) -> None:
+def fake_process(
+    proc: Path, pid: int, uid: int, environ: bytes | None, state: str = "S (sleeping)"
+) -> None:
     """A /proc/<pid> of stat, status and environ (None: an environ that cannot be read)."""
     folder = proc / str(pid)
     folder.mkdir(parents=True)
     fields = ["S", "1"] + ["0"] * 17 + ["500"]  # state, parent 1, ..., start time (field 22)
     (folder / "stat").write_text(f"{pid} (sleep) {' '.join(fields)}\n")
-    (folder / "status").write_text(f"Name:\tsleep\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n")
+    uids = "\t".join([str(uid)] * 4)
+    (folder / "status").write_text(f"Name:\tsleep\nState:\t{state}\nUid:\t{uids}\n")
     (folder / "cmdline").write_bytes(b"sleep\x0060\x00")
     if environ is None:
         (folder / "environ").mkdir()  # open works, read fails: unreadable
@@ -183,31 +186,82 @@ def test_a_block_names_the_isolation_it_had() -> None:
     assert "Isolation of the gate's run:" in background.reason(["process 7"])
 
 
-# Leaves the caller (a fork, setsid), then hops from pid to pid (forks, its parent exits)
-# every 20 ms until argv[1] exists.
+# Leaves the caller (a fork, setsid), then hops from pid to pid until argv[1] exists: each
+# hop forks argv[3] times in a row (a child, its child...), the forking ones ending, then
+# sleeps argv[2] seconds. Gives up after a minute.
 HOPPER = (
     "import os, sys, time\n"
     "if os.fork(): os._exit(0)\n"
     "os.setsid()\n"
-    "end = time.time() + 60\n"
+    "pause, depth, end = float(sys.argv[2]), int(sys.argv[3]), time.time() + 60\n"
     "while time.time() < end and not os.path.exists(sys.argv[1]):\n"
-    "    if os.fork(): os._exit(0)\n"
-    "    time.sleep(0.02)\n"
+    "    for _ in range(depth):\n"
+    "        if os.fork(): os._exit(0)\n"
+    "    time.sleep(pause)\n"
 )
 
 
-@pytest.mark.parametrize("attempt", range(3))
-def test_a_process_hopping_from_pid_to_pid_is_not_missed(
-    tmp_path: Path, session: str, attempt: int
-) -> None:
-    """No pid of it lives longer than 20 ms: one scan listing /proc and reading each
-    process in turn found it gone. It is read at once after the listing (newest first), and
-    scans that never agree count."""
-    stop = tmp_path / f"stop-{attempt}"
+@contextlib.contextmanager
+def hopping(tmp_path: Path, session: str, pause: float, depth: int = 1) -> Iterator[None]:
+    stop = tmp_path / f"stop-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "CLAUDE_CODE_SESSION_ID": session}
-    subprocess.run([sys.executable, "-c", HOPPER, str(stop)], env=env, check=True)
+    argv = [sys.executable, "-c", HOPPER, str(stop), str(pause), str(depth)]
+    subprocess.run(argv, env=env, check=True)
     try:
         time.sleep(0.2)
-        assert background.escaped(session), "the hopping process was missed"
+        yield
     finally:
         stop.touch()
+
+
+@pytest.mark.parametrize("pause", [0.02, 0.001])
+def test_a_process_hopping_from_pid_to_pid_is_not_missed(
+    tmp_path: Path, session: str, pause: float
+) -> None:
+    """Attack: no pid of it lives longer than the pause. A listing of /proc is no
+    snapshot: the pid listed had ended (or was a zombie, whose environment reads empty)
+    when it was read, its child born after the listing or behind it once pids wrapped.
+    At a millisecond's pause most scans missed it. Now a scan lists again until a round
+    sees no process born, so every scan of five finds it."""
+    with hopping(tmp_path, session, pause):
+        for _ in range(5):
+            assert background.escaped(session), "the hopping process was missed"
+
+
+def test_a_process_hopping_through_a_chain_of_forks_is_not_missed(
+    tmp_path: Path, session: str
+) -> None:
+    """Second variant, written after the fix: each hop is three forks in a row, the
+    forking ones ending, so two of every three pids are gone before a scan can reach
+    them. Found with no new code."""
+    with hopping(tmp_path, session, 0.001, depth=3):
+        for _ in range(5):
+            assert background.escaped(session), "the hopping process was missed"
+
+
+def test_a_busy_machine_is_no_reason_to_block(tmp_path: Path, session: str) -> None:
+    """Honest control: processes of no session are born and end all the while (a shell
+    starting a short program in a loop, as a test suite does); a session that left
+    nothing running is let through, every time."""
+    churn = subprocess.Popen(
+        ["sh", "-c", "end=$(( $(date +%s) + 20 )); while [ $(date +%s) -lt $end ]; do :; done"],
+        env={k: v for k, v in os.environ.items() if k != "CLAUDE_CODE_SESSION_ID"},
+    )
+    try:
+        time.sleep(0.2)
+        assert all(background.escaped(session) == [] for _ in range(10))
+    finally:
+        churn.kill()
+        churn.wait()
+
+
+def test_a_zombie_is_not_read_as_a_process_of_no_session(tmp_path: Path) -> None:
+    """A process that ended and was not yet reaped still has its pid, and its environment
+    reads empty: it is counted as ended (what it handed on to is looked for), never as a
+    process of another session, and it does not count against the stop."""
+    proc = tmp_path / "proc"
+    fake_process(proc, 900, os.getuid(), b"", state="Z (zombie)")
+    fake_process(proc, 901, os.getuid(), b"A=1\0")
+    seen = background._read(900, b"CLAUDE_CODE_SESSION_ID=s-1", str(proc))
+    assert seen is not None and seen.environment == background.ENDED_UNREAD
+    assert background.escaped("s-1", str(proc)) == []
