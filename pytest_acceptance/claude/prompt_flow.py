@@ -94,8 +94,8 @@ def prompt(payload: dict[str, Any], host: HostAdapter) -> None:
     if warning is not None:
         _refuse_skipped(host, payload, warning, cwd, "The /implement flow was not started.")
         return
-    held = Flow.load(session_id)
-    if held is not None and held.is_open and held.problem is None and not held.finished():
+    held = pin.held_flow(session_id)  # one flow per session, as on every host
+    if held is not None:
         _refuse(pin.refusal(held, args))
         return
     _tell_model(pin.pin_implement(session_id, payload, args), host)

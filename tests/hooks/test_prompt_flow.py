@@ -267,6 +267,7 @@ class PromptCase:
     answer: dict[str, str]  # the answer's keys and a phrase each holds; {}: no answer
     host: HostAdapter = TRUSTED
     open_flow: bool = False
+    flow_version: int = STATE_VERSION  # of the open flow
     pinned: bool = False  # a new flow is pinned
     outcome: list[str] = field(default_factory=list)
 
@@ -296,6 +297,13 @@ PROMPT_CASES = {
     "a flow started while one is open": PromptCase(
         IMPLEMENT, {"decision": "block", "reason": "feature.md"}, open_flow=True
     ),
+    "a flow started while an older version's is open": PromptCase(
+        IMPLEMENT,
+        {"hookSpecificOutput": "has no spec to verify"},
+        open_flow=True,
+        flow_version=STATE_VERSION - 1,
+        pinned=True,
+    ),
     "the skill named mid-prompt starts nothing": PromptCase(f"please {IMPLEMENT}", {}),
 }
 
@@ -309,6 +317,7 @@ def test_the_prompt_decides_by_the_table(
     if case.open_flow:
         pin = pinned(Flow.folder_of(SESSION_ID), repo, str(uuid.uuid4()), {})
         pin.data["stops"] = []  # work under way: not a finished flow
+        pin.data["version"] = case.flow_version  # an older one's records cannot be checked
         pin.save()
     payload = {
         "session_id": SESSION_ID,
