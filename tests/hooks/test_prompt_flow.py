@@ -13,6 +13,7 @@ count (caps.StopCount) and the block of a stop whose state cannot be read, per h
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import uuid
@@ -410,3 +411,23 @@ def test_a_damaged_count_starts_again_from_zero(tmp_path: Path) -> None:
     pin = _pin(tmp_path)
     pin.data[caps.STOP_COUNT_KEY] = {"blocks": "many", "idle": 1}
     assert caps.StopCount.of(pin) == caps.StopCount(0, 0, None)
+
+
+# --- the kernel names no host ------------------------------------------------------------------
+
+DECISIONS = ("stop_decision", "prompt_flow", "caps", "hosts", "gate", "pin", "pinned_flow")
+
+
+@pytest.mark.parametrize("module", DECISIONS)
+def test_no_decision_imports_a_host_adapter(module: str) -> None:
+    """What differs between hosts reaches a decision as its adapter or contract, passed in:
+    a decision module that imported a host's module could branch on it."""
+    path = Path(prompt_flow.__file__).with_name(f"{module}.py")
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            imported |= {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+    hosts = {name for name in imported if name.rsplit(".", 1)[-1].startswith("host_")}
+    assert not hosts, f"{path.name} imports {sorted(hosts)}"
