@@ -27,13 +27,14 @@ def main() -> None:
     started = time.time()  # a tool call noted after this moment is not covered by this stop
     raw = hook_io.read_payload(sys.stdin.buffer.read())
     _SEEN["payload"] = raw  # for the fail-closed handler, should the pin be unreadable
+    _SEEN["host"] = host_registry.answering_for(host_claude.ADAPTER, raw).contract
     payload = host_registry.take(host_claude.ADAPTER, raw)
     if payload is not None:  # None: another host's stop, judged by its own adapter
         stop_decision.stop(payload, started, _SEEN)
 
 
 def fail_closed(error: BaseException) -> None:
-    stop_decision.stop_failed(error, _SEEN)
+    stop_decision.stop_failed(error, _SEEN, _SEEN.get("host", host_claude.CONTRACT))
 
 
 if __name__ == "__main__":

@@ -9,17 +9,25 @@ json` (a verified end says "completed"). The forced stop is recorded, with its r
 $CLAUDE_PLUGIN_DATA/forced-stops.jsonl (the plugin's own state, out of the agent's reach while
 a flow is open) and in <repo>/.acceptance/forced-stops.jsonl (for the people and CI reading
 the project).
+
+A host with no cap of its own (its contract's ``block_cap`` is None) would loop for ever on
+a hook that always blocks: for the flows pinned from the prompt (prompt_flow.py), the gate
+counts its own blocks in the pin (:class:`StopCount`: all of them, and the last run on one
+unchanged tree), and the blocks of a stop whose state cannot be read beside the state
+(:func:`count_fault_block`).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude.flow_state import data_dir
-from pytest_acceptance.claude.hook_io import emit, env_int, git_toplevel, text_field
+from pytest_acceptance.claude.flow_state import Flow, data_dir, session_key
+from pytest_acceptance.claude.hook_io import emit, env_int, git_toplevel, session_id, text_field
+from pytest_acceptance.claude.hosts import HostContract
 from pytest_acceptance.claude.transcript import BLOCK_TAG, ImplementFlow, Transcript
 
 DEFAULT_MAX_BLOCKS = 8  # Claude Code overrides a 9th consecutive block by itself
@@ -124,3 +132,102 @@ def append_record(path: Path, record: dict[str, Any]) -> str:
     except OSError as error:
         return f"(Could not record it in {path}: {error}.)"
     return f"(Recorded in {path}.)"
+
+
+# --- the gate's own count, on a host that does not cap stop blocks --------------------------
+
+STOP_COUNT_KEY = "stop_count"  # in the pin
+FAULT_BLOCKS_FOLDER = "fault-blocks"  # under the state folder, one counter per session
+
+
+@dataclass(frozen=True)
+class StopCount:
+    """The Stop blocks of one flow: all of them, and the last run of blocks on one tree."""
+
+    blocks: int
+    idle: int
+    fingerprint: str | None
+
+    @classmethod
+    def of(cls, pin: Flow) -> StopCount:
+        raw = pin.get(STOP_COUNT_KEY)
+        if not isinstance(raw, dict):
+            return cls(0, 0, None)
+        blocks, idle, fingerprint = raw.get("blocks"), raw.get("idle"), raw.get("fingerprint")
+        if not (isinstance(blocks, int) and isinstance(idle, int)):
+            return cls(0, 0, None)
+        return cls(blocks, idle, fingerprint if isinstance(fingerprint, str) else None)
+
+    def after_block(self, fingerprint: str | None) -> StopCount:
+        """One more block; a block on the same tree as the last one made no progress."""
+        same = fingerprint is not None and fingerprint == self.fingerprint
+        return StopCount(self.blocks + 1, self.idle + 1 if same else 1, fingerprint)
+
+    def save(self, pin: Flow) -> None:
+        pin.data[STOP_COUNT_KEY] = {
+            "blocks": self.blocks,
+            "idle": self.idle,
+            "fingerprint": self.fingerprint,
+        }
+        pin.save()
+
+
+def force_reason(count: StopCount) -> str | None:
+    """Why this block is one too many (the stop then goes through, FORCED), or None."""
+    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
+    if count.blocks > cap:
+        return (
+            f"{count.blocks - 1} stops of this flow were already blocked "
+            f"(ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
+        )
+    idle_cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    if count.idle > idle_cap:
+        return (
+            f"the last {count.idle - 1} blocks left the working tree as it was "
+            f"(ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={idle_cap})"
+        )
+    return None
+
+
+def count_fault_block(session_id: str | None) -> int | None:
+    """One more block of a stop whose flow state could not be read: the count so far for
+    the session, kept beside the state (None when it cannot be kept either)."""
+    key = session_key(session_id or "no session id")
+    path = data_dir() / FAULT_BLOCKS_FOLDER / f"{key}.json"
+    try:
+        previous = json.loads(path.read_bytes()).get("blocks")
+    except (OSError, ValueError, AttributeError):
+        previous = 0
+    count = (previous if isinstance(previous, int) and previous >= 0 else 0) + 1
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"blocks": count}), encoding="utf-8")
+    except OSError:
+        return None
+    return count
+
+
+def fault_force_reason(count: int | None, stop_hook_active: bool) -> str | None:
+    """Why a stop the gate cannot check goes through after all, or None to block it."""
+    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    if count is None:
+        return "its blocks cannot be counted either" if stop_hook_active else None
+    if count > cap:
+        return f"{count - 1} stops were already blocked (ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={cap})"
+    return None
+
+
+def block_unknown(reason: str, payload: dict[str, Any], host: HostContract) -> str | None:
+    """Block a stop whose flow state cannot be read (whether a flow is open is unknown). A
+    host that caps stop blocks itself lets a stuck session out; on one that does not, the
+    block is counted and, past the cap, the stop goes through: the FORCED message is
+    returned, for the caller to record and tell (None: blocked)."""
+    if host.block_cap is not None:
+        emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+        return None
+    count = count_fault_block(session_id(payload))
+    why = fault_force_reason(count, payload.get("stop_hook_active") is True)
+    if why is None:
+        emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
+        return None
+    return f"{FORCED_PREFIX}: {why}. {reason}"

@@ -1,20 +1,21 @@
-"""The OpenAI Codex CLI as a host of the gate: its prompts, its stops, its state, its trust.
+"""The OpenAI Codex CLI as a host of the gate: its contract, its payloads, its state, its trust.
 
 Codex (pinned and tested: 0.171.0) runs Claude-style command hooks, with three differences
-the gate has to make up for itself:
+the gate has to make up for itself. The decisions are host-neutral (prompt_flow.py, caps.py);
+what they need to know of Codex is here, on its adapter:
 
 - No Skill tool. The flow is pinned from the user's own prompt (UserPromptSubmit, which the
-  model cannot send): a prompt that starts with ``$acceptance-implement SPEC``. Every stop of
-  the flow is a claim of done that the gate judges on its own run of the pinned spec; a stop
-  whose last message has a line starting with ``ESCALATE:`` is an escalation, let through
-  when that run really ran the criteria (any status).
-- No cap on Stop blocks (an always-blocking hook loops for ever): the gate counts its own
-  blocks in the pin and, past a cap, lets the stop through FORCED, NOT verified, recorded
-  like Claude Code's (caps.py).
+  model cannot send): a prompt that starts with ``$acceptance-implement SPEC``
+  (:func:`implement_args`). Every stop of the flow is a claim of done, or an escalation
+  (prompt_flow.py); the gate's reasons are said in the steps Codex's agent can take
+  (:func:`in_codex_words`).
+- No cap on Stop blocks (its contract's ``block_cap`` is None): the gate counts its own
+  blocks (caps.StopCount).
 - Hooks run only when trusted: Codex skips an untrusted or edited hook silently. The
   installer (codex_install.py) trusts the hooks it writes and records what it trusted;
   every hook of ours that runs checks that record against the hooks file and Codex's
-  config.toml, and says so loudly when one of the others would be skipped.
+  config.toml (:func:`skipped_hooks`), and the decisions say so loudly when one of the
+  others would be skipped.
 
 The flow's state lives in ``$CODEX_HOME/pytest-acceptance`` (outside the project: with
 ``--sandbox workspace-write`` the agent's commands cannot write there).
@@ -26,14 +27,13 @@ import hashlib
 import json
 import os
 import re
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_acceptance.claude import caps, gate, protect
-from pytest_acceptance.claude.flow_state import Flow, session_key
-from pytest_acceptance.claude.hook_io import PLUGIN_ROOT, env_int
+from pytest_acceptance.claude import gate, prompt_flow, protect
+from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.claude.hosts import (
     BLOCKING,
     HostAdapter,
@@ -46,12 +46,7 @@ STATE_FOLDER = "pytest-acceptance"  # under $CODEX_HOME
 TRUST_RECORD = "trust.json"  # under the state folder: what the installer trusted
 HOOKS_FILE = Path(".codex") / "hooks.json"
 IMPLEMENT_SKILL = "acceptance-implement"
-ESCALATE_MARK = "ESCALATE:"
-STOP_COUNT_KEY = "codex_stops"
-DEFAULT_MAX_BLOCKS = 8
-DEFAULT_MAX_IDLE_BLOCKS = 3
 _IMPLEMENT = re.compile(rf"\A\s*\${IMPLEMENT_SKILL}(?![\w-])(.*)\Z", re.DOTALL)
-_ESCALATION = re.compile(rf"^\s*{re.escape(ESCALATE_MARK)}", re.MULTILINE)
 
 
 CONTRACT = HostContract(
@@ -90,9 +85,6 @@ def read(payload: Mapping[str, Any]) -> StopEvent:
     return claude_style_stop(CONTRACT.name, payload, "last_assistant_message")
 
 
-ADAPTER = HostAdapter(CONTRACT, recognises, read)
-
-
 def codex_home() -> Path:
     configured = os.environ.get("CODEX_HOME", "").strip()
     return Path(configured) if configured else Path("~/.codex").expanduser()
@@ -117,11 +109,6 @@ def implement_args(prompt: str | None) -> str | None:
     return matched.group(1).strip() if matched else None
 
 
-def escalates(last_message: str | None) -> bool:
-    """The agent's last message asks for an escalation (a line starting with ESCALATE:)."""
-    return bool(_ESCALATION.search(last_message or ""))
-
-
 def in_codex_words(reason: str) -> str:
     """The gate's reasons name Claude Code's slash commands; on Codex the same steps are a
     command, a stop and a message (see the module's docstring)."""
@@ -129,133 +116,10 @@ def in_codex_words(reason: str) -> str:
         ("/pytest-acceptance:implement", "the flow's prompt"),
         (gate.VERIFY, "`python -m pytest --acceptance <spec>`"),
         (gate.DONE, "finishing your turn (a claim of done)"),
-        (gate.ESCALATE, f"a message whose first line starts with {ESCALATE_MARK}"),
+        (gate.ESCALATE, f"a message whose first line starts with {prompt_flow.ESCALATE_MARK}"),
     ):
         reason = reason.replace(command, steps)
     return reason
-
-
-# --- the gate's own block count -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StopCount:
-    """The Stop blocks of one flow: all of them, and the last run of blocks on one tree."""
-
-    blocks: int
-    idle: int
-    fingerprint: str | None
-
-    @classmethod
-    def of(cls, pin: Flow) -> StopCount:
-        raw = pin.get(STOP_COUNT_KEY)
-        if not isinstance(raw, dict):
-            return cls(0, 0, None)
-        blocks, idle, fingerprint = raw.get("blocks"), raw.get("idle"), raw.get("fingerprint")
-        if not (isinstance(blocks, int) and isinstance(idle, int)):
-            return cls(0, 0, None)
-        return cls(blocks, idle, fingerprint if isinstance(fingerprint, str) else None)
-
-    def after_block(self, fingerprint: str | None) -> StopCount:
-        """One more block; a block on the same tree as the last one made no progress."""
-        same = fingerprint is not None and fingerprint == self.fingerprint
-        return StopCount(self.blocks + 1, self.idle + 1 if same else 1, fingerprint)
-
-    def save(self, pin: Flow) -> None:
-        pin.data[STOP_COUNT_KEY] = {
-            "blocks": self.blocks,
-            "idle": self.idle,
-            "fingerprint": self.fingerprint,
-        }
-        pin.save()
-
-
-def force_reason(count: StopCount) -> str | None:
-    """Why this block is one too many (the stop then goes through, FORCED), or None."""
-    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
-    if count.blocks > cap:
-        return (
-            f"{count.blocks - 1} stops of this flow were already blocked "
-            f"(ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
-        )
-    idle_cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
-    if count.idle > idle_cap:
-        return (
-            f"the last {count.idle - 1} blocks left the working tree as it was "
-            f"(ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={idle_cap})"
-        )
-    return None
-
-
-FAULT_BLOCKS_FOLDER = "fault-blocks"  # under the state folder, one counter per session
-
-
-def count_fault_block(session_id: str | None) -> int | None:
-    """One more block of a stop whose flow state could not be read: the count so far for
-    the session, kept beside the state (None when it cannot be kept either)."""
-    key = session_key(session_id or "no session id")
-    path = state_dir() / FAULT_BLOCKS_FOLDER / f"{key}.json"
-    try:
-        previous = json.loads(path.read_bytes()).get("blocks")
-    except (OSError, ValueError, AttributeError):
-        previous = 0
-    count = (previous if isinstance(previous, int) and previous >= 0 else 0) + 1
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"blocks": count}), encoding="utf-8")
-    except OSError:
-        return None
-    return count
-
-
-def fault_force_reason(count: int | None, stop_hook_active: bool) -> str | None:
-    """Why a stop the gate cannot check goes through after all, or None to block it."""
-    cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
-    if count is None:
-        return "its blocks cannot be counted either" if stop_hook_active else None
-    if count > cap:
-        return f"{count - 1} stops were already blocked (ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={cap})"
-    return None
-
-
-def record_forced(payload: dict[str, Any], pin: Flow, why: str, reason: str) -> str:
-    """Record a forced stop in the gate's state and in the project; the message to show."""
-    spec = Path(pin.spec_path) if pin.spec_path else None
-    record = {**caps.forced_stop_record(payload, spec, why, reason), "host": "codex"}
-    where = [
-        caps.append_record(path, record)
-        for path in (
-            state_dir() / caps.FORCED_STOPS_STATE,
-            Path(pin.repo) / caps.FORCED_STOPS_RELATIVE,
-        )
-    ]
-    record_outcome(payload, FORCED, f"{why}; still open: {reason}", Path(pin.repo))
-    return (
-        f"{caps.FORCED_PREFIX}: {why}. The /implement flow for {spec} did not end with "
-        f"verified evidence. Still open: {reason} {' '.join(where)}"
-    )
-
-
-VERIFIED, ESCALATED, FORCED, REFUSED = "verified", "escalated", "forced", "refused"
-OUTCOMES_FILE = "outcomes.jsonl"  # under the state folder; the project's copy is below
-OUTCOMES_RELATIVE = Path(".acceptance") / "codex-outcomes.jsonl"
-
-
-def record_outcome(payload: dict[str, Any], outcome: str, detail: str, repo: Path) -> None:
-    """How a flow ended (verified, escalated, forced) or why one was refused, one JSON line
-    per event: in the gate's state, which the agent's sandboxed commands cannot write (the
-    one to trust), and in the project's .acceptance/ for the people reading the project.
-    `codex exec` shows no hook's message: this is where a wrapper or CI job looks."""
-    record = {
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "host": "codex",
-        "outcome": outcome,
-        "session_id": payload.get("session_id"),
-        "cwd": payload.get("cwd"),
-        "detail": detail,
-    }
-    for path in (state_dir() / OUTCOMES_FILE, repo / OUTCOMES_RELATIVE):
-        caps.append_record(path, record)
 
 
 # --- hook trust -----------------------------------------------------------------------------
@@ -392,6 +256,12 @@ def trust_warning(problems: list[str]) -> str:
     )
 
 
+def skipped_hooks(cwd: str | None) -> str | None:
+    """The warning to give when Codex would skip a hook of ours in the project at `cwd`."""
+    problems = trust_problems(hooks_file_of(cwd))
+    return trust_warning(problems) if problems else None
+
+
 # --- the guard: what a Bash or apply_patch call writes --------------------------------------
 
 _PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
@@ -435,3 +305,13 @@ def protected_target(flow: Flow, payload: dict[str, Any]) -> str | None:
     else:
         found = protect.bash_violations(command, cwd, protected)
     return protect.describe(found) if found else None
+
+
+ADAPTER = HostAdapter(
+    CONTRACT,
+    recognises,
+    read,
+    flow_prompt=implement_args,
+    skipped_hooks=skipped_hooks,
+    words=in_codex_words,
+)

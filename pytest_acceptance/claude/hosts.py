@@ -109,14 +109,36 @@ Recogniser = Callable[[Mapping[str, Any]], bool]
 Reader = Callable[[Mapping[str, Any]], StopEvent]
 
 
+def same_words(reason: str) -> str:
+    return reason
+
+
+def runs_every_hook(cwd: str | None) -> str | None:
+    return None
+
+
+def no_flow_prompt(prompt: str | None) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class HostAdapter:
     """A host: its contract, how to tell its stop payload, how to read it; its answers are
-    rendered from the contract."""
+    rendered from the contract. The rest is what a host without a skill tool brings to a
+    flow pinned from the user's own prompt (prompt_flow.py); the defaults are a host with
+    one, whose flow the transcript shows (stop_decision.py).
+
+    `flow_prompt`: the arguments of a user's prompt that starts an /implement flow, None
+    for any other prompt. `skipped_hooks`: the warning to give when the host would skip a
+    hook of ours in the project at `cwd` (None: it runs them all). `words`: the gate's
+    reasons, which name the slash commands, in the steps the host's agent can take."""
 
     contract: HostContract
     recognises: Recogniser
     read: Reader
+    flow_prompt: Callable[[str | None], str | None] = no_flow_prompt
+    skipped_hooks: Callable[[str | None], str | None] = runs_every_hook
+    words: Callable[[str], str] = same_words
 
     def shares_settings_with(self, other: HostAdapter) -> bool:
         """Whether one of the two runs the hooks of a settings file the other reads."""

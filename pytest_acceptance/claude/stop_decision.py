@@ -58,6 +58,7 @@ from pytest_acceptance.claude import (
 )
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
+from pytest_acceptance.claude.hosts import HostContract
 from pytest_acceptance.claude.transcript import (
     BLOCK_TAG,
     ImplementFlow,
@@ -329,7 +330,7 @@ def _extra_layers(
     return None
 
 
-def stop_failed(error: BaseException, seen: Seen) -> None:
+def stop_failed(error: BaseException, seen: Seen, host: HostContract) -> None:
     """An error or the deadline: inside a flow (or when the state cannot tell) the stop is
     blocked with the reason -- the block caps still let a stuck session out; outside any
     flow the stop goes through with a message."""
@@ -340,10 +341,13 @@ def stop_failed(error: BaseException, seen: Seen) -> None:
         hook_io.tell_user(f"pytest-acceptance stop hook: {error}. This stop was not checked.")
         return
     reason = f"The stop hook could not check this stop ({error}), so it is not let through."
+    if not isinstance(pin, PinnedFlow):  # the state cannot be read: blocked, as the host caps
+        forced = caps.block_unknown(reason, payload, host)
+        if forced is not None:
+            hook_io.tell_user(f"pytest-acceptance: {forced}")
+        return
     empty = Transcript(b"", str(payload.get("transcript_path") or ""))
     try:
-        if not isinstance(pin, PinnedFlow):
-            raise ValueError("no pinned flow to count blocks against")
         stand_in = ImplementFlow(pinned_flow.stand_in_event(pin), [])
         caps.block_or_force(reason, stand_in, empty, payload, Path(pin.repo))
     except Exception:

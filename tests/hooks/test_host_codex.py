@@ -1,6 +1,7 @@
-"""The Codex host's decisions in-process: which prompt pins a flow, which message
-escalates, when the gate's own block count lets a stop through, and how the installer's
-trust record and Codex's config.toml are read and written."""
+"""What the Codex adapter knows, in process: which prompt pins a flow, how the installer's
+trust record and Codex's config.toml are read and written, what the guard protects; and
+Codex's hook scripts as Codex starts them. The host-neutral decisions those scripts call
+are tested in test_prompt_flow.py."""
 
 from __future__ import annotations
 
@@ -41,23 +42,6 @@ def test_any_prompt_is_read_without_error(prompt: str) -> None:
     assert args is None or prompt.lstrip().startswith("$acceptance-implement")
 
 
-@pytest.mark.parametrize(
-    ("message", "escalates"),
-    [
-        ("ESCALATE: AC-1 cannot pass", True),
-        ("Summary\n  ESCALATE: AC-2 needs a human", True),
-        ("All done, no need to ESCALATE: nothing", False),
-        ("escalate: lower case is no escalation", False),
-        ("", False),
-        (None, False),
-    ],
-)
-def test_an_escalation_is_a_line_that_starts_with_the_mark(
-    message: str | None, escalates: bool
-) -> None:
-    assert host_codex.escalates(message) is escalates
-
-
 def _pin(tmp_path: Path) -> Flow:
     folder = tmp_path / "flow"
     folder.mkdir()
@@ -65,48 +49,6 @@ def _pin(tmp_path: Path) -> Flow:
         folder,
         {"version": STATE_VERSION, "session_id": "s", "status": "open", "repo": str(tmp_path)},
     )
-
-
-def test_blocks_without_progress_end_forced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", "2")
-    pin = _pin(tmp_path)
-    count = host_codex.StopCount.of(pin)
-    reasons = []
-    for _ in range(3):
-        count = count.after_block("tree-1")
-        reasons.append(host_codex.force_reason(count))
-        count.save(pin)
-    assert reasons[:2] == [None, None]
-    assert reasons[2] is not None and "left the working tree as it was" in reasons[2]
-    saved = Flow(pin.folder, json.loads((pin.folder / "flow.json").read_text()))
-    assert host_codex.StopCount.of(saved) == count
-
-
-def test_blocks_with_progress_end_at_the_cap(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("ACCEPTANCE_HOOK_MAX_BLOCKS", "3")
-    count = host_codex.StopCount(0, 0, None)
-    reasons = []
-    for tree in ("a", "b", "c", "d"):
-        count = count.after_block(tree)
-        reasons.append(host_codex.force_reason(count))
-    assert reasons[:3] == [None, None, None]
-    assert reasons[3] is not None and "ACCEPTANCE_HOOK_MAX_BLOCKS=3" in reasons[3]
-
-
-def test_an_unfingerprinted_tree_never_counts_as_progress() -> None:
-    count = host_codex.StopCount(0, 0, None).after_block(None).after_block(None)
-    assert count.idle == 1  # no fingerprint: a block of its own, never "the same tree"...
-    assert count.blocks == 2  # ...but the total cap still counts it
-
-
-def test_a_damaged_count_starts_again_from_zero(tmp_path: Path) -> None:
-    pin = _pin(tmp_path)
-    pin.data[host_codex.STOP_COUNT_KEY] = {"blocks": "many", "idle": 1}
-    assert host_codex.StopCount.of(pin) == host_codex.StopCount(0, 0, None)
 
 
 # --- config.toml and the trust record -------------------------------------------------------
