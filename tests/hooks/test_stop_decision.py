@@ -34,7 +34,7 @@ from pytest_acceptance.claude import (
     transcript_pin,
 )
 from pytest_acceptance.claude.gate_result import CriterionOutcome, GateResult
-from pytest_acceptance.claude.transcript import Transcript
+from pytest_acceptance.claude.transcript import Transcript, gated_skill
 
 
 def outcome(status: str) -> GateResult:
@@ -436,3 +436,27 @@ def test_a_record_of_the_earlier_version_still_pins_its_prefix(tmp_path: Path) -
     (folder / transcript_pin.FILE_NAME).write_text(json.dumps({"version": 1, "reads": [read]}))
     assert transcript_pin.check(folder, path, _FIRST.replace(b"n", b"m"), "spec.md")
     assert transcript_pin.check(folder, path, _GUARD_READ, "spec.md") is None
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "tool_input", "gated"),
+    [
+        ("Skill", {"skill": "pytest-acceptance:done"}, ("done", True)),
+        ("Skill", {"skill": "/pytest-acceptance:escalate", "args": "AC-1"}, ("escalate", True)),
+        ("Skill", {"skill": " done "}, ("done", False)),  # bare: may resolve to ours
+        ("Skill", {"skill": "pytest-acceptance:verify"}, None),
+        ("Skill", {"skill": "pytest-acceptance:implement"}, None),
+        ("Skill", {"skill": "other-plugin:done"}, None),
+        ("Skill", {"skill": ["pytest-acceptance:done"]}, None),
+        ("Skill", "pytest-acceptance:done", None),
+        ("Bash", {"skill": "pytest-acceptance:done"}, None),
+    ],
+)
+def test_the_gate_hook_answers_other_calls_before_loading_the_gate(
+    tool_name: str, tool_input: object, gated: tuple[str, bool] | None
+) -> None:
+    """The /done and /escalate gate's hook lets every other call through on this one reading
+    of the payload (hooks/pretool_gate_hook.py), before it imports the gate; ours, bare or
+    qualified, go on to stop_decision.skill_call."""
+    payload = {"tool_name": tool_name, "tool_input": tool_input}
+    assert gated_skill(payload) == gated
