@@ -15,7 +15,7 @@ from pathlib import Path
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import flow_end, hook_io, protect, session_flow, settings_guard
+from pytest_acceptance.claude import flow_end, hook_io, session_flow
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.flow_state import data_dir
 
@@ -31,6 +31,9 @@ def main() -> int:
     flow = session_flow.open_flow(payload, pin)
     if flow is None:
         return 0
+    # Only inside a flow: outside one, the call goes through without this import.
+    from pytest_acceptance.claude import protect
+
     cwd = Path(hook_io.text_field(payload, "cwd") or os.getcwd())
     _snapshot_settings(flow, cwd)
     tool_name = str(payload.get("tool_name"))
@@ -85,6 +88,8 @@ def _note_tool_after_terminal(pin: PinnedFlow | None) -> None:
 
 
 def _snapshot_settings(flow: session_flow.OpenFlow, cwd: Path) -> None:
+    from pytest_acceptance.claude import settings_guard
+
     project = Path(os.environ.get("CLAUDE_PROJECT_DIR") or cwd)
     path = settings_guard.snapshot_path(flow.key)
     try:

@@ -17,6 +17,9 @@ from typing import Any, Callable, NoReturn
 PLUGIN_NAME = "pytest-acceptance"
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # pytest_acceptance/claude/ -> the plugin
 DEFAULT_SETTLE_SECONDS = 10.0
+# The deadline of the hooks that may run the gate (ACCEPTANCE_HOOK_DEADLINE), in seconds:
+# their timeout in hooks.json is 900.
+GATE_HOOK_DEADLINE = 840
 
 
 class HookInputError(Exception):

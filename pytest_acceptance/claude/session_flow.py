@@ -4,6 +4,11 @@ The pin (flow_state.py) is the reference and the transcript says what happened s
 (pinned_flow.resolve): a flow closed by /done or /escalate and a new prompt, or released by
 an interrupt before any work, is not open. A pinned, open flow whose transcript cannot be
 read is still open: the guards then protect with what the pin says (fail closed).
+
+Inside a pinned, open flow that names its spec, the transcript cannot change the answer:
+the guard only pins the lines written since the hooks' last read (transcript_pin.note_tail),
+which costs what was written since, not the whole transcript. The hooks that decide on the
+transcript check all of it (pinned_flow.resolve).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import hook_io, pinned_flow
+from pytest_acceptance.claude import hook_io, pinned_flow, transcript_pin
 from pytest_acceptance.claude.flow_state import Flow as PinnedFlow
 from pytest_acceptance.claude.transcript import Transcript
 
@@ -41,6 +46,9 @@ def open_flow(payload: dict[str, Any], pin: PinnedFlow | None) -> OpenFlow | Non
         if pin is not None and pin.is_open:
             return OpenFlow(_pinned_spec(pin), _key(session, pin.get("pinned_at")))
         return None
+    if pin is not None and pin.is_open and pin.spec_path:
+        transcript_pin.note_tail(pin.folder, transcript.path, transcript.data)
+        return OpenFlow(Path(pin.spec_path), _key(session, pin.get("pinned_at")))
     situation = pinned_flow.resolve(pin, transcript)
     if situation.flow is None:
         return None

@@ -65,10 +65,10 @@ from pytest_acceptance.claude.transcript import (
     SkillEvent,
     Transcript,
     format_epoch,
-    skill_name,
+    gated_skill,
 )
 
-DEADLINE = 840  # seconds (ACCEPTANCE_HOOK_DEADLINE); the hooks' timeout in hooks.json is 900
+DEADLINE = hook_io.GATE_HOOK_DEADLINE
 GATE_TAG = "[pytest-acceptance gate]"
 # (why refused or None, the tree fingerprint the decision was made on): gate.judge's shape.
 GateJudge = Callable[[PinnedFlow, str, float, bool], Tuple[Optional[str], Optional[str]]]
@@ -363,8 +363,8 @@ def skill_call(payload: dict[str, Any], seen: Seen, checks: Checks = REAL) -> No
     ours (the CLI resolves bare names when unambiguous): it is gated inside a flow of ours
     and left alone outside of one."""
     seen["payload"] = payload
-    parsed = _requested_skill(payload)
-    if parsed is None or parsed[0] not in ("done", "escalate"):
+    parsed = gated_skill(payload)
+    if parsed is None:
         return
     skill, qualified = parsed
     session_id = hook_io.session_id(payload)
@@ -413,14 +413,6 @@ def _unverifiable_call(skill: str, pin: PinnedFlow) -> None:
         pin.record_terminal(skill, None)
 
 
-def _requested_skill(payload: dict[str, Any]) -> tuple[str, bool] | None:
-    if payload.get("tool_name") != "Skill":
-        return None
-    tool_input = payload.get("tool_input")
-    skill = tool_input.get("skill") if isinstance(tool_input, dict) else None
-    return skill_name(skill) if isinstance(skill, str) else None
-
-
 def _problem(skill: str, verified: bool, pin: PinnedFlow, checks: Checks) -> str | None:
     if not verified:
         return (
@@ -446,8 +438,7 @@ def skill_call_failed(error: BaseException, seen: Seen) -> None:
     (CLAUDE_CODE_SESSION_ID) decides."""
     hook_io.cancel_deadline()
     payload = seen.get("payload")
-    parsed = _requested_skill(payload) if payload is not None else None
-    if payload is not None and (parsed is None or parsed[0] not in ("done", "escalate")):
+    if payload is not None and gated_skill(payload) is None:
         return
     if pinned_flow.inside_flow_in_doubt(seen) is None:
         hook_io.tell_user(f"pytest-acceptance gate: {error}. The tool call was not checked.")

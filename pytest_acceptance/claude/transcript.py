@@ -147,6 +147,19 @@ class Transcript:
             if entry is not None and entry.get("isSidechain") is not True:
                 yield line_start, line_end, entry
 
+    def _last_lines_with(self, needle: bytes) -> Iterator[dict[str, Any]]:
+        """The main-conversation lines holding needle, as lines_with, the last one first."""
+        pos = len(self.data)
+        while pos > 0:
+            hit = self.data.rfind(needle, 0, pos)
+            if hit < 0:
+                return
+            line_start, line_end = self._line(hit)
+            pos = line_start
+            entry = self._decode(line_start, line_end)
+            if entry is not None and entry.get("isSidechain") is not True:
+                yield entry
+
     # -- our skills
 
     def skill_events(self) -> list[SkillEvent]:
@@ -309,7 +322,7 @@ class Transcript:
         marker = json.dumps(tool_use_id).encode()
         return any(
             block.get("id") == tool_use_id
-            for _, _, entry in self.lines_with(marker)
+            for entry in self._last_lines_with(marker)  # the call is at the end, mostly
             for block in tool_uses(entry)
         )
 
@@ -493,6 +506,18 @@ def skill_name(raw: str) -> tuple[str, bool] | None:
     if colon:
         return (short, True) if plugin == PLUGIN_NAME and short in SKILL_NAMES else None
     return (name, False) if name in SKILL_NAMES else None
+
+
+def gated_skill(payload: dict[str, Any]) -> tuple[str, bool] | None:
+    """The skill a PreToolUse payload's Skill call asks for, as skill_name reads it, when it
+    is one the /done and /escalate gate judges; None for every other call. Cheap: the gate's
+    hook answers every other Skill call on this alone."""
+    if payload.get("tool_name") != "Skill":
+        return None
+    tool_input = payload.get("tool_input")
+    skill = tool_input.get("skill") if isinstance(tool_input, dict) else None
+    parsed = skill_name(skill) if isinstance(skill, str) else None
+    return parsed if parsed is not None and parsed[0] in ("done", "escalate") else None
 
 
 def is_our_skill_dir(base_dir: str | None, short: str) -> bool:

@@ -15,6 +15,7 @@ stand for the stop (the `reuse` the gate is asked with).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from pytest_acceptance.claude import (
     transcript_pin,
 )
 from pytest_acceptance.claude.gate_result import CriterionOutcome, GateResult
-from pytest_acceptance.claude.transcript import Transcript
+from pytest_acceptance.claude.transcript import Transcript, gated_skill
 
 
 def outcome(status: str) -> GateResult:
@@ -368,3 +369,94 @@ def test_a_read_prefix_that_changed_is_tampering(
         assert "spec.md" in reason and "a person must look" in reason
     else:  # what was read now is pinned: the appended line may not change either
         assert transcript_pin.check(folder, path, later.replace(b"n", b"m"), "spec.md")
+
+
+_FIRST = b'{"type":"user","n":1}\n{"type":"assistant","n":2}\n'
+_GUARD_READ = _FIRST + b'{"type":"user","n":3}\n{"type":"assistant","n":4}\n'
+_GUARD_READS = [_FIRST + b'{"type":"user","n":3}\n', _GUARD_READ]
+
+
+@pytest.mark.parametrize(
+    ("change", "tampered"),
+    [
+        ("nothing", False),
+        ("a line appended", False),
+        ("a line of the checked prefix changed", True),
+        ("a line only a guard read changed", True),
+        ("truncated inside what a guard read", True),
+        ("a guard's tail damaged in the record", True),
+        ("rewritten before a guard's read", True),
+    ],
+)
+def test_what_the_guard_read_is_pinned_as_surely(
+    tmp_path: Path, change: str, tampered: bool
+) -> None:
+    """The guard before each tool call hashes only the lines written since the hooks' last
+    read; the next full check hashes all of it again, so a rewrite of any line a hook read,
+    made before or after the guard's read, is tampering there, as it was when every read
+    hashed the whole transcript."""
+    folder = tmp_path / "flow"
+    folder.mkdir()
+    transcript_pin.take(folder, None)
+    path = str(tmp_path / "session.jsonl")
+    assert transcript_pin.check(folder, path, _FIRST, "spec.md") is None
+    rewritten = _GUARD_READ.replace(b'"n":2', b'"n":9')
+    for read in _GUARD_READS:
+        if change == "rewritten before a guard's read":
+            read = read.replace(b'"n":2', b'"n":9')
+        transcript_pin.note_tail(folder, path, read)
+    record = json.loads((folder / transcript_pin.FILE_NAME).read_text())
+    assert len(record["reads"][0]["tails"]) == 2  # hashed on their own, nothing before them
+    if change == "a guard's tail damaged in the record":
+        record["reads"][0]["tails"][1][0] = record["reads"][0]["tails"][0][0]
+        (folder / transcript_pin.FILE_NAME).write_text(json.dumps(record))
+    later = {
+        "a line appended": _GUARD_READ + b'{"type":"user","n":5}\n',
+        "a line of the checked prefix changed": rewritten,
+        "rewritten before a guard's read": rewritten,
+        "a line only a guard read changed": _GUARD_READ.replace(b'"n":3', b'"n":7'),
+        "truncated inside what a guard read": _GUARD_READS[0],
+    }.get(change, _GUARD_READ)
+    reason = transcript_pin.check(folder, path, later, "spec.md")
+    assert (reason is not None) is tampered, reason
+    if not tampered:  # one prefix again, checked whole from now on
+        record = json.loads((folder / transcript_pin.FILE_NAME).read_text())
+        assert record["reads"][0]["tails"] == []
+        assert transcript_pin.check(folder, path, later.replace(b"n", b"m"), "spec.md")
+
+
+def test_a_record_of_the_earlier_version_still_pins_its_prefix(tmp_path: Path) -> None:
+    """A record written before the guard's tails (version 1: a prefix alone) is read as
+    what it pins: a flow open across the upgrade keeps its history."""
+    folder = tmp_path / "flow"
+    folder.mkdir()
+    path = str(tmp_path / "session.jsonl")
+    digest = hashlib.sha256(_FIRST).hexdigest()
+    read = {"path": path, "length": len(_FIRST), "sha256": digest}
+    (folder / transcript_pin.FILE_NAME).write_text(json.dumps({"version": 1, "reads": [read]}))
+    assert transcript_pin.check(folder, path, _FIRST.replace(b"n", b"m"), "spec.md")
+    assert transcript_pin.check(folder, path, _GUARD_READ, "spec.md") is None
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "tool_input", "gated"),
+    [
+        ("Skill", {"skill": "pytest-acceptance:done"}, ("done", True)),
+        ("Skill", {"skill": "/pytest-acceptance:escalate", "args": "AC-1"}, ("escalate", True)),
+        ("Skill", {"skill": " done "}, ("done", False)),  # bare: may resolve to ours
+        ("Skill", {"skill": "pytest-acceptance:verify"}, None),
+        ("Skill", {"skill": "pytest-acceptance:implement"}, None),
+        ("Skill", {"skill": "other-plugin:done"}, None),
+        ("Skill", {"skill": ["pytest-acceptance:done"]}, None),
+        ("Skill", "pytest-acceptance:done", None),
+        ("Bash", {"skill": "pytest-acceptance:done"}, None),
+    ],
+)
+def test_the_gate_hook_answers_other_calls_before_loading_the_gate(
+    tool_name: str, tool_input: object, gated: tuple[str, bool] | None
+) -> None:
+    """The /done and /escalate gate's hook lets every other call through on this one reading
+    of the payload (hooks/pretool_gate_hook.py), before it imports the gate; ours, bare or
+    qualified, go on to stop_decision.skill_call."""
+    payload = {"tool_name": tool_name, "tool_input": tool_input}
+    assert gated_skill(payload) == gated
