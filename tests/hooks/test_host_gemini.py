@@ -1,0 +1,142 @@
+"""What the Gemini adapter and installer decide, in process: which prompt pins a flow, what
+the guard protects from Gemini's shell and file tools, the answers in Gemini's shape, and
+the settings the installer writes. The host-neutral decisions the hooks call are tested in
+test_prompt_flow.py; the whole through the real Gemini CLI in test_gemini_flow.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_acceptance.claude import gemini_install, host_gemini
+from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
+
+
+@pytest.mark.parametrize(
+    ("prompt", "args"),
+    [
+        ("$acceptance-implement spec.md", "spec.md"),
+        ("  $acceptance-implement specs/a.md please\n", "specs/a.md please"),
+        ("please $acceptance-implement spec.md", None),  # only a prompt that starts with it
+        ("$acceptance-implement-x spec.md", None),
+        ("/implement spec.md", None),
+        ("", None),
+    ],
+)
+def test_only_a_prompt_that_starts_with_the_flow_prompt_pins(prompt: str, args: str | None) -> None:
+    assert host_gemini.ADAPTER.flow_prompt(prompt) == args
+
+
+@given(st.text())
+def test_any_prompt_is_read_without_error(prompt: str) -> None:
+    args = host_gemini.implement_args(prompt)
+    assert args is None or prompt.lstrip().startswith(host_gemini.IMPLEMENT_PROMPT)
+
+
+@pytest.fixture
+def pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Flow:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    (project / ".gemini").mkdir(parents=True)
+    (project / "spec.md").write_text("# spec\n")
+    folder = tmp_path / "flow"
+    folder.mkdir()
+    data = {
+        "version": STATE_VERSION,
+        "session_id": "s",
+        "status": "open",
+        "repo": str(project),
+        "spec_path": str(project / "spec.md"),
+    }
+    return Flow(folder, data)
+
+
+def _call(pin: Flow, tool: str, **tool_input: Any) -> dict[str, Any]:
+    return {"tool_name": tool, "tool_input": tool_input, "cwd": pin.repo}
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("run_shell_command", {"command": "echo '{}' > .gemini/settings.json"}),
+        ("run_shell_command", {"command": "rm settings.json", "dir_path": ".gemini"}),
+        ("run_shell_command", {"command": "sed -i s/x/y/ spec.md"}),
+        ("run_shell_command", {"command": "cp /dev/null ~/.gemini/settings.json"}),
+        ("write_file", {"file_path": ".gemini/settings.json", "content": "{}"}),
+        ("write_file", {"file_path": "spec.md", "content": "# easier spec\n"}),
+        ("replace", {"file_path": "spec.md", "old_string": "spec", "new_string": "x"}),
+        ("replace", {"file_path": "~/.gemini/pytest-acceptance/flows/x", "old_string": "a"}),
+    ],
+)
+def test_the_guard_denies_a_write_to_the_spec_or_geminis_settings(
+    pin: Flow, tool: str, tool_input: dict[str, Any]
+) -> None:
+    assert host_gemini.protected_target(pin, _call(pin, tool, **tool_input)) is not None
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("run_shell_command", {"command": "echo 2 > value.txt"}),
+        ("run_shell_command", {"command": "cat .gemini/settings.json spec.md"}),
+        ("write_file", {"file_path": "value.txt", "content": "2\n"}),
+        ("replace", {"file_path": "src/app.py", "old_string": "1", "new_string": "2"}),
+        ("read_file", {"file_path": "spec.md"}),
+        ("write_file", {"content": "no path"}),
+    ],
+)
+def test_the_guard_lets_an_ordinary_call_through(
+    pin: Flow, tool: str, tool_input: dict[str, Any]
+) -> None:
+    """The control beside the attacks: the code and a read of the protected files pass."""
+    assert host_gemini.protected_target(pin, _call(pin, tool, **tool_input)) is None
+
+
+def test_a_refusal_is_geminis_deny_and_a_forced_stop_ends_the_session() -> None:
+    render = host_gemini.ADAPTER.render
+    assert render({"decision": "block", "reason": "r"}) == {"decision": "deny", "reason": "r"}
+    forced = {"continue": False, "stopReason": "FORCED", "systemMessage": "FORCED"}
+    assert render(forced) == forced
+    context = {"hookSpecificOutput": {"hookEventName": "x", "additionalContext": "pinned"}}
+    assert render(context) == context  # BeforeAgent reads additionalContext whatever the name
+
+
+def test_the_gates_reasons_name_no_claude_command_on_gemini() -> None:
+    told = host_gemini.ADAPTER.words("Run /pytest-acceptance:verify, then /pytest-acceptance:done.")
+    assert "/pytest-acceptance:" not in told
+
+
+def test_the_installer_keeps_the_users_settings_and_replaces_its_own(tmp_path: Path) -> None:
+    own_hook = {"hooks": [{"type": "command", "command": "lint", "name": "mine"}]}
+    settings = {"model": {"name": "x"}, "hooks": {"AfterAgent": [own_hook]}}
+    once = gemini_install.merged_settings(settings, tmp_path)
+    twice = gemini_install.merged_settings(once, tmp_path)
+    assert twice == once
+    assert once["model"] == {"name": "x"} and once["hooksConfig"] == {"enabled": True}
+    assert once["hooks"]["AfterAgent"][0] == own_hook and len(once["hooks"]["AfterAgent"]) == 2
+    timeouts = [g["hooks"][0]["timeout"] for g in once["hooks"]["AfterAgent"][1:]]
+    assert timeouts == [900_000]  # ms, above the stop hook's own 840 s deadline
+
+
+def test_the_installer_refuses_a_settings_file_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{not json")
+    assert gemini_install.main([str(tmp_path)]) == 1
+    assert str(settings) in capsys.readouterr().err
+    assert settings.read_text() == "{not json"  # left as it was
+
+
+def test_the_installer_trusts_the_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert gemini_install.main([str(tmp_path)]) == 0
+    trusted = tmp_path / "home" / ".gemini" / gemini_install.TRUSTED_FOLDERS
+    assert json.loads(trusted.read_text()) == {str(tmp_path.resolve()): "TRUST_FOLDER"}
