@@ -74,12 +74,14 @@ def _read_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _ours(group: object) -> bool:
+def ours_hook(hook: object) -> bool:
+    return isinstance(hook, dict) and str(hook.get("name", "")).startswith(HOOK_NAME_PREFIX)
+
+
+def ours(group: object) -> bool:
+    """A hook group of settings.json that holds a hook of ours (by its name)."""
     hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(
-        isinstance(hook, dict) and str(hook.get("name", "")).startswith(HOOK_NAME_PREFIX)
-        for hook in hooks
-    )
+    return isinstance(hooks, list) and any(ours_hook(hook) for hook in hooks)
 
 
 def merged_settings(settings: dict[str, Any], plugin_root: Path) -> dict[str, Any]:
@@ -88,7 +90,7 @@ def merged_settings(settings: dict[str, Any], plugin_root: Path) -> dict[str, An
     hooks = settings.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
     for event, groups in hooks_definition(plugin_root).items():
-        kept = [g for g in hooks.get(event) or [] if not _ours(g)]
+        kept = [g for g in hooks.get(event) or [] if not ours(g)]
         hooks[event] = [*kept, *groups]
     config = settings.get("hooksConfig")
     config = dict(config) if isinstance(config, dict) else {}

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from pytest_acceptance.claude import gemini_install, host_gemini
 from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
+from pytest_acceptance.doctor import gemini as gemini_doctor
 
 
 @pytest.mark.parametrize(
@@ -140,3 +142,28 @@ def test_the_installer_trusts_the_project(tmp_path: Path, monkeypatch: pytest.Mo
     assert gemini_install.main([str(tmp_path)]) == 0
     trusted = tmp_path / "home" / ".gemini" / gemini_install.TRUSTED_FOLDERS
     assert json.loads(trusted.read_text()) == {str(tmp_path.resolve()): "TRUST_FOLDER"}
+
+
+def _doctor(project: Path) -> dict[str, str]:
+    options = Options(project=project, plugin_root=None, synthetic_stop=False)
+    return {check.name: check.status for check in gemini_doctor.checks(options)}
+
+
+def test_doctor_says_an_installed_project_is_gated_and_a_weakened_one_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    project.mkdir()
+    assert _doctor(project) == {"installed": NOT_INSTALLED}
+    assert gemini_install.main([str(project)]) == 0
+    found = _doctor(project)
+    assert found["hooks installed"] == found["project trusted"] == OK, found
+    assert found["hooks' python3"] == OK, found
+    settings_file = project / ".gemini" / "settings.json"
+    settings = json.loads(settings_file.read_text())
+    settings["hooks"]["AfterAgent"][0]["hooks"][0]["timeout"] = 60_000  # under the deadline
+    settings_file.write_text(json.dumps(settings))
+    (tmp_path / "home" / ".gemini" / gemini_install.TRUSTED_FOLDERS).write_text("{}")
+    found = _doctor(project)
+    assert found["hooks installed"] == found["project trusted"] == FAIL, found
