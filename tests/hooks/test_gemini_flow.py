@@ -84,3 +84,18 @@ def test_a_prompt_without_the_flow_pins_nothing(gemini_session: Start) -> None:
     assert run.returncode == 0, run.output
     assert not list((flow.state / "flows").glob("*/flow.json"))
     assert flow.blocks() == [] and flow.outcomes() == []
+
+
+def test_an_honest_escalation_on_a_real_failure_is_accepted(gemini_session: Start) -> None:
+    escalation = (
+        "ESCALATE: AC-1 (value file says two)\n"
+        "Tried: reading value.txt; the value is owned by another team's export.\n"
+        "Hypothesis: the spec needs the export changed. Resolution: ask its owner."
+    )
+    flow = gemini_session([say(escalation)])
+    run = flow.run()
+    assert run.returncode == 0, run.output
+    assert flow.api.remaining == 0 and flow.blocks() == []
+    assert flow.flow()["terminal"]["skill"] == "escalate"
+    assert (flow.project / "value.txt").read_text() == "1\n"  # still failing: escalated
+    assert [o["outcome"] for o in flow.outcomes()] == ["escalated"]
