@@ -24,20 +24,10 @@ from pytest_acceptance.claude import host_gemini
 from pytest_acceptance.claude.flow_state import FlowStateError, write_json
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 
-HOOK_NAME_PREFIX = "pytest-acceptance-"
 TRUSTED_FOLDERS = "trustedFolders.json"  # under ~/.gemini
-# Event, matcher, script, timeout in milliseconds (the scripts' own deadlines are shorter:
-# prompt 100 s, stop stop_decision.DEADLINE = 840 s).
-HANDLERS = (
-    ("BeforeAgent", None, "prompt.py", 120_000),
-    (
-        "BeforeTool",
-        f"^({host_gemini.SHELL_TOOL}|{'|'.join(host_gemini.FILE_TOOLS)})$",
-        "pretool.py",
-        30_000,
-    ),
-    ("AfterAgent", None, "stop.py", 900_000),
-)
+HANDLERS = host_gemini.HOOKS
+HOOK_NAME_PREFIX = host_gemini.HOOK_NAME_PREFIX
+ours, ours_hook = host_gemini.ours, host_gemini.ours_hook
 
 
 class InstallError(RuntimeError):
@@ -72,16 +62,6 @@ def _read_object(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InstallError(f"{path}: not a JSON object; fix or remove it")
     return data
-
-
-def ours_hook(hook: object) -> bool:
-    return isinstance(hook, dict) and str(hook.get("name", "")).startswith(HOOK_NAME_PREFIX)
-
-
-def ours(group: object) -> bool:
-    """A hook group of settings.json that holds a hook of ours (by its name)."""
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(ours_hook(hook) for hook in hooks)
 
 
 def merged_settings(settings: dict[str, Any], plugin_root: Path) -> dict[str, Any]:

@@ -22,6 +22,7 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -74,6 +75,15 @@ _IMPLEMENT = re.compile(rf"\A\s*{re.escape(IMPLEMENT_PROMPT)}(?![\w-])(.*)\Z", r
 SHELL_TOOL = "run_shell_command"
 FILE_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 SYSTEM_SETTINGS = Path("/etc/gemini-cli")
+HOOK_NAME_PREFIX = "pytest-acceptance-"
+# Our hooks: event, matcher, script (hooks/gemini/), timeout in milliseconds, well above the
+# scripts' own deadlines (prompt 100 s, stop stop_decision.DEADLINE = 840 s): Gemini drops a
+# hook past its timeout and lets the event through.
+HOOKS = (
+    ("BeforeAgent", None, "prompt.py", 120_000),
+    ("BeforeTool", f"^({SHELL_TOOL}|{'|'.join(FILE_TOOLS)})$", "pretool.py", 30_000),
+    ("AfterAgent", None, "stop.py", 900_000),
+)
 
 
 def gemini_home() -> Path:
@@ -84,6 +94,89 @@ def use_gemini_state() -> None:
     """The shared flow modules keep their state in $CLAUDE_PLUGIN_DATA: on Gemini that is
     the state folder under ~/.gemini, whatever the environment says."""
     os.environ["CLAUDE_PLUGIN_DATA"] = str(gemini_home() / STATE_FOLDER)
+
+
+def ours_hook(hook: object) -> bool:
+    return isinstance(hook, dict) and str(hook.get("name", "")).startswith(HOOK_NAME_PREFIX)
+
+
+def ours(group: object) -> bool:
+    """A hook group of settings.json that holds a hook of ours (by its name)."""
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and any(ours_hook(hook) for hook in hooks)
+
+
+def _settings(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def our_hooks(settings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Our hook of each event in a settings file, by event."""
+    events = settings.get("hooks")
+    found: dict[str, dict[str, Any]] = {}
+    for event, groups in events.items() if isinstance(events, dict) else ():
+        for group in groups if isinstance(groups, list) else []:
+            hooks = group.get("hooks") if isinstance(group, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                if ours_hook(hook):
+                    found[event] = hook
+    return found
+
+
+def _hooks_config(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    config = settings.get("hooksConfig") if settings else None
+    return config if isinstance(config, dict) else {}
+
+
+def settings_problems(project: Path) -> list[str]:
+    """Why Gemini would skip a hook of ours in `project` (empty when none is skipped): our
+    hooks missing from its `.gemini/settings.json`, a timeout under the installer's, the
+    hooks switched off (``hooksConfig.enabled``, system settings over the project's over the
+    user's) or one of ours in a ``hooksConfig.disabled`` list."""
+    path = project / SETTINGS_FILE
+    settings = _settings(path)
+    if settings is None:
+        return [f"{path} is missing or unreadable"]
+    problems = []
+    hooks = our_hooks(settings)
+    for event, _, _, timeout in HOOKS:
+        hook = hooks.get(event)
+        if hook is None:
+            problems.append(f"{path} has no {event} hook of ours")
+        elif not isinstance(hook.get("timeout"), int) or hook["timeout"] < timeout:
+            problems.append(f"the {event} hook's timeout in {path} is under {timeout} ms")
+    layers = [
+        _settings(SYSTEM_SETTINGS / "settings.json"),
+        settings,
+        _settings(gemini_home() / "settings.json"),
+    ]
+    switches = [_hooks_config(layer).get("enabled") for layer in layers]
+    if next((s for s in switches if isinstance(s, bool)), True) is False:
+        problems.append("hooksConfig.enabled is false: Gemini runs no hook")
+    ours_named = {str(hook.get(key)) for hook in hooks.values() for key in ("name", "command")}
+    for layer in layers:
+        disabled = _hooks_config(layer).get("disabled")
+        if isinstance(disabled, list) and ours_named & {str(item) for item in disabled}:
+            problems.append("a hook of ours is in hooksConfig.disabled")
+            break
+    return problems
+
+
+def skipped_hooks(cwd: str | None) -> str | None:
+    """The warning to give when Gemini would skip a hook of ours in the project at `cwd`."""
+    problems = settings_problems(Path(cwd or os.getcwd()))
+    if not problems:
+        return None
+    fix = "run the installer again (`python3 <plugin>/hooks/gemini/install.py <project>`)"
+    return (
+        "pytest-acceptance: THIS GEMINI SESSION IS NOT FULLY GATED: "
+        + "; ".join(problems)
+        + f". Fix: {fix}."
+    )
 
 
 def implement_args(prompt: str | None) -> str | None:
@@ -150,5 +243,10 @@ def _file_violations(
 
 
 ADAPTER = HostAdapter(
-    CONTRACT, recognises, read, flow_prompt=implement_args, words=prompt_flow.in_flow_words
+    CONTRACT,
+    recognises,
+    read,
+    flow_prompt=implement_args,
+    skipped_hooks=skipped_hooks,
+    words=prompt_flow.in_flow_words,
 )

@@ -1,6 +1,6 @@
-"""Doctor's checks for Gemini CLI, in the project named: our hooks in the project's
-`.gemini/settings.json` with hooks enabled and each timeout (milliseconds) at least the
-installer's, the project trusted in `~/.gemini/trustedFolders.json` (Gemini ignores an
+"""Doctor's checks for Gemini CLI, in the project named: nothing in the settings that makes
+Gemini skip a hook of ours (host_gemini.settings_problems, which the hooks check too), the
+project trusted in `~/.gemini/trustedFolders.json` (Gemini ignores an
 untrusted folder's settings, hooks included), the interpreter the hooks' launcher picks, the
 state folder writable, and the gate run's isolation level.
 
@@ -35,10 +35,10 @@ def checks(options: Options) -> list[Check]:
     except (OSError, ValueError) as error:
         found = f"{settings_file} cannot be read ({error})"
         return [Check(HOST, "hooks installed", FAIL, found, installer(project))]
-    hooks = _our_hooks(settings)
-    if hooks is None:
+    hooks = host_gemini.our_hooks(settings) if isinstance(settings, dict) else {}
+    if not hooks:
         return [Check(HOST, "installed", NOT_INSTALLED, f"no hook of ours in {settings_file}")]
-    rows = [_installed(settings, hooks, project), _trusted(project)]
+    rows = [_installed(hooks, project), _trusted(project)]
     root = options.plugin_root or next(filter(None, map(_plugin_root, hooks.values())), None)
     if root is None:
         found = "no hook of ours names the plugin's launcher"
@@ -61,30 +61,8 @@ def _plugin_root(hook: dict[str, Any]) -> Path | None:
     return launcher.parent.parent
 
 
-def _our_hooks(settings: object) -> dict[str, dict[str, Any]] | None:
-    """Our hook of each event, by event; None when none of ours is there."""
-    events = settings.get("hooks") if isinstance(settings, dict) else None
-    if not isinstance(events, dict):
-        return None
-    ours: dict[str, dict[str, Any]] = {}
-    for event, groups in events.items():
-        for group in groups if isinstance(groups, list) else []:
-            if gemini_install.ours(group):
-                ours[event] = next(h for h in group["hooks"] if gemini_install.ours_hook(h))
-    return ours or None
-
-
-def _installed(settings: dict[str, Any], hooks: dict[str, dict[str, Any]], project: Path) -> Check:
-    problems = []
-    config = settings.get("hooksConfig")
-    if not (isinstance(config, dict) and config.get("enabled") is True):
-        problems.append("hooksConfig.enabled is not true")
-    for event, _, _, timeout in gemini_install.HANDLERS:
-        hook = hooks.get(event)
-        if hook is None:
-            problems.append(f"no {event} hook of ours")
-        elif not isinstance(hook.get("timeout"), int) or hook["timeout"] < timeout:
-            problems.append(f"the {event} hook's timeout is under {timeout} ms")
+def _installed(hooks: dict[str, dict[str, Any]], project: Path) -> Check:
+    problems = host_gemini.settings_problems(project)
     if problems:
         return Check(HOST, "hooks installed", FAIL, "; ".join(problems), installer(project))
     return Check(HOST, "hooks installed", OK, ", ".join(sorted(hooks)))

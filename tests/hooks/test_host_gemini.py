@@ -167,3 +167,66 @@ def test_doctor_says_an_installed_project_is_gated_and_a_weakened_one_is_not(
     (tmp_path / "home" / ".gemini" / gemini_install.TRUSTED_FOLDERS).write_text("{}")
     found = _doctor(project)
     assert found["hooks installed"] == found["project trusted"] == FAIL, found
+
+
+def _installed_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "project"
+    project.mkdir()
+    assert gemini_install.main([str(project)]) == 0
+    return project
+
+
+def _edit(path: Path, change: Any) -> None:
+    data = json.loads(path.read_text()) if path.exists() else {}
+    change(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "said"),
+    [
+        ("project", lambda s: s["hooks"].pop("AfterAgent"), "no AfterAgent hook of ours"),
+        (
+            "project",
+            lambda s: s["hooks"]["AfterAgent"][0]["hooks"][0].update(timeout=900),
+            "timeout",
+        ),
+        ("project", lambda s: s["hooksConfig"].update(enabled=False), "runs no hook"),
+        (
+            "user",
+            lambda s: s.setdefault("hooksConfig", {}).update(disabled=["pytest-acceptance-stop"]),
+            "hooksConfig.disabled",
+        ),
+    ],
+    ids=["stop hook removed", "timeout in seconds", "hooks off", "ours disabled by the user"],
+)
+def test_a_hook_gemini_would_skip_is_said_and_refuses_a_new_flow(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    change: Any,
+    said: str,
+) -> None:
+    project = _installed_project(tmp_path, monkeypatch)
+    assert host_gemini.skipped_hooks(str(project)) is None  # the control: as installed
+    target = (
+        project / ".gemini" / "settings.json"
+        if where == "project"
+        else tmp_path / "home" / ".gemini" / "settings.json"
+    )
+    _edit(target, change)
+    warning = host_gemini.skipped_hooks(str(project))
+    assert warning is not None and said in warning and "NOT FULLY GATED" in warning
+
+
+def test_the_users_hooks_switch_yields_to_the_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini reads the project's settings over the user's: hooks off for the user, on in
+    the project (as installed), run."""
+    project = _installed_project(tmp_path, monkeypatch)
+    user = tmp_path / "home" / ".gemini" / "settings.json"
+    _edit(user, lambda s: s.update(hooksConfig={"enabled": False}))
+    assert host_gemini.skipped_hooks(str(project)) is None
