@@ -6,6 +6,8 @@ test_prompt_flow.py; the whole through the real Gemini CLI in test_gemini_flow.p
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 
 from pytest_acceptance.claude import gemini_install, host_gemini
 from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.claude.flow_state import session_key as session_key_of
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
 from pytest_acceptance.doctor import gemini as gemini_doctor
 
@@ -230,3 +233,61 @@ def test_the_users_hooks_switch_yields_to_the_projects(
     user = tmp_path / "home" / ".gemini" / "settings.json"
     _edit(user, lambda s: s.update(hooksConfig={"enabled": False}))
     assert host_gemini.skipped_hooks(str(project)) is None
+
+
+# --- the hook scripts themselves, as Gemini starts them -------------------------------------
+
+
+def _run_hook(script: str, payload: dict[str, object], home: Path) -> dict[str, object]:
+    hooks = Path(__file__).resolve().parents[2] / "hooks"
+    done = subprocess.run(
+        ["/bin/sh", str(hooks / "python3"), str(hooks / "gemini" / script)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "HOME": str(home)},
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout or "{}")
+    assert isinstance(answer, dict)
+    return answer
+
+
+def test_a_stop_whose_state_is_damaged_is_denied_then_ends_forced(tmp_path: Path) -> None:
+    """The pin cannot be read: each stop is denied (whether a flow is open is unknown), but
+    counted, since Gemini would retry for ever; past the cap it goes through, FORCED."""
+    home = tmp_path / "home"
+    session = "damaged"
+    folder = home / ".gemini" / host_gemini.STATE_FOLDER / "flows" / session_key_of(session)
+    folder.mkdir(parents=True)
+    (folder / "flow.json").write_text("{damaged")
+    payload = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "AfterAgent"}
+    answers = [_run_hook("stop.py", {**payload, "stop_hook_active": i > 0}, home) for i in range(4)]
+    assert [a.get("decision") for a in answers] == ["deny", "deny", "deny", None]
+    assert "could not check this stop" in str(answers[0]["reason"])
+    assert "FORCED, NOT verified" in str(answers[3]["systemMessage"])
+
+
+def test_a_prompt_with_unreadable_input_is_let_through_with_a_note(tmp_path: Path) -> None:
+    """The control beside it: the prompt hook never refuses a prompt for its own error."""
+    answer = _run_hook("prompt.py", {"hook_event_name": "BeforeAgent"}, tmp_path / "home")
+    assert answer.get("decision") is None and "flow not pinned" in str(answer["systemMessage"])
+
+
+def test_the_guard_denies_in_geminis_shape_inside_a_flow(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    (project / ".gemini").mkdir(parents=True)
+    folder = home / ".gemini" / host_gemini.STATE_FOLDER / "flows" / session_key_of("open")
+    folder.mkdir(parents=True)
+    data = {"version": STATE_VERSION, "session_id": "open", "status": "open", "repo": str(project)}
+    (folder / "flow.json").write_text(json.dumps(data))
+    call = {"session_id": "open", "cwd": str(project), "hook_event_name": "BeforeTool"}
+    tamper = {"tool_name": "write_file", "tool_input": {"file_path": ".gemini/settings.json"}}
+    edit = {"tool_name": "write_file", "tool_input": {"file_path": "value.txt"}}
+    denied = _run_hook("pretool.py", {**call, **tamper}, home)
+    assert denied["decision"] == "deny" and "[pytest-acceptance guard]" in str(denied["reason"])
+    assert _run_hook("pretool.py", {**call, **edit}, home) == {}
