@@ -25,9 +25,6 @@ from pytest_acceptance.claude.flow_state import FlowStateError, write_json
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 
 TRUSTED_FOLDERS = "trustedFolders.json"  # under ~/.gemini
-HANDLERS = host_gemini.HOOKS
-HOOK_NAME_PREFIX = host_gemini.HOOK_NAME_PREFIX
-ours, ours_hook = host_gemini.ours, host_gemini.ours_hook
 
 
 class InstallError(RuntimeError):
@@ -37,11 +34,11 @@ class InstallError(RuntimeError):
 def hooks_definition(plugin_root: Path = PLUGIN_ROOT) -> dict[str, list[dict[str, Any]]]:
     hooks: dict[str, list[dict[str, Any]]] = {}
     launcher = plugin_root / "hooks" / "python3"
-    for event, matcher, script, timeout in HANDLERS:
+    for event, matcher, script, timeout in host_gemini.HOOKS:
         command = f'/bin/sh "{launcher}" "{plugin_root / "hooks" / "gemini" / script}"'
         hook = {
             "type": "command",
-            "name": f"{HOOK_NAME_PREFIX}{script[:-3]}",
+            "name": f"{host_gemini.HOOK_NAME_PREFIX}{script[:-3]}",
             "command": command,
             "timeout": timeout,
         }
@@ -70,7 +67,7 @@ def merged_settings(settings: dict[str, Any], plugin_root: Path) -> dict[str, An
     hooks = settings.get("hooks")
     hooks = dict(hooks) if isinstance(hooks, dict) else {}
     for event, groups in hooks_definition(plugin_root).items():
-        kept = [g for g in hooks.get(event) or [] if not ours(g)]
+        kept = [g for g in hooks.get(event) or [] if not host_gemini.ours(g)]
         hooks[event] = [*kept, *groups]
     config = settings.get("hooksConfig")
     config = dict(config) if isinstance(config, dict) else {}
