@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_acceptance.claude import gate, prompt_flow, protect
+from pytest_acceptance.claude import prompt_flow, protect
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.claude.hosts import (
@@ -109,17 +109,7 @@ def implement_args(prompt: str | None) -> str | None:
     return matched.group(1).strip() if matched else None
 
 
-def in_codex_words(reason: str) -> str:
-    """The gate's reasons name Claude Code's slash commands; on Codex the same steps are a
-    command, a stop and a message (see the module's docstring)."""
-    for command, steps in (
-        ("/pytest-acceptance:implement", "the flow's prompt"),
-        (gate.VERIFY, "`python -m pytest --acceptance <spec>`"),
-        (gate.DONE, "finishing your turn (a claim of done)"),
-        (gate.ESCALATE, f"a message whose first line starts with {prompt_flow.ESCALATE_MARK}"),
-    ):
-        reason = reason.replace(command, steps)
-    return reason
+in_codex_words = prompt_flow.in_flow_words  # the same steps: a command, a stop, a message
 
 
 # --- hook trust -----------------------------------------------------------------------------

@@ -48,6 +48,19 @@ def escalates(last_message: str | None) -> bool:
     return bool(_ESCALATION.search(last_message or ""))
 
 
+def in_flow_words(reason: str) -> str:
+    """The gate's reasons name Claude Code's slash commands; in a flow pinned from the
+    user's prompt the same steps are a command, a stop and a message."""
+    for command, steps in (
+        ("/pytest-acceptance:implement", "the flow's prompt"),
+        (gate.VERIFY, "`python -m pytest --acceptance <spec>`"),
+        (gate.DONE, "finishing your turn (a claim of done)"),
+        (gate.ESCALATE, f"a message whose first line starts with {ESCALATE_MARK}"),
+    ):
+        reason = reason.replace(command, steps)
+    return reason
+
+
 def outcomes_relative(host: HostAdapter) -> Path:
     return Path(".acceptance") / f"{host.contract.name}-outcomes.jsonl"
 
@@ -240,7 +253,9 @@ def block_or_force(
     message = _record_forced(host, payload, flow, why, reason)
     flow.data["forced"] = {"at": time.time(), "why": why}
     flow.close(f"forced: {why}")
-    hook_io.tell_user(message)
+    # continue: false, where the host reads it, ends the session as stopped, not completed:
+    # a wrapper reading the CLI's result sees that nothing was verified.
+    hook_io.emit({"continue": False, "stopReason": message, "systemMessage": message})
 
 
 def _fingerprint(flow: Flow) -> str | None:

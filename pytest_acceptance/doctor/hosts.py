@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pytest_acceptance.doctor import Check, Options, claude_code, codex
+from pytest_acceptance.doctor import Check, Options, claude_code, codex, gemini
 
 HOSTS: dict[str, Callable[[Options], Sequence[Check]]] = {
     claude_code.HOST: claude_code.checks,
     codex.HOST: codex.checks,
+    gemini.HOST: gemini.checks,
 }

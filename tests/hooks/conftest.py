@@ -3,6 +3,7 @@ with the environment digests earlier tests kept."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,6 +13,10 @@ from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
 from support.codex_cli import CodexInstallError, installed_codex
 from support.codex_harness import ResponsesStandIn, Turn, codex_setup, install_gate
 from support.codex_session import Session
+from support.gemini_cli import GeminiInstallError, installed_gemini
+from support.gemini_harness import GeminiAPI, gemini_home, serving
+from support.gemini_harness import Turn as GeminiTurn
+from support.gemini_session import Session as GeminiSession
 from support.isolation import wrapper_for
 from support.kept_digests import carried
 
@@ -84,6 +89,38 @@ def codex_session(
         yield start
     for api in started:
         api.stop()
+
+
+# --- the real Gemini CLI (tests/support/gemini_session.py) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The pinned Gemini CLI (`tests/support/gemini_cli.py install`); never downloaded here."""
+    try:
+        return installed_gemini()
+    except GeminiInstallError as error:
+        pytest.fail(f"the real Gemini CLI is needed and missing: {error}", pytrace=False)
+
+
+@pytest.fixture
+def gemini_session(
+    tmp_path: Path, gemini_bin: Path, project: Path, kept_environments: Path
+) -> Iterator[Callable[[list[GeminiTurn]], GeminiSession]]:
+    """Starts the Gemini API stand-in with the given turns, a fresh HOME, and the gate
+    installed into `project` (spec.md: AC-1 fails until value.txt says 2)."""
+    home = gemini_home(tmp_path / "gemini-home")
+    with contextlib.ExitStack() as running:
+
+        def start(script: list[GeminiTurn]) -> GeminiSession:
+            api = running.enter_context(serving(GeminiAPI(list(script))))
+            session = GeminiSession(api, gemini_bin, home, project)
+            installed = session.install(hook_transcripts.REPO_ROOT)
+            assert installed.returncode == 0, installed.stderr
+            return session
+
+        with carried(kept_environments, home / ".gemini" / "pytest-acceptance"):
+            yield start
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

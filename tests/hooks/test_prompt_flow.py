@@ -143,7 +143,7 @@ STOP_CASES = {
     "a block past the gate's own cap": StopCase(
         "All done.",
         FAILED,
-        {"systemMessage": "FORCED, NOT verified"},
+        {"continue": "False", "stopReason": "FORCED, NOT verified", "systemMessage": "FORCED"},
         ["forced"],
         pin={caps.STOP_COUNT_KEY: {"blocks": 2, "idle": 0, "fingerprint": None}},
         env={"ACCEPTANCE_HOOK_MAX_BLOCKS": "2"},

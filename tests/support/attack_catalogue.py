@@ -4,9 +4,9 @@ can count false dones and false blocks from that file alone.
 
 Each test gets five JUnit properties (``PROPERTIES``): its class (the file), its kind
 (an attack; an honest control, whose end must be let through; or a check of the closing
-mechanism that is neither), the agent it drives (Claude Code or Codex through the real CLI,
-or none: the gate's hooks fed directly), the isolation level of the gate's run it ran at,
-and the outcome it expects. A test that cannot be classified fails, naming its file and
+mechanism that is neither), the agent it drives (Claude Code, Codex or Gemini CLI through
+the real CLI, or none: the gate's hooks fed directly), the isolation level of the gate's run
+it ran at, and the outcome it expects. A test that cannot be classified fails, naming its file and
 line, so the figures never silently leave one out.
 """
 
@@ -31,8 +31,8 @@ PROPERTIES = (CLASS, KIND, AGENT, LEVEL, LEVEL_SET_BY, EXPECTED)
 
 ATTACK, CONTROL, CHECK = "attack", "control", "check"
 KINDS = (ATTACK, CONTROL, CHECK)
-CLAUDE_CODE, CODEX, HOOK_LEVEL = "claude-code", "codex", "hook-level"
-AGENTS = (CLAUDE_CODE, CODEX, HOOK_LEVEL)
+CLAUDE_CODE, CODEX, GEMINI, HOOK_LEVEL = "claude-code", "codex", "gemini-cli", "hook-level"
+AGENTS = (CLAUDE_CODE, CODEX, GEMINI, HOOK_LEVEL)
 LEVELS = ("full", "pid", "none")  # pytest_acceptance/claude/isolation.py, strongest first
 BY_PARAMETER, BY_MACHINE = "parameter", "machine"
 # Expected ends: the gate refuses the attack's "done"; the session ends on an escalation
@@ -87,8 +87,13 @@ ESCALATIONS = frozenset(
     }
 )
 # The fixtures a test drives a real agent CLI with (tests/conftest.py, tests/hooks/conftest.py):
-# the Claude Code CLI or its scripted Messages API, the Codex CLI.
-AGENT_FIXTURES = {"claude_bin": CLAUDE_CODE, "messages_api": CLAUDE_CODE, "codex_bin": CODEX}
+# the Claude Code CLI or its scripted Messages API, the Codex CLI, the Gemini CLI.
+AGENT_FIXTURES = {
+    "claude_bin": CLAUDE_CODE,
+    "messages_api": CLAUDE_CODE,
+    "codex_bin": CODEX,
+    "gemini_bin": GEMINI,
+}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,30 @@
+"""Gemini CLI BeforeAgent hook: pin an /implement flow from the user's own prompt
+(``$acceptance-implement SPEC``), and end a finished one.
+
+The decision (which prompt pins a flow, which is refused, what the model is told) is the
+library's: pytest_acceptance/claude/prompt_flow.py, with what differs on Gemini in its
+adapter, host_gemini.py. This script parses the payload, makes that one call and writes its
+one answer, in Gemini's shape (a refusal is ``{"decision": "deny"}``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from pytest_acceptance.claude import hook_io, host_gemini, prompt_flow
+
+DEADLINE = 100  # seconds; the hook's timeout in .gemini/settings.json is 120000 ms
+
+
+def main() -> None:
+    hook_io.start_deadline(DEADLINE)
+    host_gemini.use_gemini_state()
+    payload = hook_io.read_payload(sys.stdin.buffer.read())
+    prompt_flow.prompt(payload, host_gemini.ADAPTER)
+
+
+if __name__ == "__main__":
+    hook_io.run(main, prompt_flow.prompt_failed)  # never refuse a prompt for our own error
