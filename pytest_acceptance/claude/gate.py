@@ -58,13 +58,12 @@ from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome,
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
-    integrity_module,
     never_pinned,
     probe,
 )
 from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
-from pytest_acceptance.claude.pins import path_and_home, table
+from pytest_acceptance.claude.pins import criterion_integrity, path_and_home, table
 from pytest_acceptance.claude.pins.base import PinError
 from pytest_acceptance.claude.verdict_check import parse as parse_verdict
 from pytest_acceptance.tree import folders as roles
@@ -623,13 +622,6 @@ def describe_changes(
 
 
 def integrity_findings(flow: Flow) -> list[str]:
-    """Checks the bash criteria run that the flow weakened (pytest_acceptance.integrity)."""
-    if flow.get("integrity_error"):
-        raise GateError(f"criterion integrity could not be pinned ({flow.get('integrity_error')})")
-    pinned = flow.get("integrity")
-    if pinned is None:
-        return []
-    try:
-        return [finding.message() for finding in integrity_module().weakened(flow.repo, pinned)]
-    except Exception as error:
-        raise GateError(f"cannot check the integrity of the criteria's tests ({error})") from None
+    """Checks the bash criteria run that the flow weakened (pins/criterion_integrity.py); a
+    pin absent, damaged or failed refuses."""
+    return _pinned(criterion_integrity.weakened, flow)

@@ -96,7 +96,6 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     flow.data["pinned_late"] = True
     flow.data["python"] = interpreter_paths.absolute_python(str(report["python"]))
     flow.data["prefix"] = str(report.get("prefix") or "")
-    pin_integrity(flow)
     taking = pins.Taking(report, GATE_NAMES, lambda: _collect(flow))
     table.take_all(flow, taking)
     taking.collected()  # the witness's pin, when no pin of the table needed it
@@ -110,20 +109,3 @@ def _collect(flow: Flow) -> pins.Collected:
     return pins.Collected(
         tuple(sorted(interpreters.items())), frozenset(witness.missed_by_environment(flow, found))
     )
-
-
-def pin_integrity(flow: Flow) -> None:
-    """The integrity snapshot of the files the bash criteria's commands name."""
-    try:
-        integrity = integrity_module()
-        flow.data["integrity"] = integrity.snapshot(flow.repo, flow.bash_commands())
-    except ImportError:
-        flow.data["integrity"] = None  # this version of the package has no integrity module
-    except Exception as error:  # recorded: a check that cannot be made blocks later
-        flow.data["integrity_error"] = f"{type(error).__name__}: {error}"
-
-
-def integrity_module() -> Any:
-    from pytest_acceptance import integrity
-
-    return integrity

@@ -19,6 +19,7 @@ from pytest_acceptance.claude import flow_state, pin
 from pytest_acceptance.claude.flow_state import Flow, OlderFlowError
 from pytest_acceptance.claude.pins import (
     base,
+    criterion_integrity,
     interpreter_path,
     path_and_home,
     path_folders,
@@ -37,6 +38,8 @@ JSON = st.recursive(
 )
 ROW = re.compile(r"^\| `([a-z-]+)` \| (.+) \|$")
 RECORDS = [
+    criterion_integrity.CriterionIntegrity,
+    criterion_integrity.Watch,
     path_and_home.PathAndHome,
     path_folders.PathFolders,
     interpreter_path.InterpreterPath,

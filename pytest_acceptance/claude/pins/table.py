@@ -16,6 +16,7 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.pins import (
     base,
     criteria_environments,
+    criterion_integrity,
     gate_environment,
     interpreter_path,
     path_and_home,
@@ -24,6 +25,7 @@ from pytest_acceptance.claude.pins import (
 )
 
 PINS: tuple[base.Pin, ...] = (
+    criterion_integrity.PIN,
     path_and_home.PIN,
     path_folders.PIN,
     interpreter_path.PIN,
