@@ -98,7 +98,6 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     flow.data["prefix"] = str(report.get("prefix") or "")
     taking = pins.Taking(report, GATE_NAMES, lambda: _collect(flow))
     table.take_all(flow, taking)
-    taking.collected()  # the witness's pin, when no pin of the table needed it
     flow.save()
 
 
@@ -106,6 +105,11 @@ def _collect(flow: Flow) -> pins.Collected:
     """The witness's pin: the criteria's pytest collecting at /implement."""
     found = witness.pin(flow, flow.python, clean_env)
     interpreters = {s.prefix: s.python for s in found.values() if s.prefix and s.python}
+    witnessed = tuple(sorted(str(item["id"]) for item in witness.witnessed_criteria(flow)))
+    seen = {key for session in found.values() for key in session.distributions}
     return pins.Collected(
-        tuple(sorted(interpreters.items())), frozenset(witness.missed_by_environment(flow, found))
+        tuple(sorted(interpreters.items())),
+        frozenset(witness.missed_by_environment(flow, found)),
+        witnessed,
+        tuple(sorted(seen)) if witnessed else None,
     )

@@ -25,6 +25,7 @@ from pytest_acceptance.claude.pins import (
     path_folders,
     shadowed_names,
     table,
+    witnessed_criteria,
 )
 from pytest_acceptance.claude.pins.closures import Environment
 from pytest_acceptance.claude.pins.criteria_environments import CriteriaEnvironments
@@ -46,6 +47,7 @@ RECORDS = [
     Environment,
     shadowed_names.ShadowedNames,
     CriteriaEnvironments,
+    witnessed_criteria.WitnessedCriteria,
 ]
 
 

@@ -32,6 +32,8 @@ class Collected:
 
     interpreters: tuple[tuple[str, str], ...]  # (sys.prefix, sys.executable) of each
     missed_names: frozenset[str]  # witness.missed_by_environment
+    witnessed: tuple[str, ...] = ()  # the criteria whose pytest it watches, sorted
+    distributions: tuple[str, ...] | None = None  # those their pytest saw (None: no collection)
 
 
 @dataclass

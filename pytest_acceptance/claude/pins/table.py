@@ -22,6 +22,7 @@ from pytest_acceptance.claude.pins import (
     path_and_home,
     path_folders,
     shadowed_names,
+    witnessed_criteria,
 )
 
 PINS: tuple[base.Pin, ...] = (
@@ -32,6 +33,7 @@ PINS: tuple[base.Pin, ...] = (
     gate_environment.PIN,
     shadowed_names.PIN,
     criteria_environments.PIN,
+    witnessed_criteria.PIN,
 )
 
 # While /implement takes the pins: the names of those taken so far. The witness's collection
