@@ -581,6 +581,8 @@ def _done_preconditions(flow: Flow, deadline_at: float) -> str | None:
             f"blocks {DONE}: restore {flow.spec_path} (e.g. `git checkout -- <spec>`), or "
             f"call {ESCALATE} so a human decides; a new spec needs a new /implement."
         )
+    if never_pinned(flow) is not None:
+        return None  # nothing was pinned, integrity neither: the run refuses, saying why
     findings = integrity_findings(flow)
     if findings:
         return "The checks a criterion runs were weakened since /implement started: " + " ".join(
