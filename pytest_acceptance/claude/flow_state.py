@@ -47,8 +47,9 @@ CONFIG_FILES = PYTEST_CONFIG_FILES
 # /implement.
 SIGNOFF_FILE = "acceptance-signoffs.yaml"
 
-# 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here.
-STATE_VERSION = 2
+# 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here;
+# 3: criterion integrity and the witnessed criteria are ones of them.
+STATE_VERSION = 3
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 
 

@@ -58,13 +58,17 @@ from pytest_acceptance.claude.gate_result import MAX_PROBLEMS, CriterionOutcome,
 from pytest_acceptance.claude.gate_runtime import (
     GateError,
     clean_env,
-    integrity_module,
     never_pinned,
     probe,
 )
 from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
-from pytest_acceptance.claude.pins import path_and_home, table
+from pytest_acceptance.claude.pins import (
+    criterion_integrity,
+    path_and_home,
+    table,
+    witnessed_criteria,
+)
 from pytest_acceptance.claude.pins.base import PinError
 from pytest_acceptance.claude.verdict_check import parse as parse_verdict
 from pytest_acceptance.tree import folders as roles
@@ -133,6 +137,7 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
             f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
             "/implement so the gate pins the environment again."
         )
+    watched = _pinned(witnessed_criteria.read, flow)
     purge_bytecode_caches(flow.repo)
     before = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     # A reuse is decided on the files' content: a stat key can be kept across an edit (a
@@ -143,13 +148,15 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
         return stored
     started = time.time()
     with private_pycache() as pycache:
-        witness_env = witness.prepare(pycache, flow)
+        witness_env = witness.prepare(pycache, watched.distributions)
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
         witnessed = witness.sessions(witness_env[witness.RECORDS_VARIABLE])
     result = _result(flow, verdict, returncode, tail, before, before)
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
-    joined = witness.joined(flow, result.criteria, witnessed)
-    alone = _pinned_alone(flow, deadline_at, joined, witness.pinned_sources(flow, witnessed))
+    joined = witness.joined(flow, watched, result.criteria, witnessed)
+    alone = _pinned_alone(
+        flow, deadline_at, watched, joined, witness.pinned_sources(flow, witnessed)
+    )
     left = pinned_changes(flow, table.after_run)
     if left:  # a criterion's code wrote where a later criterion's process would import it
         raise GateError(
@@ -160,7 +167,7 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
         after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     result = result.replace(
         fingerprint_after=after,
-        criteria=witness.judge(flow, result.criteria, witnessed, alone),
+        criteria=witness.judge(flow, watched, result.criteria, witnessed, alone),
         duration=round(time.time() - started, 3),
     )
     trustworthy = run_problem(result) is None
@@ -182,7 +189,11 @@ def pinned_changes(flow: Flow, check: Callable[[Flow], list[str]]) -> list[str]:
 
 
 def _pinned_alone(
-    flow: Flow, deadline_at: float, criteria: tuple[str, ...], only: dict[str, str | None]
+    flow: Flow,
+    deadline_at: float,
+    watched: witnessed_criteria.WitnessedCriteria,
+    criteria: tuple[str, ...],
+    only: dict[str, str | None],
 ) -> dict[str, witness.Session | None]:
     """The `criteria` run again, their pytest collecting only the files that held pinned
     tests (`only`: witness.pinned_sources), each as it was at /implement: each criterion's
@@ -191,7 +202,7 @@ def _pinned_alone(
     if not criteria:
         return {}
     with private_pycache() as pycache:
-        env = witness.prepare(pycache, flow, only=only)
+        env = witness.prepare(pycache, watched.distributions, only=only)
         verdict, _, _ = _pytest(flow, deadline_at, pycache, env, criteria)
         found = witness.sessions(env[witness.RECORDS_VARIABLE])
     trusted = not isinstance(verdict, str)
@@ -570,6 +581,8 @@ def _done_preconditions(flow: Flow, deadline_at: float) -> str | None:
             f"blocks {DONE}: restore {flow.spec_path} (e.g. `git checkout -- <spec>`), or "
             f"call {ESCALATE} so a human decides; a new spec needs a new /implement."
         )
+    if never_pinned(flow) is not None:
+        return None  # nothing was pinned, integrity neither: the run refuses, saying why
     findings = integrity_findings(flow)
     if findings:
         return "The checks a criterion runs were weakened since /implement started: " + " ".join(
@@ -623,13 +636,6 @@ def describe_changes(
 
 
 def integrity_findings(flow: Flow) -> list[str]:
-    """Checks the bash criteria run that the flow weakened (pytest_acceptance.integrity)."""
-    if flow.get("integrity_error"):
-        raise GateError(f"criterion integrity could not be pinned ({flow.get('integrity_error')})")
-    pinned = flow.get("integrity")
-    if pinned is None:
-        return []
-    try:
-        return [finding.message() for finding in integrity_module().weakened(flow.repo, pinned)]
-    except Exception as error:
-        raise GateError(f"cannot check the integrity of the criteria's tests ({error})") from None
+    """Checks the bash criteria run that the flow weakened (pins/criterion_integrity.py); a
+    pin absent, damaged or failed refuses."""
+    return _pinned(criterion_integrity.weakened, flow)

@@ -96,10 +96,8 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     flow.data["pinned_late"] = True
     flow.data["python"] = interpreter_paths.absolute_python(str(report["python"]))
     flow.data["prefix"] = str(report.get("prefix") or "")
-    pin_integrity(flow)
     taking = pins.Taking(report, GATE_NAMES, lambda: _collect(flow))
     table.take_all(flow, taking)
-    taking.collected()  # the witness's pin, when no pin of the table needed it
     flow.save()
 
 
@@ -107,23 +105,11 @@ def _collect(flow: Flow) -> pins.Collected:
     """The witness's pin: the criteria's pytest collecting at /implement."""
     found = witness.pin(flow, flow.python, clean_env)
     interpreters = {s.prefix: s.python for s in found.values() if s.prefix and s.python}
+    witnessed = tuple(sorted(str(item["id"]) for item in witness.witnessed_criteria(flow)))
+    seen = {key for session in found.values() for key in session.distributions}
     return pins.Collected(
-        tuple(sorted(interpreters.items())), frozenset(witness.missed_by_environment(flow, found))
+        tuple(sorted(interpreters.items())),
+        frozenset(witness.missed_by_environment(flow, found)),
+        witnessed,
+        tuple(sorted(seen)) if witnessed else None,
     )
-
-
-def pin_integrity(flow: Flow) -> None:
-    """The integrity snapshot of the files the bash criteria's commands name."""
-    try:
-        integrity = integrity_module()
-        flow.data["integrity"] = integrity.snapshot(flow.repo, flow.bash_commands())
-    except ImportError:
-        flow.data["integrity"] = None  # this version of the package has no integrity module
-    except Exception as error:  # recorded: a check that cannot be made blocks later
-        flow.data["integrity_error"] = f"{type(error).__name__}: {error}"
-
-
-def integrity_module() -> Any:
-    from pytest_acceptance import integrity
-
-    return integrity

@@ -49,7 +49,7 @@ import subprocess
 import time
 import zipfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from pytest_acceptance.claude import apart, pinned_tests
 from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
@@ -57,6 +57,7 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.pinned_tests import PinnedTests, file_of
+from pytest_acceptance.claude.pins.witnessed_criteria import WitnessedCriteria
 from pytest_acceptance.tree import folders as roles
 from pytest_acceptance.tree import shell
 from pytest_acceptance.tree.closure import in_environment
@@ -80,12 +81,8 @@ MODULES_LIMIT = 20000  # module sources kept, of each kind
 SOURCES_FOLDER = "pinned-sources"  # in the flow's folder: pinned test files' content, by sha256
 SOURCE_LIMIT = 8 << 20  # bytes of one test file kept
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
-# In flow.json: every distribution a criterion's pytest saw at /implement, by identity.
-DISTRIBUTIONS_KEY = "criteria_distributions"
 DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"  # witness_plugin.DISTRIBUTIONS_VARIABLE
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
-# in flow.json: {sys.prefix: sys.executable} of the environments the criteria's pytest ran in
-INTERPRETERS_KEY = "criteria_interpreters"
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _PYTHON_ARGUMENT_FLAGS = ("-X", "-W")
 _SHELL = set(";&|<>()`\n")
@@ -152,7 +149,9 @@ def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
 
 
 def prepare(
-    folder: str, flow: Flow | None = None, only: Mapping[str, str | None] | None = None
+    folder: str,
+    distributions: Sequence[str] | None = None,
+    only: Mapping[str, str | None] | None = None,
 ) -> dict[str, str]:
     """Copy the reporter into `folder` (a private folder of the run) and make its records
     folder there; the variables that make a criterion's pytest load it (for clean_env).
@@ -171,10 +170,9 @@ def prepare(
         PLUGIN_VARIABLE: module,
         PLUGIN_STAT_VARIABLE: _stat_key(archive),
     }
-    pinned = flow.get(DISTRIBUTIONS_KEY) if flow is not None else None
-    if isinstance(pinned, list):
+    if distributions is not None:
         listing = os.path.join(folder, "witness-distributions.txt")
-        Path(listing).write_text("".join(f"{path}\n" for path in _strings(pinned)), "utf-8")
+        Path(listing).write_text("".join(f"{path}\n" for path in distributions), "utf-8")
         env[DISTRIBUTIONS_VARIABLE] = listing
     if only is not None:
         listing = os.path.join(folder, "witness-only.txt")
@@ -341,10 +339,9 @@ def _strings(value: Any) -> list[str]:
 
 def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
     """Record, for each witnessed criterion, the node ids its pytest selects now; the
-    sessions of that collection. The criteria are marked witnessed first: a pin that fails
-    leaves them refused ("cannot be read"), never unwatched."""
+    sessions of that collection (what they saw is the table's pin, pins/witnessed_criteria:
+    a collection that fails leaves that pin failed, which refuses every run)."""
     criteria = witnessed_criteria(flow)
-    flow.data["witnessed"] = sorted(str(item["id"]) for item in criteria)
     pinned: dict[str, PinnedTests] = {}
     found: dict[str, Session] = {}
     if criteria:
@@ -363,11 +360,6 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             pinned[str(item["id"])] = _pinned_tests(session, flow.repo)
             _keep_sources(flow, session, pinned[str(item["id"])])
         learn_modules(flow, found.values())
-        seen = {key for session in found.values() for key in session.distributions}
-        flow.data[DISTRIBUTIONS_KEY] = sorted(seen)
-        flow.data[INTERPRETERS_KEY] = {
-            s.prefix: s.python for s in found.values() if s.prefix and s.python
-        }
     pinned_tests.write(flow.folder, pinned)
     return found
 
@@ -562,12 +554,15 @@ def _python_sources(folder: str) -> list[str]:
 
 
 def joined(
-    flow: Flow, criteria: tuple[CriterionOutcome, ...], found: dict[str, Session]
+    flow: Flow,
+    pinned: WitnessedCriteria,
+    criteria: tuple[CriterionOutcome, ...],
+    found: dict[str, Session],
 ) -> tuple[str, ...]:
     """The witnessed criteria that passed with pinned tests and whose session collected a
     file (or ran a test of one) that no criterion's pytest collected at /implement with the
     content it has now: the ones to run again with the pinned files only."""
-    witnessed = set(_strings(flow.get("witnessed")))
+    witnessed = set(pinned.criteria)
     pins = pinned_tests.read(flow.folder) or {}
     known = {entry for pin in pins.values() for entry in pin.files if entry[1]}
     chosen = []
@@ -587,6 +582,7 @@ def joined(
 
 def judge(
     flow: Flow,
+    pinned: WitnessedCriteria,
     criteria: tuple[CriterionOutcome, ...],
     found: dict[str, Session],
     alone: dict[str, Session | None] | None = None,
@@ -595,11 +591,12 @@ def judge(
     witness turned into a failure. `alone`: for each criterion :func:`joined` chose, its
     session in the run with the pinned files only (None: it reported none); there too every
     pinned test must pass."""
-    witnessed = set(_strings(flow.get("witnessed")))
+    witnessed = set(pinned.criteria)
     if not witnessed:
         return criteria
     pins = pinned_tests.read(flow.folder)
-    judged = _Judged(witnessed, pins, found, alone or {}, pinned_environments(flow))
+    environments = pinned_environments(flow.prefix, pinned)
+    judged = _Judged(witnessed, pins, found, alone or {}, environments)
     return tuple(_judged(criterion, judged) for criterion in criteria)
 
 
@@ -611,18 +608,15 @@ class _Judged:
     pins: dict[str, PinnedTests] | None
     found: dict[str, Session]
     alone: dict[str, Session | None]
-    environments: frozenset[str] | None  # None: the pin predates their recording
+    environments: frozenset[str]
 
 
-def pinned_environments(flow: Flow) -> frozenset[str] | None:
-    """The environments (sys.prefix, resolved) pinned at /implement: the gate's own and each
-    one a criterion's pytest ran in then."""
-    gate_prefix = flow.get("prefix")
-    if not isinstance(gate_prefix, str) or not gate_prefix:
-        return None
-    criteria = flow.get(INTERPRETERS_KEY)
-    prefixes = [gate_prefix, *(criteria if isinstance(criteria, dict) else {})]
-    return frozenset(os.path.realpath(str(prefix)) for prefix in prefixes)
+def pinned_environments(gate_prefix: str, pinned: WitnessedCriteria) -> frozenset[str]:
+    """The environments (sys.prefix, resolved) pinned at /implement: the gate's own (when
+    its probe named one) and each one a criterion's pytest ran in then."""
+    prefixes = [prefix for prefix, _ in pinned.interpreters]
+    prefixes += [gate_prefix] if gate_prefix else []
+    return frozenset(os.path.realpath(prefix) for prefix in prefixes)
 
 
 def _judged(criterion: CriterionOutcome, judged: _Judged) -> CriterionOutcome:
@@ -650,9 +644,9 @@ def _judged(criterion: CriterionOutcome, judged: _Judged) -> CriterionOutcome:
     )
 
 
-def _unpinned(session: Session | None, environments: frozenset[str] | None) -> str | None:
+def _unpinned(session: Session | None, environments: frozenset[str]) -> str | None:
     """Why a session's environment is not one pinned at /implement (None when it is)."""
-    if session is None or environments is None:
+    if session is None:
         return None
     if session.prefix and os.path.realpath(session.prefix) in environments:
         return None

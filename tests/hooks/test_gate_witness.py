@@ -10,8 +10,8 @@ gets past the criterion's exit code (`outside_the_gate(...) == 0` proves it), an
 second variant, written after the witness, that it refuses with no code of its own.
 
 Some shapes (a new conftest, a new pytest.ini) are also reported by criterion integrity
-before the gate runs anything; `witness_alone` drops the integrity pin from the flow, so
-that those tests prove the witness refuses them by itself.
+before the gate runs anything; `witness_alone` empties the integrity pin of the flow (a
+snapshot of no files), so that those tests prove the witness refuses them by itself.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ from hook_transcripts import (
     write,
 )
 
+from pytest_acceptance.claude.pins import criterion_integrity
+from pytest_acceptance.integrity import SCHEMA, VERSION
+
 NOT_WITNESSED = "not witnessed"
 
 
@@ -49,12 +52,11 @@ def flow_file() -> Path:
 
 
 def witness_alone() -> None:
-    """Drop criterion integrity from the pinned flow: what is left to refuse is the witness
-    (standing in for a shape integrity does not know)."""
-    path = flow_file()
-    data = json.loads(path.read_text())
-    data["integrity"] = None
-    path.write_text(json.dumps(data))
+    """Empty the flow's criterion integrity pin (it pins no file): what is left to refuse is
+    the witness (standing in for a shape integrity does not know)."""
+    path = flow_file().parent / "pins" / f"{criterion_integrity.NAME}.json"
+    empty = {"schema": SCHEMA, "version": VERSION, "files": {}, "scripts": {}}
+    path.write_text(json.dumps({**empty, "watch": [], "problems": []}))
 
 
 def pinned_tests() -> dict[str, Any]:

@@ -19,11 +19,13 @@ from pytest_acceptance.claude import flow_state, pin
 from pytest_acceptance.claude.flow_state import Flow, OlderFlowError
 from pytest_acceptance.claude.pins import (
     base,
+    criterion_integrity,
     interpreter_path,
     path_and_home,
     path_folders,
     shadowed_names,
     table,
+    witnessed_criteria,
 )
 from pytest_acceptance.claude.pins.closures import Environment
 from pytest_acceptance.claude.pins.criteria_environments import CriteriaEnvironments
@@ -37,12 +39,15 @@ JSON = st.recursive(
 )
 ROW = re.compile(r"^\| `([a-z-]+)` \| (.+) \|$")
 RECORDS = [
+    criterion_integrity.CriterionIntegrity,
+    criterion_integrity.Watch,
     path_and_home.PathAndHome,
     path_folders.PathFolders,
     interpreter_path.InterpreterPath,
     Environment,
     shadowed_names.ShadowedNames,
     CriteriaEnvironments,
+    witnessed_criteria.WitnessedCriteria,
 ]
 
 

@@ -148,9 +148,10 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
 _LAZY_IMPORTS = """
 import sys, time
 sys.path.insert(0, sys.argv[1])  # as every hook script does
-from pytest_acceptance.claude import gate, gate_runtime
+from pytest_acceptance.claude import gate
+from pytest_acceptance.claude.pins import criterion_integrity
 fingerprint = gate.fingerprint(sys.argv[2], time.monotonic() + 60)
-integrity = gate_runtime.integrity_module()
+integrity = criterion_integrity.integrity_module()
 fingerprint_module = sys.modules["pytest_acceptance.tree.fingerprint"]
 print(sys.path.count(sys.argv[1]), fingerprint_module.__file__, integrity.__file__, fingerprint)
 """

@@ -21,6 +21,7 @@ from pytest_acceptance.claude import witness
 from pytest_acceptance.claude.criteria_env import criteria_env
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.pinned_tests import PinnedTests
+from pytest_acceptance.claude.pins.witnessed_criteria import WitnessedCriteria
 from pytest_acceptance.claude.witness_plugin import distribution_key
 
 WATCHED = [
@@ -319,8 +320,7 @@ def witnessed_run(project: Path, folder: Path, *args: str, pinned: list[str] | N
     `pinned` (None: as at /implement itself, where nothing is pinned yet)."""
     folder.mkdir()
     env = dict(os.environ, PYTEST_ADDOPTS="-p no:cacheprovider -p no:randomly")
-    flow = None if pinned is None else Flow(folder, {witness.DISTRIBUTIONS_KEY: pinned})
-    env.update(witness.prepare(str(folder), flow))
+    env.update(witness.prepare(str(folder), pinned))
     env.update(witness.criteria_pytest(env))
     env = criteria_env(env)
     command = [sys.executable, "-m", "pytest", "-q", "test_app.py", *args]
@@ -415,16 +415,6 @@ def test_a_missed_module_is_the_environments_unless_the_project_asked(
     assert (names == {"absent"}) is environment_asked
 
 
-class _PinnedFlow:
-    """What pinned_environments reads of a flow."""
-
-    def __init__(self, data: dict[str, object]) -> None:
-        self.data = data
-
-    def get(self, key: str) -> object:
-        return self.data.get(key)
-
-
 def test_a_session_in_an_environment_no_criterion_ran_in_at_implement_is_refused(
     tmp_path: Path,
 ) -> None:
@@ -434,14 +424,14 @@ def test_a_session_in_an_environment_no_criterion_ran_in_at_implement_is_refused
     for folder in (gate, criteria, other):
         folder.mkdir()
     (tmp_path / "link").symlink_to(criteria)
-    flow = _PinnedFlow(
-        {"prefix": str(gate), witness.INTERPRETERS_KEY: {str(tmp_path / "link"): "python"}}
-    )
-    pinned = witness.pinned_environments(flow)  # type: ignore[arg-type]
+    recorded = WitnessedCriteria(("AC-1",), (), ((str(tmp_path / "link"), "python"),))
+    pinned = witness.pinned_environments(str(gate), recorded)
     session = witness.Session("AC-1")
     for prefix, confirmed in ((gate, True), (criteria, True), (other, False), ("", False)):
         session.prefix, session.python = str(prefix), f"{prefix}/bin/python"
         problem = witness._unpinned(session, pinned)
         assert (problem is None) is confirmed, (prefix, problem)
     assert "no criterion ran under at /implement" in str(witness._unpinned(session, pinned))
-    assert witness.pinned_environments(_PinnedFlow({})) is None  # type: ignore[arg-type]
+    nothing = witness.pinned_environments("", WitnessedCriteria(("AC-1",), (), ()))
+    session.prefix, session.python = str(gate), f"{gate}/bin/python"
+    assert witness._unpinned(session, nothing) is not None  # nothing pinned confirms nothing

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
 from pytest_acceptance.claude.flow_state import Flow, write_json
 
@@ -32,6 +32,8 @@ class Collected:
 
     interpreters: tuple[tuple[str, str], ...]  # (sys.prefix, sys.executable) of each
     missed_names: frozenset[str]  # witness.missed_by_environment
+    witnessed: tuple[str, ...] = ()  # the criteria whose pytest it watches, sorted
+    distributions: tuple[str, ...] | None = None  # those their pytest saw (None: no collection)
 
 
 @dataclass
@@ -70,6 +72,33 @@ class Pin(Protocol):
 
     def read_only(self, flow: Flow) -> Sequence[str]:
         """The paths the run must see read-only (the same errors)."""
+
+
+class RecordPin(Generic[Record]):
+    """What the pins share: the record, read back in its exact shape, and the checks that are
+    that reading and nothing more (a pin overrides those it checks further). Reading is the
+    check: a record absent, damaged or failed refuses each of them."""
+
+    def __init__(self, name: str, covers: str, parse: Callable[[object], Record | None]) -> None:
+        self.name = name
+        self.covers = covers
+        self._parse = parse
+
+    def record(self, flow: Flow) -> Record:
+        """The pin's record; PinError when it is absent, damaged or failed."""
+        return read(flow, self.name, self.covers, self._parse)
+
+    def before_run(self, flow: Flow) -> Sequence[str]:
+        self.record(flow)
+        return []
+
+    def after_run(self, flow: Flow) -> Sequence[str]:
+        self.record(flow)
+        return []
+
+    def read_only(self, flow: Flow) -> Sequence[str]:
+        self.record(flow)
+        return []
 
 
 def record_path(flow: Flow, name: str) -> Path:

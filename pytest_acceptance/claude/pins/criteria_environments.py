@@ -36,13 +36,10 @@ class CriteriaEnvironments:
 
 
 def read(flow: Flow) -> CriteriaEnvironments:
-    return base.read(flow, NAME, COVERS, CriteriaEnvironments.from_json)
+    return PIN.record(flow)
 
 
-class CriteriaEnvironmentsPin:
-    name = NAME
-    covers = COVERS
-
+class CriteriaEnvironmentsPin(base.RecordPin[CriteriaEnvironments]):
     def take(self, flow: Flow, taking: base.Taking) -> None:
         gate_prefix = os.path.realpath(flow.prefix)
         pinned: list[closures.Environment] = []
@@ -66,4 +63,4 @@ class CriteriaEnvironmentsPin:
         return [path for env in read(flow).environments for path in env.paths()]
 
 
-PIN = CriteriaEnvironmentsPin()
+PIN = CriteriaEnvironmentsPin(NAME, COVERS, CriteriaEnvironments.from_json)

@@ -18,13 +18,10 @@ FILE = "closure.json"  # the digests, in the flow's folder
 
 
 def read(flow: Flow) -> closures.Environment:
-    return base.read(flow, NAME, COVERS, closures.Environment.from_json)
+    return PIN.record(flow)
 
 
-class GateEnvironmentPin:
-    name = NAME
-    covers = COVERS
-
+class GateEnvironmentPin(base.RecordPin[closures.Environment]):
     def take(self, flow: Flow, taking: base.Taking) -> None:
         wanted: Mapping[str, Any] = taking.probe.get("closure") or {}
         if not isinstance(wanted, dict):
@@ -41,4 +38,4 @@ class GateEnvironmentPin:
         return read(flow).paths()
 
 
-PIN = GateEnvironmentPin()
+PIN = GateEnvironmentPin(NAME, COVERS, closures.Environment.from_json)

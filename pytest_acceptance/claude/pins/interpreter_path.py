@@ -47,12 +47,11 @@ def _pair(value: object) -> bool:
 
 
 def read(flow: Flow) -> InterpreterPath:
-    return base.read(flow, NAME, COVERS, InterpreterPath.from_json)
+    return PIN.record(flow)
 
 
-class InterpreterPathPin:
-    name = NAME
-    covers = COVERS
+class InterpreterPathPin(base.RecordPin[InterpreterPath]):
+    """Its folders are read-only to the run as the gate's environment's (gate_environment)."""
 
     def take(self, flow: Flow, taking: base.Taking) -> None:
         python = flow.python
@@ -66,13 +65,5 @@ class InterpreterPathPin:
         hops = [list(hop) for hop in pinned.hops]
         return interpreter_paths.changes(pinned.python, hops, dict(pinned.bin), rest)
 
-    def after_run(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []
 
-    def read_only(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []  # its folders are in the gate's environment (gate_environment.py)
-
-
-PIN = InterpreterPathPin()
+PIN = InterpreterPathPin(NAME, COVERS, InterpreterPath.from_json)

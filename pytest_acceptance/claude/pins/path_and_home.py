@@ -70,12 +70,11 @@ class PathAndHome:
 
 
 def read(flow: Flow) -> PathAndHome:
-    return base.read(flow, NAME, COVERS, PathAndHome.from_json)
+    return PIN.record(flow)
 
 
-class PathAndHomePin:
-    name = NAME
-    covers = COVERS
+class PathAndHomePin(base.RecordPin[PathAndHome]):
+    """Its links and copies live in the plugin's state, read-only to the run as a whole."""
 
     def take(self, flow: Flow, taking: base.Taking) -> None:
         try:
@@ -97,16 +96,8 @@ class PathAndHomePin:
                 )
         return found
 
-    def after_run(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []
 
-    def read_only(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []  # its links and copies live in the plugin's state, read-only as a whole
-
-
-PIN = PathAndHomePin()
+PIN = PathAndHomePin(NAME, COVERS, PathAndHome.from_json)
 
 
 def _take(flow: Flow, python: str) -> PathAndHome:

@@ -54,13 +54,10 @@ class PathFolders:
 
 
 def read(flow: Flow) -> PathFolders:
-    return base.read(flow, NAME, COVERS, PathFolders.from_json)
+    return PIN.record(flow)
 
 
-class PathFoldersPin:
-    name = NAME
-    covers = COVERS
-
+class PathFoldersPin(base.RecordPin[PathFolders]):
     def take(self, flow: Flow, taking: base.Taking) -> None:
         folders = [Folder(path, _entries(path)) for path in _folders(flow)]
         base.write(flow, NAME, PathFolders(tuple(folders)).to_json())
@@ -79,16 +76,8 @@ class PathFoldersPin:
                     found.append(f"{os.path.join(folder.path, name)} (new, shadows {name} on PATH)")
         return found
 
-    def after_run(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []
 
-    def read_only(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []
-
-
-PIN = PathFoldersPin()
+PIN = PathFoldersPin(NAME, COVERS, PathFolders.from_json)
 
 
 def _folders(flow: Flow) -> list[str]:

@@ -40,13 +40,10 @@ class ShadowedNames:
 
 
 def read(flow: Flow) -> ShadowedNames:
-    return base.read(flow, NAME, COVERS, ShadowedNames.from_json)
+    return PIN.record(flow)
 
 
-class ShadowedNamesPin:
-    name = NAME
-    covers = COVERS
-
+class ShadowedNamesPin(base.RecordPin[ShadowedNames]):
     def take(self, flow: Flow, taking: base.Taking) -> None:
         environment = gate_environment.read(flow)
         modules = _project_modules(flow)
@@ -61,16 +58,8 @@ class ShadowedNamesPin:
         )
         return [os.path.join(flow.repo, entry) for entry in found]
 
-    def after_run(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []
 
-    def read_only(self, flow: Flow) -> list[str]:
-        read(flow)
-        return []
-
-
-PIN = ShadowedNamesPin()
+PIN = ShadowedNamesPin(NAME, COVERS, ShadowedNames.from_json)
 
 
 def _project_modules(flow: Flow) -> dict[str, str]:

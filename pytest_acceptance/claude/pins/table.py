@@ -16,20 +16,24 @@ from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.pins import (
     base,
     criteria_environments,
+    criterion_integrity,
     gate_environment,
     interpreter_path,
     path_and_home,
     path_folders,
     shadowed_names,
+    witnessed_criteria,
 )
 
 PINS: tuple[base.Pin, ...] = (
+    criterion_integrity.PIN,
     path_and_home.PIN,
     path_folders.PIN,
     interpreter_path.PIN,
     gate_environment.PIN,
     shadowed_names.PIN,
     criteria_environments.PIN,
+    witnessed_criteria.PIN,
 )
 
 # While /implement takes the pins: the names of those taken so far. The witness's collection
