@@ -38,7 +38,10 @@ _PROC = "/proc"
 _ENVIRON_LIMIT = 1 << 28  # far past what the kernel lets an environment hold
 _SCAN_PAUSE = 0.05  # seconds between two scans
 SCANS = 5  # at most; two in a row must agree
-_CHASES = 50  # rounds of one scan, at most, chasing the pids born while it read
+# How long one scan chases the pids born while it read, waiting for a round with no birth:
+# on a busy machine (a test suite forking all the while) such a round comes, if rarely.
+_CHASE_SECONDS = 2.0
+_PROBED = 4096  # pids given in one round, at most, tried one by one rather than listed
 _STAT_LIMIT = 4096
 
 
@@ -127,17 +130,16 @@ def _look(marker: bytes, proc: str) -> tuple[dict[int, Seen], bool]:
     that hops) can end before the listing reaches it while its child is born behind it (a
     lower pid once pids wrap round). Whatever lives at the end of a round in which no
     process was born anywhere was alive through the whole round, so it was listed and read.
-    The scan lists again, reading the pids born since (a pid reused too), until a round
-    sees no birth; past :data:`_CHASES` rounds, it has not settled. Where the kernel does
+    The scan reads the pids born since (a pid reused too) again and again, until a round
+    sees no birth; past :data:`_CHASE_SECONDS`, it has not settled. Where the kernel does
     not tell the last pid it gave, a round settles when nothing it listed ended unread."""
     looked: dict[int, Seen] = {}
     before = _last_pid(proc)
-    born = _born_between(None, None)
-    for _ in range(_CHASES):
+    pids = _listed(proc)
+    give_up = time.monotonic() + _CHASE_SECONDS
+    while True:
         lost = False
-        for pid in sorted(
-            (pid for pid in _listed(proc) if pid not in looked or born(pid)), reverse=True
-        ):
+        for pid in sorted(pids, reverse=True):
             seen = _read(pid, marker, proc)
             lost = lost or seen is None or seen.environment == ENDED_UNREAD
             if seen is not None:
@@ -145,8 +147,21 @@ def _look(marker: bytes, proc: str) -> tuple[dict[int, Seen], bool]:
         after = _last_pid(proc)
         if (after == before) if after is not None else not lost:
             return looked, False
-        born, before = _born_between(before, after), after
-    return looked, True
+        if time.monotonic() >= give_up:
+            return looked, True
+        pids, before = _born_since(before, after, proc, looked), after
+
+
+def _born_since(
+    before: int | None, after: int | None, proc: str, looked: dict[int, Seen]
+) -> set[int]:
+    """The pids the next round reads: those the kernel gave after `before` up to `after`,
+    tried one by one when they are few (a round of microseconds, so a quiet one comes even
+    on a busy machine); else those of a new listing not read yet or given since."""
+    if before is not None and after is not None and before < after <= before + _PROBED:
+        return set(range(before + 1, after + 1))
+    born = _born_between(before, after)
+    return {pid for pid in _listed(proc) if pid not in looked or born(pid)}
 
 
 def _last_pid(proc: str) -> int | None:

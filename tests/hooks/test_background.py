@@ -221,8 +221,8 @@ def test_a_process_hopping_from_pid_to_pid_is_not_missed(
     """Attack: no pid of it lives longer than the pause. A listing of /proc is no
     snapshot: the pid listed had ended (or was a zombie, whose environment reads empty)
     when it was read, its child born after the listing or behind it once pids wrapped.
-    At a millisecond's pause most scans missed it. Now a scan lists again until a round
-    sees no process born, so every scan of five finds it."""
+    At a millisecond's pause most scans missed it. Now a scan reads the pids born since
+    until a round sees no process born, so every scan of five finds it."""
     with hopping(tmp_path, session, pause):
         for _ in range(5):
             assert background.escaped(session), "the hopping process was missed"
