@@ -196,6 +196,8 @@ def _read(pid: int, marker: bytes, proc: str) -> Seen | None:
     owner = _owner(pid, proc, started)
     if owner is None or not owner.alive:
         environment = ENDED_UNREAD
+    elif owner.thread_group not in (None, pid):
+        environment = THREAD  # a pid tried by number can be a thread: its process is read
     elif environment == GONE:
         environment = NOT_OURS  # alive with no memory to read: a kernel thread
     return Seen(int(fields[1]), owner or Owner((), started), environment)
@@ -211,6 +213,7 @@ TOO_LARGE = "its environment is too large to read whole"
 UNREADABLE = "a process of your user whose environment cannot be read"
 GONE = "gone"
 ENDED_UNREAD = "it ended before it was read"
+THREAD = "a thread of another process"
 NOT_OURS = "not this session's"
 
 
@@ -269,6 +272,7 @@ class Owner:
     uids: tuple[int, ...]
     started: int | None
     alive: bool = True
+    thread_group: int | None = None
 
     def mine_since(self, since: int | None) -> bool:
         """Of your user, started after `since` (None: any start counts): a process the
@@ -286,8 +290,14 @@ def _owner(pid: int, proc: str, started: int | None) -> Owner | None:
     lines = status.splitlines()
     uid_line = next((line for line in lines if line.startswith(b"Uid:")), b"")
     state = next((line for line in lines if line.startswith(b"State:")), b"State: ?")
+    group = next((line.split()[1:2] for line in lines if line.startswith(b"Tgid:")), [])
     uids = tuple(int(word) for word in uid_line.split()[1:] if word.isdigit())
-    return Owner(uids, started, alive=state.split()[1:2] not in ([b"Z"], [b"X"]))
+    return Owner(
+        uids,
+        started,
+        alive=state.split()[1:2] not in ([b"Z"], [b"X"]),
+        thread_group=int(group[0]) if group and group[0].isdigit() else None,
+    )
 
 
 def _oldest(lineage: list[int]) -> int:

@@ -141,7 +141,12 @@ def test_a_daemon_whose_environment_is_larger_than_a_megabyte_is_named(
 
 
 def fake_process(
-    proc: Path, pid: int, uid: int, environ: bytes | None, state: str = "S (sleeping)"
+    proc: Path,
+    pid: int,
+    uid: int,
+    environ: bytes | None,
+    state: str = "S (sleeping)",
+    thread_of: int | None = None,
 ) -> None:
     """A /proc/<pid> of stat, status and environ (None: an environ that cannot be read)."""
     folder = proc / str(pid)
@@ -149,7 +154,8 @@ def fake_process(
     fields = ["S", "1"] + ["0"] * 17 + ["500"]  # state, parent 1, ..., start time (field 22)
     (folder / "stat").write_text(f"{pid} (sleep) {' '.join(fields)}\n")
     uids = "\t".join([str(uid)] * 4)
-    (folder / "status").write_text(f"Name:\tsleep\nState:\t{state}\nUid:\t{uids}\n")
+    group = thread_of or pid
+    (folder / "status").write_text(f"Name:\tsleep\nState:\t{state}\nTgid:\t{group}\nUid:\t{uids}\n")
     (folder / "cmdline").write_bytes(b"sleep\x0060\x00")
     if environ is None:
         (folder / "environ").mkdir()  # open works, read fails: unreadable
@@ -264,4 +270,17 @@ def test_a_zombie_is_not_read_as_a_process_of_no_session(tmp_path: Path) -> None
     fake_process(proc, 901, os.getuid(), b"A=1\0")
     seen = background._read(900, b"CLAUDE_CODE_SESSION_ID=s-1", str(proc))
     assert seen is not None and seen.environment == background.ENDED_UNREAD
+    assert background.escaped("s-1", str(proc)) == []
+
+
+def test_a_thread_tried_by_its_number_is_not_a_process_of_its_own(tmp_path: Path) -> None:
+    """The pids born during a scan are tried by number, and a thread's id is one of them:
+    a new thread of a process outside the session's tree (the CLI's own) is read as the
+    thread it is, never counted as a process the session left running; its process, read
+    by its own pid, decides."""
+    proc = tmp_path / "proc"
+    fake_process(proc, 900, os.getuid(), b"A=1\0")
+    fake_process(proc, 901, os.getuid(), b"CLAUDE_CODE_SESSION_ID=s-1\0", thread_of=900)
+    seen = background._read(901, b"CLAUDE_CODE_SESSION_ID=s-1", str(proc))
+    assert seen is not None and seen.environment == background.THREAD
     assert background.escaped("s-1", str(proc)) == []
