@@ -65,6 +65,7 @@ from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
 from pytest_acceptance.claude.pins import (
     criterion_integrity,
+    gate_environment,
     path_and_home,
     table,
     witnessed_criteria,
@@ -252,15 +253,16 @@ def _pytest(
     the gate compiled and witnessed unchanged (gate_bytecode.py), with writing off: the
     project's own code is compiled afresh in every process."""
     python = str(flow.get("python"))
+    packages = _pinned(gate_environment.read, flow).package_digests(flow)
     try:
-        bytecode = gate_bytecode.ready(flow, python, clean_env(python))
-    except gate_bytecode.BytecodeError as error:
-        raise GateError(str(error)) from None
+        bytecode = gate_bytecode.ready(python, packages, clean_env(python))
+    except (gate_bytecode.BytecodeError, OSError) as error:
+        raise GateError(f"the gate's bytecode: {error}") from None
     criteria_bytecode = _criteria_bytecode(flow, python)
     path_environment = _pinned(path_and_home.read, flow)
     reader, writer = os.pipe()
     # -B: -I ignores PYTHONDONTWRITEBYTECODE, and the gate's bytecode must stay as recorded.
-    command = [python, "-I", "-B", "-X", f"pycache_prefix={bytecode}", "-m", "pytest"]
+    command = [python, "-I", "-B", "-X", f"pycache_prefix={bytecode.path}", "-m", "pytest"]
     command += ["--acceptance"]
     command += [str(flow.spec_copy)]
     command += [f"{flow.spec_copy}::{criterion}" for criterion in only]
@@ -289,7 +291,13 @@ def _pytest(
                 words,
                 cwd=flow.repo,
                 env=gate_env.apply(
-                    _run_env(python, pycache, bytecode, criteria_bytecode, witness_env),
+                    _run_env(
+                        python,
+                        pycache,
+                        str(bytecode.path),
+                        str(criteria_bytecode.path),
+                        witness_env,
+                    ),
                     path_environment,
                     flow,
                     python,
@@ -319,9 +327,9 @@ def _pytest(
     tail = _tail(log_path)
     if not witness.untouched(witness_env):
         return "the archive of the gate's witness changed during its run", returncode, tail
-    if not gate_bytecode.untouched(flow):
+    if not bytecode.untouched():
         return "the gate's own bytecode folder changed during its run", returncode, tail
-    if not gate_bytecode.untouched(flow, gate_bytecode.CRITERIA):
+    if not criteria_bytecode.untouched():
         return "the criteria's bytecode folder changed during the gate's run", returncode, tail
     pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
@@ -335,7 +343,7 @@ def _pinned(read: Callable[[Flow], Record], flow: Flow) -> Record:
         raise GateError(str(error)) from None
 
 
-def _criteria_bytecode(flow: Flow, python: str) -> str:
+def _criteria_bytecode(flow: Flow, python: str) -> gate_bytecode.Folder:
     """The folder of bytecode the gate compiled for the modules its criteria's pytest imports
     from the environment (empty when the witness saw none, or when they cannot be compiled:
     then they compile afresh, slowly and safely). It always exists and is witnessed
@@ -348,9 +356,12 @@ def _criteria_bytecode(flow: Flow, python: str) -> str:
         tuple(str(path) for path in known.get("rewritten") or []),
     )
     try:
-        return gate_bytecode.criteria_ready(flow, python, sources, clean_env(python))
-    except gate_bytecode.BytecodeError:
-        return gate_bytecode.criteria_ready(flow, python, gate_bytecode.NOTHING, {})
+        try:
+            return gate_bytecode.criteria_ready(python, sources, clean_env(python))
+        except gate_bytecode.BytecodeError:
+            return gate_bytecode.criteria_ready(python, gate_bytecode.NOTHING, {})
+    except (gate_bytecode.BytecodeError, OSError) as error:
+        raise GateError(f"the criteria's bytecode: {error}") from None
 
 
 def _run_env(

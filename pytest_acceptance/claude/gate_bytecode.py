@@ -3,46 +3,65 @@
 Compiling pytest, its plugins and the standard library afresh in every process of every
 gate run costs seconds. Keeping bytecode between runs is only safe for bytecode the gate
 compiled itself, that nothing has touched since: a ``.pyc`` is code Python runs without
-reading its source. So the flow keeps two folders, each built and witnessed the same way:
+reading its source. So the gate keeps two kinds of folder in the plugin's state
+(``bytecode/``), each built and witnessed the same way:
 
-- ``flows/<key>/bytecode``, for the gate's own pytest and its workers: ``compileall`` of
-  the packages that run imports (plugin autoload is off there), plus one import of them for
-  the standard library they load;
-- ``flows/<key>/criteria-bytecode``, for the Pythons the criteria start: the modules a
-  criterion's pytest imports at start-up with the installed plugins loaded (found by one
-  start-up in a throwaway folder), the project's own files left out. They are compiled as
-  *checked-hash* ``.pyc`` files: Python uses one only while its source still hashes the
-  same, so the folder can never stand for code other than the source as it is now;
+- ``gate-<key>``, for the gate's own pytest and its workers: ``compileall`` of the packages
+  that run imports (plugin autoload is off there), plus one import of them for the standard
+  library they load; its key names the interpreter and the digests the flow pinned of those
+  packages, so an upgrade builds a new one;
+- ``criteria-<key>``, for the Pythons the criteria start: the modules a criterion's pytest
+  imports at start-up with the installed plugins loaded (found by one start-up in a
+  throwaway folder), the project's own files left out. They are compiled as *checked-hash*
+  ``.pyc`` files: Python uses one only while its source still hashes the same, so the
+  folder can never stand for code other than the source as it is now; its key names the
+  interpreter and those source files.
 
-then the gate records the stat key of every file and folder in each: device, inode, size
-and ctime, which no process can set back. Before each run, and after it, every key must be
-exactly as recorded. A file rewritten, replaced, added or removed, even and restored,
-changes a key (a folder's ctime changes with its entries). Before a run, that means:
-rebuild. After it: the run is not trusted. Every Python of the run reads with writing off
-(``PYTHONDONTWRITEBYTECODE``, ``-B``), so an honest run leaves both folders as they were;
-what the criteria's Pythons compile besides stays in memory.
+Each is built in a fresh folder, moved into place, and then the gate records the stat key of
+every file and folder in it: device, inode, size and ctime, which no process can set back.
+Before each run, and after it, every key must be exactly as recorded; after the run, as the
+run's own check witnessed them before it started. A file rewritten, replaced, added or
+removed, even and restored, changes a key (a folder's ctime changes with its entries).
+Before a run, that means: rebuild. After it: the run is not trusted. Every Python of the run
+reads with writing off (``PYTHONDONTWRITEBYTECODE``, ``-B``), so an honest run leaves both
+folders as they were; what the criteria's Pythons compile besides stays in memory.
+
+The folders are kept across flows, as the environment's digests are
+(environment_digests.py): what a kept folder can decide is the bytecode of the environment
+as it is at the flow's start, and code that could plant a folder and its record before
+/implement could as well rewrite the environment itself. Paths in a record are relative to
+its folder, so a folder moved whole with its record keeps its keys.
 
 Standard library only, Python 3.8: the hooks import it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict
+from typing import Callable, Dict, Iterator, Mapping
 
-from pytest_acceptance.claude.flow_state import Flow, write_json
+from pytest_acceptance.claude.flow_state import data_dir, write_json
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not Unix: builds are not serialised
+    fcntl = None  # type: ignore[assignment]
 
 Keys = Dict[str, str]
 _BUILD_TIMEOUT = 300.0
-GATE = "bytecode"
-CRITERIA = "criteria-bytecode"
-_BUILT_FROM = ""  # in a folder's record: what it was built from (never a path)
+STORE = "bytecode"  # in the plugin's state
+GATE = "gate"
+CRITERIA = "criteria"
+_UNUSED_DAYS = 14.0  # a folder no gate run asked for in that long is removed
 # What `python -m pytest --acceptance` imports in the gate's run (plugin autoload is off).
 GATE_MODULES = (
     "pytest",
@@ -64,13 +83,23 @@ class BytecodeError(Exception):
     """The gate's bytecode folder cannot be built or trusted."""
 
 
-def folder(flow: Flow, name: str = GATE) -> Path:
-    return flow.folder / name
+@dataclass(frozen=True)
+class Folder:
+    """A bytecode folder the gate built, and its keys as witnessed when a run was to use it."""
+
+    path: Path
+    keys: Keys
+
+    def untouched(self) -> bool:
+        """Whether every file and folder in it still has the key witnessed then."""
+        return keys(self.path) == self.keys
 
 
-def ready(flow: Flow, python: str, env: dict[str, str]) -> str:
-    """The gate's own folder, exactly as the gate last recorded it, or rebuilt now."""
-    return _ready(flow, GATE, lambda target: _build(python, target, GATE_MODULES, env))
+def ready(python: str, packages: Mapping[str, str], env: dict[str, str]) -> Folder:
+    """The gate's own folder for ``python`` with ``packages`` (path: digest of the files of
+    the packages its run imports, as pinned), exactly as recorded, or built now."""
+    identity = _identity(python, GATE, sorted(packages.items()))
+    return _ready(GATE, identity, lambda target: _build(python, target, GATE_MODULES, env))
 
 
 @dataclass(frozen=True)
@@ -80,55 +109,96 @@ class Sources:
     plain: tuple[str, ...]
     rewritten: tuple[str, ...]
 
-    def identity(self) -> str:
-        text = json.dumps([self.plain, self.rewritten])
-        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
 
 NOTHING = Sources((), ())
 
 
-def criteria_ready(flow: Flow, python: str, sources: Sources, env: dict[str, str]) -> str:
-    """The criteria's folder, exactly as the gate last recorded it for these `sources`, or
-    rebuilt now (also when the witness has seen new modules since)."""
-    return _ready(
-        flow,
-        CRITERIA,
-        lambda target: build_criteria(python, target, sources, env),
-        sources.identity(),
-    )
+def criteria_ready(python: str, sources: Sources, env: dict[str, str]) -> Folder:
+    """The criteria's folder for these `sources`, exactly as recorded, or built now (a new
+    one also when the witness has seen new modules since)."""
+    identity = _identity(python, CRITERIA, [sources.plain, sources.rewritten])
+    return _ready(CRITERIA, identity, lambda target: build_criteria(python, target, sources, env))
 
 
-def untouched(flow: Flow, name: str = GATE) -> bool:
-    """Whether every file and folder of the folder still has its recorded key."""
-    recorded = _recorded(flow, name)
-    recorded.pop(_BUILT_FROM, None)
-    return bool(recorded) and keys(folder(flow, name)) == recorded
+def _identity(python: str, name: str, built_from: object) -> str:
+    text = json.dumps([python, name, built_from])
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def _ready(flow: Flow, name: str, build: Callable[[Path], None], built_from: str = "") -> str:
-    target = folder(flow, name)
-    recorded = _recorded(flow, name)
-    if recorded.pop(_BUILT_FROM, "") == built_from and recorded and keys(target) == recorded:
-        return str(target)
-    (flow.folder / f"{name}.json").unlink(missing_ok=True)  # never a record of a half build
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True, mode=0o700)
-    build(target)
-    record = keys(target)
-    if built_from:
-        record[_BUILT_FROM] = built_from
-    write_json(flow.folder / f"{name}.json", record)
-    return str(target)
+def _ready(name: str, identity: str, build: Callable[[Path], None]) -> Folder:
+    store = data_dir() / STORE
+    target = store / f"{name}-{identity}"
+    record = store / f"{name}-{identity}.json"
+    with _building(store):
+        recorded = _recorded(record)
+        if recorded and keys(target) == recorded:
+            _mark_used(record)
+            return Folder(target, recorded)
+        record.unlink(missing_ok=True)  # never a record of a half build
+        fresh = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=store))
+        try:
+            build(fresh)
+            _replace(fresh, target)
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
+        witnessed = keys(target)
+        write_json(record, witnessed)
+        _prune(store, name)
+    return Folder(target, witnessed)
+
+
+@contextlib.contextmanager
+def _building(store: Path) -> Iterator[None]:
+    """One gate process at a time checks or builds the kept folders: two flows' runs may
+    share one, and neither may replace it under the other."""
+    store.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if fcntl is None:
+        yield
+        return
+    descriptor = os.open(store / ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _replace(fresh: Path, target: Path) -> None:
+    """``fresh`` moved to ``target``; what stood there (a stale or changed folder) removed."""
+    if os.path.lexists(target):
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        os.rename(target, old / "folder")
+        shutil.rmtree(old, ignore_errors=True)
+    os.rename(fresh, target)
+
+
+def _mark_used(record: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.utime(record)
+
+
+def _prune(store: Path, name: str) -> None:
+    """Folders of this kind that no run asked for in _UNUSED_DAYS go, with their records,
+    and the half builds of processes that died building (none is building: the lock)."""
+    for leftover in store.glob(f".{name}-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+    limit = time.time() - _UNUSED_DAYS * 86400
+    for record in store.glob(f"{name}-*.json"):
+        with contextlib.suppress(OSError):
+            if record.stat().st_mtime < limit:
+                record.unlink()
+                shutil.rmtree(store / record.name[: -len(".json")], ignore_errors=True)
 
 
 def keys(root: Path) -> Keys:
-    """path -> stat key, for every entry under ``root`` and ``root`` itself."""
+    """path relative to ``root`` -> stat key, for every entry under ``root`` and ``root``
+    itself (as ``.``)."""
     found: Keys = {}
-    pending = [str(root)]
+    top = str(root)
+    pending = [top]
     while pending:
         directory = pending.pop()
-        found[directory] = _key(directory)
+        found[_relative(directory, top)] = _key(directory)
         try:
             entries = list(os.scandir(directory))
         except OSError:
@@ -137,8 +207,12 @@ def keys(root: Path) -> Keys:
             if entry.is_dir(follow_symlinks=False):
                 pending.append(entry.path)
             else:
-                found[entry.path] = _key(entry.path)
+                found[_relative(entry.path, top)] = _key(entry.path)
     return found
+
+
+def _relative(path: str, top: str) -> str:
+    return "." if path == top else path[len(top) + 1 :]
 
 
 def _key(path: str) -> str:
@@ -149,12 +223,14 @@ def _key(path: str) -> str:
     return f"{info.st_mode},{info.st_dev},{info.st_ino},{info.st_size},{info.st_ctime_ns}"
 
 
-def _recorded(flow: Flow, name: str) -> Keys:
+def _recorded(record: Path) -> Keys:
     try:
-        data = json.loads((flow.folder / f"{name}.json").read_bytes())
+        data = json.loads(record.read_bytes())
     except (OSError, ValueError):
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        return {}
+    return {str(k): v for k, v in data.items()}
 
 
 def _build(python: str, target: Path, modules: tuple[str, ...], env: dict[str, str]) -> None:

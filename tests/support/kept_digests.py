@@ -1,8 +1,10 @@
-"""The environment digests the plugin's hooks keep across /implements
-(pytest_acceptance/claude/environment_digests.py), carried from test to test of one process
-as they are from session to session of a user's: each test's plugin state starts with what
-the tests before it kept. A pin still reads every file whose stat key changed
-(tests/hooks/test_environment_digests.py)."""
+"""What the plugin's hooks keep across /implements, carried from test to test of one process
+as it is from session to session of a user's: each test's plugin state starts with what the
+tests before it kept. The environment digests (pytest_acceptance/claude/environment_digests.py):
+a pin still reads every file whose stat key changed (tests/hooks/test_environment_digests.py).
+The gate's bytecode folders (pytest_acceptance/claude/gate_bytecode.py), moved whole with
+their records, so their stat keys stay the ones the gate recorded: a folder changed since is
+rebuilt (tests/hooks/attacks/test_bytecode.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_acceptance.claude import environment_digests
+from pytest_acceptance.claude import environment_digests, gate_bytecode
 
 # Where CLI 2.1.328 keeps the state of a plugin loaded with --plugin-dir ($CLAUDE_PLUGIN_DATA).
 INLINE_PLUGIN_STATE = Path(".claude", "plugins", "data", "pytest-acceptance-inline")
@@ -19,10 +21,15 @@ INLINE_PLUGIN_STATE = Path(".claude", "plugins", "data", "pytest-acceptance-inli
 
 @contextlib.contextmanager
 def carried(kept: Path, plugin_state: Path) -> Iterator[None]:
-    """``plugin_state`` starts with the digests in ``kept``; what the test's hooks kept
-    goes back there."""
+    """``plugin_state`` starts with the digests and bytecode folders in ``kept``; what the
+    test's hooks kept goes back there."""
     folder = plugin_state / environment_digests.FOLDER
-    shutil.copytree(kept, folder)
+    shutil.copytree(kept, folder, ignore=shutil.ignore_patterns(gate_bytecode.STORE))
+    store = kept / gate_bytecode.STORE
+    if store.is_dir():
+        store.rename(plugin_state / gate_bytecode.STORE)
     yield
     for file in folder.glob("*.json"):
         shutil.copyfile(file, kept / file.name)
+    if (plugin_state / gate_bytecode.STORE).is_dir() and not store.exists():
+        (plugin_state / gate_bytecode.STORE).rename(store)

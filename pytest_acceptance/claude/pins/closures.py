@@ -73,6 +73,16 @@ class Environment:
             raise base.PinError(f"the pin of {self.python}'s environment is damaged")
         return pinned
 
+    def package_digests(self, flow: Flow) -> dict[str, str]:
+        """The pinned digests of the files in its package folders (path: digest): what the
+        gate's own run imports besides the standard library."""
+        inside = tuple(os.path.join(folder, "") for folder in self.packages)
+        return {
+            path: entry[-1]
+            for path, entry in self.digests(flow).items()
+            if path in self.packages or path.startswith(inside)
+        }
+
     def changes(self, flow: Flow) -> list[str]:
         """Files added, removed or changed since /implement."""
         pinned = self.digests(flow)

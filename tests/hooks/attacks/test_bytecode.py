@@ -21,15 +21,18 @@ from pathlib import Path
 import pytest
 from hook_transcripts import (
     CRITERION,
+    PLUGIN,
     TEST_APP,
     TESTS,
     HookRun,
     ask_gate,
+    expansion_payload,
     git,
     make_repo,
     outside_the_gate,
     pinned_flow,
     refused_before,
+    run_hook,
     spec_with,
     witnessed_project,
     write,
@@ -70,7 +73,7 @@ from support.claude_harness import (
 )
 from support.isolation import LEVELS
 
-from pytest_acceptance.claude import isolation
+from pytest_acceptance.claude import gate_bytecode, isolation
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_forged_pyc_in_the_project_does_not_pass_a_criterion"
@@ -375,9 +378,16 @@ def pytest_project(tmp_path: Path, files: dict[str, str]) -> Path:
     return repo
 
 
+def kept_folder(plugin_state: Path, kind: str) -> Path:
+    """The gate's bytecode folder of `kind` its last run used (gate_bytecode.py): the kept
+    folder whose record was written or used last."""
+    store = plugin_state / gate_bytecode.STORE
+    record = max(store.glob(f"{kind}-*.json"), key=lambda path: path.stat().st_mtime_ns)
+    return store / record.name[: -len(".json")]
+
+
 def criteria_folder(plugin_state: Path) -> Path:
-    (folder,) = plugin_state.rglob("criteria-bytecode")
-    return folder
+    return kept_folder(plugin_state, gate_bytecode.CRITERIA)
 
 
 # The criterion's pytest says, in a file outside the project, which bytecode folder it read
@@ -442,8 +452,7 @@ def test_bytecode_planted_between_runs_is_thrown_away_and_rebuilt(
     builder.verify(repo / SPEC)
     assert ask_gate(builder, repo, tmp_path, "escalate").denied  # a run: the folder is built
     builder.escalate(outcome="denied")
-    (folder,) = plugin_state.rglob("bytecode")
-    forged = next(folder.rglob("*.pyc"))
+    forged = next(kept_folder(plugin_state, gate_bytecode.GATE).rglob("*.pyc"))
     forged.write_bytes(b"forged")
     (repo / "unrelated.txt").write_text("a new tree: no stored result stands in\n")
     done = ask_gate(builder, repo, tmp_path, "done")
@@ -451,11 +460,36 @@ def test_bytecode_planted_between_runs_is_thrown_away_and_rebuilt(
     assert forged.read_bytes() != b"forged"
 
 
+def test_bytecode_planted_between_flows_is_thrown_away_and_rebuilt(
+    tmp_path: Path, plugin_state: Path
+) -> None:
+    """Variant: the folders are kept across flows. A forged .pyc put in the kept folder after
+    one flow ended: the next flow's first run sees a changed folder and compiles it afresh."""
+    repo = make_repo(tmp_path / "repo", spec_reading("."))
+    ignored_helper(repo, tmp_path)
+    first = pinned_flow(repo)
+    first.verify(repo / SPEC)
+    assert not ask_gate(first, repo, tmp_path, "done").denied
+    first.done()
+    assert not stop(first, repo, tmp_path).blocked  # the first flow ends
+    forged = next(kept_folder(plugin_state, gate_bytecode.GATE).rglob("*.pyc"))
+    forged.write_bytes(b"forged")
+    (repo / "unrelated.txt").write_text("the next flow's tree\n")
+    first.command(f"{PLUGIN}:implement", SPEC, prompt_id="second")  # the same session's next
+    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, "second"))
+    first.verify(repo / SPEC)
+    done = ask_gate(first, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert b"forged" not in [
+        path.read_bytes() for path in kept_folder(plugin_state, gate_bytecode.GATE).rglob("*.pyc")
+    ]
+
+
 def test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once(
     tmp_path: Path, plugin_state: Path
 ) -> None:
     """Compiling pytest, its plugins and the standard library afresh in each criterion's
-    Python made the gate's run 3x the agent's own: the gate compiles them once per flow.
+    Python made the gate's run 3x the agent's own: the gate compiles them once, and keeps them.
     The bytecode is checked-hash (used only while its source hashes the same), the folder
     is not rebuilt by a second run, and the honest /done goes through."""
     where = tmp_path / "prefix.txt"
@@ -474,10 +508,12 @@ def test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once
     assert flags == 0b11, "a checked-hash .pyc"
     (repo / "unrelated.txt").write_text("a new tree: no stored result stands in\n")
     assert ask_gate(builder, repo, tmp_path, "escalate").denied
-    built = folder.stat().st_ctime_ns  # with every module the runs imported
+    folder = criteria_folder(plugin_state)  # with every module the runs imported
+    built = folder.stat().st_ctime_ns
     (repo / "unrelated.txt").write_text("another new tree\n")
     done = ask_gate(builder, repo, tmp_path, "done")
     assert not done.denied, done.deny_reason
+    assert criteria_folder(plugin_state) == folder
     assert folder.stat().st_ctime_ns == built, "a run that imported nothing new rebuilt it"
     assert compiled_from(plugin_state)["rewritten"], "pytest's plugins, rewritten, compiled"
     for path in [p for kind in compiled_from(plugin_state).values() for p in kind]:

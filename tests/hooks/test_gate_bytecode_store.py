@@ -1,0 +1,137 @@
+"""The gate's bytecode folders kept across flows (pytest_acceptance/claude/gate_bytecode.py):
+reused only while every stat key in them is the one recorded at their build, named by what
+they were built from, built by one process at a time and moved into place whole. In-process,
+with a real compile by this interpreter; the attacks through the hooks are in
+attacks/test_bytecode.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_acceptance.claude import gate_bytecode
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "state"))
+    return tmp_path / "state" / gate_bytecode.STORE
+
+
+@pytest.fixture
+def sources(tmp_path: Path) -> gate_bytecode.Sources:
+    module = tmp_path / "lib" / "helper.py"
+    module.parent.mkdir()
+    module.write_text("VALUE = 1\n")
+    return gate_bytecode.Sources((str(module),), ())
+
+
+def built(sources: gate_bytecode.Sources) -> gate_bytecode.Folder:
+    return gate_bytecode.criteria_ready(sys.executable, sources, {})
+
+
+def test_a_folder_is_reused_while_untouched(store: Path, sources: gate_bytecode.Sources) -> None:
+    """Control: the next flow's run reads the folder the last one built, not a new build."""
+    first = built(sources)
+    assert first.untouched() and list(first.path.rglob("*.pyc"))
+    again = built(sources)
+    assert again == first
+    assert again.path.stat().st_ctime_ns == first.path.stat().st_ctime_ns
+
+
+@pytest.mark.parametrize("change", ["rewritten", "added", "added_and_removed"])
+def test_a_folder_changed_since_its_build_is_built_afresh(
+    store: Path, sources: gate_bytecode.Sources, change: str
+) -> None:
+    """A .pyc rewritten, a file added, or added and removed again (the folder's ctime moves)
+    between two flows: the next run gets a new build, never the changed folder."""
+    first = built(sources)
+    compiled = next(first.path.rglob("*.pyc"))
+    if change == "rewritten":
+        compiled.write_bytes(b"forged")
+    else:
+        planted = compiled.parent / "planted.cpython-311.pyc"
+        planted.write_bytes(b"forged")
+        if change == "added_and_removed":
+            planted.unlink()
+    assert not first.untouched()
+    again = built(sources)
+    assert again.untouched() and again.keys != first.keys
+    assert b"forged" not in [path.read_bytes() for path in again.path.rglob("*.pyc")]
+
+
+def test_other_sources_get_a_folder_of_their_own(
+    store: Path, sources: gate_bytecode.Sources, tmp_path: Path
+) -> None:
+    """Two projects' criteria import different modules: each keeps its folder, so two flows
+    running at once never rebuild the folder the other's run reads."""
+    other_module = tmp_path / "lib" / "other.py"
+    other_module.write_text("OTHER = 2\n")
+    one = built(sources)
+    other = built(gate_bytecode.Sources((str(other_module),), ()))
+    assert one.path != other.path
+    assert one.untouched() and other.untouched()
+
+
+def test_a_folder_moved_whole_with_its_record_keeps_its_keys(
+    store: Path, sources: gate_bytecode.Sources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paths in a record are relative to its folder: the state moved elsewhere (a new
+    $CLAUDE_PLUGIN_DATA) reuses the folder rather than compiling again."""
+    first = built(sources)
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    store.rename(moved / gate_bytecode.STORE)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(moved))
+    again = built(sources)
+    assert again.keys == first.keys
+    assert again.path == moved / gate_bytecode.STORE / first.path.name
+
+
+def test_two_runs_building_at_once_build_once(
+    store: Path, sources: gate_bytecode.Sources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two gate processes asking for the same folder at once: one builds, the other waits
+    and reuses it, so neither replaces the folder the other's run reads."""
+    builds: list[int] = []
+    real_build = gate_bytecode.build_criteria
+
+    def slow_build(*args: object, **kwargs: object) -> None:
+        builds.append(threading.get_ident())
+        time.sleep(0.3)
+        real_build(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gate_bytecode, "build_criteria", slow_build)
+    found: list[gate_bytecode.Folder] = []
+    threads = [threading.Thread(target=lambda: found.append(built(sources))) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(builds) == 1
+    assert found[0] == found[1] and found[0].untouched()
+
+
+def test_half_builds_and_folders_unused_for_weeks_are_removed(
+    store: Path, sources: gate_bytecode.Sources, tmp_path: Path
+) -> None:
+    """A build whose process died leaves a hidden folder; a folder no run asked for in 14
+    days is stale: both go at the next build, a folder in use stays."""
+    kept = built(sources)
+    record = kept.path.with_name(kept.path.name + ".json")
+    old = time.time() - 15 * 86400
+    os.utime(record, (old, old))
+    half = store / f".{gate_bytecode.CRITERIA}-0123.half"
+    half.mkdir()
+    other_module = tmp_path / "lib" / "other.py"
+    other_module.write_text("OTHER = 2\n")
+    fresh = built(gate_bytecode.Sources((str(other_module),), ()))
+    assert not half.exists()
+    assert not kept.path.exists() and not record.exists()
+    assert fresh.untouched()
+    assert built(gate_bytecode.Sources((str(other_module),), ())) == fresh
