@@ -186,8 +186,23 @@ def _prune(store: Path, name: str) -> None:
     for record in store.glob(f"{name}-*.json"):
         with contextlib.suppress(OSError):
             if record.stat().st_mtime < limit:
-                record.unlink()
-                shutil.rmtree(store / record.name[: -len(".json")], ignore_errors=True)
+                _remove(record)
+
+
+def remove_changed(store: Path) -> None:
+    """Every kept folder that is no longer as recorded goes, with its record: a folder
+    changed since its build is never read again, only rebuilt."""
+    with _building(store):
+        for record in store.glob("*.json"):
+            folder = record.with_name(record.name[: -len(".json")])
+            if keys(folder) != _recorded(record):
+                _remove(record)
+
+
+def _remove(record: Path) -> None:
+    with contextlib.suppress(OSError):
+        record.unlink()
+    shutil.rmtree(record.with_name(record.name[: -len(".json")]), ignore_errors=True)
 
 
 def keys(root: Path) -> Keys:

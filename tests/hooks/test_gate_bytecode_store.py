@@ -135,3 +135,19 @@ def test_half_builds_and_folders_unused_for_weeks_are_removed(
     assert not kept.path.exists() and not record.exists()
     assert fresh.untouched()
     assert built(gate_bytecode.Sources((str(other_module),), ())) == fresh
+
+
+def test_a_changed_folder_is_removed_with_its_record(
+    store: Path, sources: gate_bytecode.Sources, tmp_path: Path
+) -> None:
+    """What a test carries to the next, and what a user's state keeps: never a folder
+    changed since its build (a file planted and left there), only folders as recorded."""
+    changed = built(sources)
+    (changed.path / "planted.pyc").write_bytes(b"forged")
+    other_module = tmp_path / "lib" / "other.py"
+    other_module.write_text("OTHER = 2\n")
+    kept = built(gate_bytecode.Sources((str(other_module),), ()))
+    gate_bytecode.remove_changed(store)
+    assert not changed.path.exists()
+    assert not changed.path.with_name(changed.path.name + ".json").exists()
+    assert kept.untouched()

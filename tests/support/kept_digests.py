@@ -32,4 +32,5 @@ def carried(kept: Path, plugin_state: Path) -> Iterator[None]:
     for file in folder.glob("*.json"):
         shutil.copyfile(file, kept / file.name)
     if (plugin_state / gate_bytecode.STORE).is_dir() and not store.exists():
+        gate_bytecode.remove_changed(plugin_state / gate_bytecode.STORE)  # an attack's plant
         (plugin_state / gate_bytecode.STORE).rename(store)
