@@ -205,7 +205,7 @@ def test_a_project_skills_inline_shell_after_done_is_not_a_verified_end(
 
     The skill's shell runs inside the Skill tool, so no PreToolUse hook of the guard
     (Write|Edit|MultiEdit|NotebookEdit|Bash) writes the "tool after /done" note
-    (pretool_protect_hook._note_tool_after_terminal); the transcript no longer shows a tool
+    (guard_decision.note_tool_call); the transcript no longer shows a tool
     call after /done; the fingerprint is unchanged (value.txt is ignored) -- so the Stop
     hook reuses the stored passing result and the session ends "completed" on a tree whose
     AC-1 fails. Secure: the stop after the skill is blocked (or not a clean completion).
