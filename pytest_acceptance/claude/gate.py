@@ -357,7 +357,7 @@ def _criteria_bytecode(flow: Flow, python: str) -> gate_bytecode.Folder:
     )
     try:
         try:
-            return gate_bytecode.criteria_ready(python, sources, clean_env(python))
+            return gate_bytecode.criteria_ready(python, sources, clean_env(python), flow.repo)
         except gate_bytecode.BytecodeError:
             return gate_bytecode.criteria_ready(python, gate_bytecode.NOTHING, {})
     except (gate_bytecode.BytecodeError, OSError) as error:

@@ -6,16 +6,18 @@ compiled itself, that nothing has touched since: a ``.pyc`` is code Python runs 
 reading its source. So the gate keeps two kinds of folder in the plugin's state
 (``bytecode/``), each built and witnessed the same way:
 
-- ``gate-<key>``, for the gate's own pytest and its workers: ``compileall`` of the packages
-  that run imports (plugin autoload is off there), plus one import of them for the standard
-  library they load; its key names the interpreter and the digests the flow pinned of those
-  packages, so an upgrade builds a new one;
+- ``gate-<key>``, for the gate's own pytest and its workers (and the probe at /implement):
+  ``compileall`` of the packages that run imports (plugin autoload is off there), plus one
+  import of them for the standard library they load; its key names the interpreter and the
+  digests the flow pinned of those packages, so an upgrade builds a new one;
 - ``criteria-<key>``, for the Pythons the criteria start: the modules a criterion's pytest
   imports at start-up with the installed plugins loaded (found by one start-up in a
-  throwaway folder), the project's own files left out. They are compiled as *checked-hash*
-  ``.pyc`` files: Python uses one only while its source still hashes the same, so the
-  folder can never stand for code other than the source as it is now; its key names the
-  interpreter and those source files.
+  throwaway folder), the project's own files left out; its key names the interpreter and
+  those source files.
+
+Both are compiled as *checked-hash* ``.pyc`` files: Python uses one only while its source
+still hashes the same, so a folder can never stand for code other than the source as it is
+now, whatever became of the environment since the build.
 
 Each is built in a fresh folder, moved into place, and then the gate records the stat key of
 every file and folder in it: device, inode, size and ctime, which no process can set back.
@@ -41,6 +43,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -50,6 +53,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterator, Mapping
 
 from pytest_acceptance.claude.flow_state import data_dir, write_json
+from pytest_acceptance.tree.hostile import read_regular_or_none, write_atomic
 
 try:
     import fcntl
@@ -62,6 +66,7 @@ STORE = "bytecode"  # in the plugin's state
 GATE = "gate"
 CRITERIA = "criteria"
 _UNUSED_DAYS = 14.0  # a folder no gate run asked for in that long is removed
+_POINTER_LIMIT = 16 << 20  # bytes: a pointer with the sources the witness may list
 # What `python -m pytest --acceptance` imports in the gate's run (plugin autoload is off).
 GATE_MODULES = (
     "pytest",
@@ -99,7 +104,28 @@ def ready(python: str, packages: Mapping[str, str], env: dict[str, str]) -> Fold
     """The gate's own folder for ``python`` with ``packages`` (path: digest of the files of
     the packages its run imports, as pinned), exactly as recorded, or built now."""
     identity = _identity(python, GATE, sorted(packages.items()))
-    return _ready(GATE, identity, lambda target: _build(python, target, GATE_MODULES, env))
+    folder = _ready(GATE, identity, lambda target: _build(python, target, GATE_MODULES, env))
+    with contextlib.suppress(OSError):  # only the probe's speed depends on it
+        write_atomic(_pointer(python), folder.path.name, mode=0o600)
+    return folder
+
+
+def latest(python: str) -> Folder | None:
+    """The gate's own folder the last run of ``python`` used, while it is exactly as
+    recorded; None otherwise. The probe at /implement reads it: before the pin, which
+    packages the gate's run imports is not known yet, and checked-hash bytecode stands only
+    for its sources as they are."""
+    raw = read_regular_or_none(_pointer(python), 256)
+    name = raw.decode("ascii", "replace").strip() if raw else ""
+    if re.fullmatch(GATE + "-[0-9a-f]{32}", name) is None:
+        return None
+    target = data_dir() / STORE / name
+    recorded = _recorded(target.with_name(f"{name}.json"))
+    return Folder(target, recorded) if recorded and keys(target) == recorded else None
+
+
+def _pointer(python: str) -> Path:
+    return data_dir() / STORE / f"latest-{_identity(python, GATE, None)}"
 
 
 @dataclass(frozen=True)
@@ -113,11 +139,54 @@ class Sources:
 NOTHING = Sources((), ())
 
 
-def criteria_ready(python: str, sources: Sources, env: dict[str, str]) -> Folder:
+def criteria_ready(python: str, sources: Sources, env: dict[str, str], repo: str = "") -> Folder:
     """The criteria's folder for these `sources`, exactly as recorded, or built now (a new
-    one also when the witness has seen new modules since)."""
-    identity = _identity(python, CRITERIA, [sources.plain, sources.rewritten])
-    return _ready(CRITERIA, identity, lambda target: build_criteria(python, target, sources, env))
+    one also when the witness has seen new modules since). With `repo`, the folder and its
+    sources are what the next /implement of that project starts from (latest_criteria)."""
+    identity = _criteria_identity(python, sources)
+    folder = _ready(CRITERIA, identity, lambda target: build_criteria(python, target, sources, env))
+    if repo:
+        kept = {"folder": folder.path.name, "plain": sources.plain, "rewritten": sources.rewritten}
+        with contextlib.suppress(OSError):  # only the next pin's speed depends on it
+            write_atomic(_criteria_pointer(python, repo), json.dumps(kept), mode=0o600)
+    return folder
+
+
+def latest_criteria(python: str, repo: str) -> tuple[Folder, Sources] | None:
+    """The criteria's folder the last gate run of `repo` read, with what it was built from,
+    while it is exactly as recorded; None otherwise. The pin at /implement collects with it
+    and starts the flow's list of modules from those sources: names of files to compile,
+    never code to trust (the folder's bytecode is checked-hash)."""
+    raw = read_regular_or_none(_criteria_pointer(python, repo), _POINTER_LIMIT)
+    try:
+        kept = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    if not isinstance(kept, dict) or set(kept) != {"folder", "plain", "rewritten"}:
+        return None
+    plain, rewritten = kept["plain"], kept["rewritten"]
+    if not all(isinstance(part, list) and _all_str(part) for part in (plain, rewritten)):
+        return None
+    sources = Sources(tuple(plain), tuple(rewritten))
+    if kept["folder"] != f"{CRITERIA}-{_criteria_identity(python, sources)}":
+        return None
+    target = data_dir() / STORE / kept["folder"]
+    recorded = _recorded(target.with_name(f"{kept['folder']}.json"))
+    if not recorded or keys(target) != recorded:
+        return None
+    return Folder(target, recorded), sources
+
+
+def _all_str(items: list[object]) -> bool:
+    return all(isinstance(item, str) for item in items)
+
+
+def _criteria_identity(python: str, sources: Sources) -> str:
+    return _identity(python, CRITERIA, [list(sources.plain), list(sources.rewritten)])
+
+
+def _criteria_pointer(python: str, repo: str) -> Path:
+    return data_dir() / STORE / f"latest-{_identity(python, CRITERIA, repo)}"
 
 
 def _identity(python: str, name: str, built_from: object) -> str:
@@ -248,9 +317,23 @@ def _recorded(record: Path) -> Keys:
     return {str(k): v for k, v in data.items()}
 
 
+# What the imports wrote (the standard library they load), compiled again as checked-hash.
+_CHECKED_HASH_OF_IMPORTED = """
+for module in list(sys.modules.values()):
+    origin = getattr(getattr(module, "__spec__", None), "origin", None)
+    if isinstance(origin, str) and origin.endswith(".py") and os.path.isfile(origin):
+        try:
+            cached = importlib.util.cache_from_source(origin)
+            py_compile.compile(origin, cfile=cached, doraise=True, invalidation_mode=mode)
+        except Exception:
+            pass
+"""
+
+
 def _build(python: str, target: Path, modules: tuple[str, ...], env: dict[str, str]) -> None:
     """compileall of the packages (their folders), then an import of each module, so the
-    standard library they load at import is compiled too; writing on, into ``target``."""
+    standard library they load at import is compiled too; writing on, into ``target``, every
+    file checked-hash."""
     environment = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     environment["PYTHONPYCACHEPREFIX"] = str(target)
     imports = "".join(
@@ -259,11 +342,14 @@ def _build(python: str, target: Path, modules: tuple[str, ...], env: dict[str, s
         if name.isidentifier()
     )
     script = (
-        "import compileall, importlib.util, os, sys\n"
+        "import compileall, importlib.util, os, py_compile, sys\n"
+        "mode = py_compile.PycInvalidationMode.CHECKED_HASH\n"
         "for name in sys.argv[1:]:\n"
         "    spec = importlib.util.find_spec(name)\n"
         "    for place in (spec and spec.submodule_search_locations) or []:\n"
-        "        compileall.compile_dir(place, quiet=2)\n" + imports
+        "        compileall.compile_dir(place, quiet=2, invalidation_mode=mode)\n"
+        + imports
+        + _CHECKED_HASH_OF_IMPORTED
     )
     _compile([python, "-I", "-X", f"pycache_prefix={target}", "-c", script, *modules], environment)
 

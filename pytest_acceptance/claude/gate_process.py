@@ -19,16 +19,23 @@ class GateError(Exception):
 
 
 def probe_report(
-    python: str, arguments: list[str], pycache: str, timeout: float, cwd: str | None = None
+    python: str,
+    arguments: list[str],
+    pycache: str,
+    timeout: float,
+    cwd: str | None = None,
+    bytecode: str = "",
 ) -> dict[str, Any]:
-    """The JSON object `python -I <arguments>` prints (the gate's bytecode kept private), or
-    GateError."""
-    command = [python, "-I", "-X", f"pycache_prefix={pycache}", *arguments]
+    """The JSON object `python -I <arguments>` prints, or GateError. `pycache`: the probe's
+    private folder, its bytecode kept there; with `bytecode`, read from there instead, with
+    writing off."""
+    prefix = ["-B", "-X", f"pycache_prefix={bytecode}"] if bytecode else []
+    command = [python, "-I", *(prefix or ["-X", f"pycache_prefix={pycache}"]), *arguments]
     try:
         done = subprocess.run(
             command,
             cwd=cwd,
-            env=clean_env(python, pycache),
+            env=clean_env(python, pycache, bytecode),
             capture_output=True,
             timeout=max(1.0, timeout),
             check=False,

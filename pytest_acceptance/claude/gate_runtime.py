@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import interpreter_paths, witness
+from pytest_acceptance.claude import gate_bytecode, interpreter_paths, witness
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_process import GateError, clean_env, probe_report
 from pytest_acceptance.claude.pins import base as pins
@@ -40,16 +40,31 @@ def candidate_pythons(repo: Path) -> list[str]:
 
 
 def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
-    """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError."""
+    """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError. It reads the
+    bytecode the gate's last run of `python` read (gate_bytecode.latest), when that is
+    exactly as the gate built it, before and after the probe; else it compiles afresh."""
+    kept = gate_bytecode.latest(python)
     with interpreter_paths.private_pycache() as pycache:
+        if kept is not None:
+            try:
+                report = _probe(python, spec, config_dir, timeout, pycache, str(kept.path))
+            except GateError:
+                report = None  # said again below, by the probe that compiles afresh
+            if report is not None and kept.untouched():
+                return report
         return _probe(python, spec, config_dir, timeout, pycache)
 
 
 def _probe(
-    python: str, spec: Path, config_dir: Path, timeout: float, pycache: str
+    python: str,
+    spec: Path,
+    config_dir: Path,
+    timeout: float,
+    pycache: str,
+    bytecode: str = "",
 ) -> dict[str, Any]:
     arguments = ["-m", "pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
-    report = probe_report(python, arguments, pycache, timeout, cwd=str(config_dir))
+    report = probe_report(python, arguments, pycache, timeout, str(config_dir), bytecode)
     if not isinstance(report.get("criteria"), list):
         raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
     return report

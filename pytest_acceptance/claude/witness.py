@@ -51,8 +51,12 @@ import zipfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from pytest_acceptance.claude import apart, pinned_tests
-from pytest_acceptance.claude.criteria_env import CRITERIA_ENV_PREFIX, criteria_env
+from pytest_acceptance.claude import apart, gate_bytecode, pinned_tests
+from pytest_acceptance.claude.criteria_env import (
+    CRITERIA_ENV_PREFIX,
+    CRITERIA_PYCACHE_VARIABLE,
+    criteria_env,
+)
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
@@ -345,20 +349,31 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
     pinned: dict[str, PinnedTests] = {}
     found: dict[str, Session] = {}
     if criteria:
+        # The criteria's bytecode the project's last gate run read, exactly as built: the
+        # collection reads it (writing off) and the flow's modules start from its sources.
+        kept = gate_bytecode.latest_criteria(python, flow.repo)
         with private_pycache() as folder:
             env = clean_env(python, folder)
+            if kept is not None:
+                env[CRITERIA_PYCACHE_VARIABLE] = str(kept[0].path)
             env.update(prepare(folder))
             env.update(criteria_pytest(env, collect_only=True))
             deadline_at = time.monotonic() + PIN_BUDGET
             with concurrent.futures.ThreadPoolExecutor(PIN_WORKERS) as pool:
                 for item in criteria:
                     pool.submit(_collect, flow, item, env, deadline_at)
-            # A reporter written over during the collection: nothing it recorded is the gate's.
-            found = sessions(env[RECORDS_VARIABLE]) if untouched(env) else {}
+            # A reporter or a bytecode folder written over during the collection: nothing it
+            # recorded is the gate's.
+            trusted = untouched(env) and (kept is None or kept[0].untouched())
+            found = sessions(env[RECORDS_VARIABLE]) if trusted else {}
         for item in criteria:
             session = found.get(str(item["id"]))
-            pinned[str(item["id"])] = _pinned_tests(session, flow.repo)
-            _keep_sources(flow, session, pinned[str(item["id"])])
+            taken = _pinned_tests(session, flow.repo)
+            pinned[str(item["id"])] = taken
+            _keep_sources(flow, session, taken)
+        if kept is not None:
+            plain, rewritten = kept[1].plain, kept[1].rewritten
+            flow.data[MODULES_KEY] = {"plain": list(plain), "rewritten": list(rewritten)}
         learn_modules(flow, found.values())
     pinned_tests.write(flow.folder, pinned)
     return found

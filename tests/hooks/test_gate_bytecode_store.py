@@ -6,6 +6,7 @@ attacks/test_bytecode.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import threading
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.claude import gate_bytecode
+from pytest_acceptance.claude import gate_bytecode, gate_runtime
+from pytest_acceptance.claude.gate_process import clean_env
 
 
 @pytest.fixture
@@ -151,3 +153,68 @@ def test_a_changed_folder_is_removed_with_its_record(
     assert not changed.path.exists()
     assert not changed.path.with_name(changed.path.name + ".json").exists()
     assert kept.untouched()
+
+
+def test_the_probe_at_implement_reads_the_folder_the_last_gate_run_read(
+    store: Path, tmp_path: Path
+) -> None:
+    """Before the pin, the probe reads the gate's own folder its interpreter's last run read,
+    while it is exactly as built, and answers as it does compiling afresh; once the folder
+    changed, or the pointer to it names anything else, it compiles afresh."""
+    spec = tmp_path / "spec.md"
+    spec.write_text("# Spec\n\n## AC-1: works\n\n```bash\ntrue\n```\n")
+    config = tmp_path / "config"
+    config.mkdir()
+    assert gate_bytecode.latest(sys.executable) is None
+    fresh = gate_runtime.probe(sys.executable, spec, config, 120)
+    folder = gate_bytecode.ready(sys.executable, {"pytest": "digest"}, clean_env(sys.executable))
+    assert gate_bytecode.latest(sys.executable) == folder
+    assert gate_runtime.probe(sys.executable, spec, config, 120) == fresh
+    assert folder.untouched(), "the probe wrote into the kept folder"
+    next(folder.path.rglob("*.pyc")).write_bytes(b"forged")
+    assert gate_bytecode.latest(sys.executable) is None
+    assert gate_runtime.probe(sys.executable, spec, config, 120) == fresh
+
+
+@pytest.mark.parametrize("pointer", ["../../elsewhere", "gate-" + "0" * 31, "", "\xff"])
+def test_a_pointer_naming_anything_but_a_kept_folder_is_no_folder(
+    store: Path, pointer: str
+) -> None:
+    store.mkdir(parents=True)
+    gate_bytecode._pointer(sys.executable).write_text(pointer, errors="surrogateescape")
+    assert gate_bytecode.latest(sys.executable) is None
+
+
+def test_the_next_pin_of_a_project_starts_from_its_last_criteria_folder(
+    store: Path, sources: gate_bytecode.Sources
+) -> None:
+    """The pin at /implement collects with the criteria's folder the project's last gate
+    run read, and the flow's modules start from what it was built from, so the flow's first
+    run reads that folder rather than compiling again; another project starts afresh."""
+    folder = gate_bytecode.criteria_ready(sys.executable, sources, {}, "/work/project")
+    assert gate_bytecode.latest_criteria(sys.executable, "/work/project") == (folder, sources)
+    assert gate_bytecode.latest_criteria(sys.executable, "/work/other") is None
+    assert gate_bytecode.latest_criteria("/usr/bin/python3", "/work/project") is None
+    next(folder.path.rglob("*.pyc")).write_bytes(b"forged")
+    assert gate_bytecode.latest_criteria(sys.executable, "/work/project") is None
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        {"folder": "criteria-" + "0" * 32, "plain": [], "rewritten": []},
+        {"folder": "../gate", "plain": [], "rewritten": []},
+        {"plain": [], "rewritten": []},
+        {"folder": None, "plain": [1], "rewritten": []},
+        [],
+    ],
+    ids=["another-folder", "a-path", "no-folder", "not-names", "not-a-record"],
+)
+def test_a_criteria_pointer_that_does_not_name_its_own_build_is_none(
+    store: Path, sources: gate_bytecode.Sources, pointer: object
+) -> None:
+    """The pointer pairs a folder with what it was built from: any other shape, or a folder
+    named for other sources, is no folder."""
+    gate_bytecode.criteria_ready(sys.executable, sources, {}, "/work/project")
+    gate_bytecode._criteria_pointer(sys.executable, "/work/project").write_text(json.dumps(pointer))
+    assert gate_bytecode.latest_criteria(sys.executable, "/work/project") is None

@@ -520,6 +520,31 @@ def test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once
         assert not Path(path).is_relative_to(repo), f"the project's own {path} compiled"
 
 
+def test_the_next_flow_collects_and_runs_with_the_projects_kept_criteria_bytecode(
+    tmp_path: Path, plugin_state: Path
+) -> None:
+    """Control: the next /implement of the project collects its criteria with the folder
+    the last flow's runs read, and that flow's first run compiles nothing again."""
+    where = tmp_path / "prefix.txt"
+    repo = pytest_project(tmp_path, {"tests/conftest.py": REPORT_PREFIX.format(where=str(where))})
+    builder = pinned_flow(repo)
+    builder.verify(repo / SPEC)
+    assert not ask_gate(builder, repo, tmp_path, "done").denied
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+    folder = criteria_folder(plugin_state)
+    built = folder.stat().st_ctime_ns
+    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id="second")
+    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, "second"))
+    prefix, _ = where.read_text().splitlines()[-2:]
+    assert prefix == str(folder), "the pin's collection compiled afresh"
+    builder.verify(repo / SPEC)
+    (repo / "unrelated.txt").write_text("the next flow's tree\n")
+    assert not ask_gate(builder, repo, tmp_path, "done").denied
+    assert criteria_folder(plugin_state) == folder
+    assert folder.stat().st_ctime_ns == built, "the next flow's first run compiled again"
+
+
 @pytest.mark.parametrize("isolation_level", LEVELS, indirect=True)
 @pytest.mark.parametrize("restore", [False, True], ids=["planted", "planted_and_removed"])
 def test_bytecode_planted_in_the_criterias_folder_during_the_run_is_never_trusted(
