@@ -84,6 +84,9 @@ LISTED = 5  # tests named in one reason
 MODULES_LIMIT = 20000  # module sources kept, of each kind
 SOURCES_FOLDER = "pinned-sources"  # in the flow's folder: pinned test files' content, by sha256
 SOURCE_LIMIT = 8 << 20  # bytes of one test file kept
+# Why a criterion's tests are not pinned: the collection at /implement changed what the
+# gate reads (its reporter's archive, or the bytecode folder it ran with) while it ran.
+UNTRUSTED = "its collection at /implement wrote where the gate's witness reads"
 MODULES_KEY = "criteria_modules"  # in flow.json: {"plain": [...], "rewritten": [...]}
 DISTRIBUTIONS_VARIABLE = "ACCEPTANCE_WITNESS_DISTRIBUTIONS"  # witness_plugin.DISTRIBUTIONS_VARIABLE
 ONLY_VARIABLE = "ACCEPTANCE_WITNESS_ONLY"  # witness_plugin.ONLY_VARIABLE
@@ -368,7 +371,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             found = sessions(env[RECORDS_VARIABLE]) if trusted else {}
         for item in criteria:
             session = found.get(str(item["id"]))
-            taken = _pinned_tests(session, flow.repo)
+            taken = _pinned_tests(session, flow.repo) if trusted else PinnedTests(note=UNTRUSTED)
             pinned[str(item["id"])] = taken
             _keep_sources(flow, session, taken)
         if kept is not None:
@@ -686,6 +689,11 @@ def _unsubstituted(session: Session | None) -> str | None:
 
 def refusal(pinned: PinnedTests, session: Session | None) -> str | None:
     """Why the witness does not confirm a pass (None when it does)."""
+    if pinned.note == UNTRUSTED:
+        return (
+            f"{UNTRUSTED}, so no test of it is pinned. Start a new /implement, or "
+            "/pytest-acceptance:escalate for a human decision"
+        )
     if session is None:
         return "its pytest reported no session to the gate's witness (it did not start)"
     if not session.finished:

@@ -545,6 +545,65 @@ def test_the_next_flow_collects_and_runs_with_the_projects_kept_criteria_bytecod
     assert folder.stat().st_ctime_ns == built, "the next flow's first run compiled again"
 
 
+# Conftests that, when a pytest imports them once the project's second flow is pinned, write
+# where the gate's witness reads: a forged .pyc in the bytecode folder pytest reads (its
+# PYTHONPYCACHEPREFIX), or the reporter's archive (on its path) touched.
+PLANTS_AT_COLLECTION = {
+    "bytecode": """import os, sys
+
+if os.path.exists({armed!r}) and sys.pycache_prefix:
+    try:
+        with open(os.path.join(sys.pycache_prefix, "forged.cpython-311.pyc"), "wb") as out:
+            out.write(b"forged")
+    except OSError:
+        pass
+""",
+    "reporter": """import os, sys
+
+if os.path.exists({armed!r}):
+    for entry in sys.path:
+        if os.path.isfile(entry):
+            try:
+                os.utime(entry)
+            except OSError:
+                pass
+""",
+}
+
+
+@pytest.mark.parametrize("isolation_level", LEVELS, indirect=True)
+@pytest.mark.parametrize("plant", sorted(PLANTS_AT_COLLECTION))
+def test_a_pin_whose_collection_wrote_where_the_witness_reads_pins_nothing_trusted(
+    tmp_path: Path, plugin_state: Path, isolation_level: str, plant: str
+) -> None:
+    """The pin at /implement collects with the project's kept criteria folder. A conftest
+    that plants in it during that collection (for another criterion's collection, or the
+    runs after), or touches the reporter's archive (the variant written after the fix),
+    leaves no test pinned that the gate trusts: /done is refused, never judged on an empty
+    pin. Under bubblewrap the write fails (read-only) and the flow goes on."""
+    armed = tmp_path / "armed"
+    conftest = PLANTS_AT_COLLECTION[plant].format(armed=str(armed))
+    repo = pytest_project(tmp_path, {"tests/conftest.py": conftest})
+    builder = pinned_flow(repo)
+    builder.verify(repo / SPEC)
+    assert not ask_gate(builder, repo, tmp_path, "done").denied
+    builder.done()
+    assert not stop(builder, repo, tmp_path).blocked
+    armed.write_text("")
+    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id="second")
+    run_hook("UserPromptExpansion", expansion_payload(repo, SPEC, "second"))
+    armed.unlink()  # the runs after the pin plant nothing: only the pin's collection did
+    builder.verify(repo / SPEC)
+    (repo / "unrelated.txt").write_text("the next flow's tree\n")
+    done = ask_gate(builder, repo, tmp_path, "done")
+    planted = list(plugin_state.rglob("forged.cpython-311.pyc"))
+    if isolation_level == isolation.FULL:
+        assert not done.denied, done.deny_reason
+        assert not planted
+    else:
+        assert done.denied and "wrote where the gate's witness reads" in done.deny_reason
+
+
 @pytest.mark.parametrize("isolation_level", LEVELS, indirect=True)
 @pytest.mark.parametrize("restore", [False, True], ids=["planted", "planted_and_removed"])
 def test_bytecode_planted_in_the_criterias_folder_during_the_run_is_never_trusted(
