@@ -148,15 +148,17 @@ def criteria_ready(python: str, sources: Sources, env: dict[str, str], repo: str
     if repo:
         kept = {"folder": folder.path.name, "plain": sources.plain, "rewritten": sources.rewritten}
         with contextlib.suppress(OSError):  # only the next pin's speed depends on it
-            write_atomic(_criteria_pointer(python, repo), json.dumps(kept), mode=0o600)
+            for pointer in (_criteria_pointer(python, repo), _criteria_pointer(python, "")):
+                write_atomic(pointer, json.dumps(kept), mode=0o600)
     return folder
 
 
-def latest_criteria(python: str, repo: str) -> tuple[Folder, Sources] | None:
-    """The criteria's folder the last gate run of `repo` read, with what it was built from,
-    while it is exactly as recorded; None otherwise. The pin at /implement collects with it
-    and starts the flow's list of modules from those sources: names of files to compile,
-    never code to trust (the folder's bytecode is checked-hash)."""
+def latest_criteria(python: str, repo: str = "") -> tuple[Folder, Sources] | None:
+    """The criteria's folder the last gate run of `repo` (or of any project, for "") read,
+    with what it was built from, while it is exactly as recorded; None otherwise. The pin at
+    /implement collects with it (checked-hash, it stands only for its sources as they are)
+    and starts the flow's list of modules from the sources of the project's own: names of
+    files to compile, never code to trust."""
     raw = read_regular_or_none(_criteria_pointer(python, repo), _POINTER_LIMIT)
     try:
         kept = json.loads(raw) if raw else None

@@ -352,9 +352,11 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
     pinned: dict[str, PinnedTests] = {}
     found: dict[str, Session] = {}
     if criteria:
-        # The criteria's bytecode the project's last gate run read, exactly as built: the
-        # collection reads it (writing off) and the flow's modules start from its sources.
-        kept = gate_bytecode.latest_criteria(python, flow.repo)
+        # The criteria's bytecode the project's last gate run read (or, for a project new
+        # to the gate, the last one of any), exactly as built: the collection reads it
+        # (writing off) and the flow's modules start from the project's own sources.
+        own = gate_bytecode.latest_criteria(python, flow.repo)
+        kept = own or gate_bytecode.latest_criteria(python)
         with private_pycache() as folder:
             env = clean_env(python, folder)
             if kept is not None:
@@ -374,8 +376,8 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             taken = _pinned_tests(session, flow.repo) if trusted else PinnedTests(note=UNTRUSTED)
             pinned[str(item["id"])] = taken
             _keep_sources(flow, session, taken)
-        if kept is not None:
-            plain, rewritten = kept[1].plain, kept[1].rewritten
+        if own is not None:
+            plain, rewritten = own[1].plain, own[1].rewritten
             flow.data[MODULES_KEY] = {"plain": list(plain), "rewritten": list(rewritten)}
         learn_modules(flow, found.values())
     pinned_tests.write(flow.folder, pinned)

@@ -190,10 +190,12 @@ def test_the_next_pin_of_a_project_starts_from_its_last_criteria_folder(
 ) -> None:
     """The pin at /implement collects with the criteria's folder the project's last gate
     run read, and the flow's modules start from what it was built from, so the flow's first
-    run reads that folder rather than compiling again; another project starts afresh."""
+    run reads that folder rather than compiling again; a project new to the gate collects
+    with the last folder of any project, its modules its own."""
     folder = gate_bytecode.criteria_ready(sys.executable, sources, {}, "/work/project")
     assert gate_bytecode.latest_criteria(sys.executable, "/work/project") == (folder, sources)
     assert gate_bytecode.latest_criteria(sys.executable, "/work/other") is None
+    assert gate_bytecode.latest_criteria(sys.executable) == (folder, sources)  # any project's
     assert gate_bytecode.latest_criteria("/usr/bin/python3", "/work/project") is None
     next(folder.path.rglob("*.pyc")).write_bytes(b"forged")
     assert gate_bytecode.latest_criteria(sys.executable, "/work/project") is None
