@@ -753,6 +753,18 @@ def stop_payload(
     return payload
 
 
+def pretool(transcript: Path, cwd: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """What CLI 2.1.328 sends to PreToolUse for a call of `tool` with `tool_input`."""
+    return {
+        "session_id": SESSION_ID,
+        "transcript_path": str(transcript),
+        "cwd": str(cwd),
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+
+
 def pretool_payload(
     transcript: Path, cwd: Path, skill: str, args: str = "", tool_use_id: str | None = None
 ) -> dict[str, Any]:

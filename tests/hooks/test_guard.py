@@ -25,6 +25,7 @@ from hook_transcripts import (
     TranscriptBuilder,
     make_repo,
     plugin_data,
+    pretool,
     run_hook,
     stop_payload,
 )
@@ -180,17 +181,6 @@ def test_any_command_is_judged_or_unreadable_never_a_crash(command: str) -> None
 
 
 # --- the PreToolUse guard as a hook ------------------------------------------------------------
-
-
-def pretool(transcript: Path, cwd: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "session_id": SESSION_ID,
-        "transcript_path": str(transcript),
-        "cwd": str(cwd),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": tool_input,
-    }
 
 
 def flow_transcript(repo: Path, tmp_path: Path, implement: bool = True) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo
+from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo, pretool
 
 from pytest_acceptance.claude import flow_state, guard_decision, transcript_pin
 
@@ -48,17 +48,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return make_repo(tmp_path / "repo")
 
 
-def payload(repo: Path, transcript: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "session_id": SESSION_ID,
-        "transcript_path": str(transcript),
-        "cwd": str(repo),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": tool_input,
-    }
-
-
 def open_flow(repo: Path, tmp_path: Path) -> Path:
     """A flow pinned for SPEC in this session, and its transcript so far."""
     prompt_id = str(uuid.uuid4())
@@ -89,7 +78,7 @@ def test_inside_a_flow_the_guard_decides_by_the_table(
 ) -> None:
     tool, tool_input, refused = CASES[name]
     transcript = open_flow(repo, tmp_path)
-    reason = guard_decision.judge(payload(repo, transcript, tool, tool_input))
+    reason = guard_decision.judge(pretool(transcript, repo, tool, tool_input))
     if refused is None:
         assert reason is None
     else:
@@ -100,7 +89,7 @@ def test_inside_a_flow_the_guard_decides_by_the_table(
 def test_outside_a_flow_everything_goes_through(repo: Path, tmp_path: Path, name: str) -> None:
     tool, tool_input, _ = CASES[name]
     transcript = TranscriptBuilder(repo, session_id=SESSION_ID).write(tmp_path / "session.jsonl")
-    assert guard_decision.judge(payload(repo, transcript, tool, tool_input)) is None
+    assert guard_decision.judge(pretool(transcript, repo, tool, tool_input)) is None
 
 
 def test_switched_off_it_still_notes_a_tool_call_after_the_gate_let_done_through(
@@ -116,6 +105,6 @@ def test_switched_off_it_still_notes_a_tool_call_after_the_gate_let_done_through
     flow.save()
     assert not flow.tool_after_terminal()
     write = ("Write", {"file_path": SPEC, "content": "x"})
-    assert guard_decision.judge(payload(repo, transcript, *write)) is None
+    assert guard_decision.judge(pretool(transcript, repo, *write)) is None
     noted = flow_state.Flow.load(SESSION_ID)
     assert noted is not None and noted.tool_after_terminal()
