@@ -349,12 +349,7 @@ def _criteria_bytecode(flow: Flow, python: str) -> gate_bytecode.Folder:
     then they compile afresh, slowly and safely). It always exists and is witnessed
     unchanged: a folder the criteria's Pythons read that one criterion could fill for the
     next unseen would be planted bytecode."""
-    known = flow.get(witness.MODULES_KEY)
-    known = known if isinstance(known, dict) else {}
-    sources = gate_bytecode.Sources(
-        tuple(str(path) for path in known.get("plain") or []),
-        tuple(str(path) for path in known.get("rewritten") or []),
-    )
+    sources = witness.known_modules(flow)
     try:
         try:
             return gate_bytecode.criteria_ready(python, sources, clean_env(python), flow.repo)

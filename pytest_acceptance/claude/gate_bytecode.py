@@ -135,6 +135,19 @@ class Sources:
     plain: tuple[str, ...]
     rewritten: tuple[str, ...]
 
+    def to_json(self) -> dict[str, list[str]]:
+        return {"plain": list(self.plain), "rewritten": list(self.rewritten)}
+
+    @classmethod
+    def from_json(cls, value: object) -> Sources | None:
+        """The sources `value` holds, or None when it is not exactly a record of them."""
+        if not isinstance(value, dict) or set(value) != {"plain", "rewritten"}:
+            return None
+        plain, rewritten = value["plain"], value["rewritten"]
+        if not all(isinstance(part, list) and _all_str(part) for part in (plain, rewritten)):
+            return None
+        return cls(tuple(plain), tuple(rewritten))
+
 
 NOTHING = Sources((), ())
 
@@ -146,7 +159,7 @@ def criteria_ready(python: str, sources: Sources, env: dict[str, str], repo: str
     identity = _criteria_identity(python, sources)
     folder = _ready(CRITERIA, identity, lambda target: build_criteria(python, target, sources, env))
     if repo:
-        kept = {"folder": folder.path.name, "plain": sources.plain, "rewritten": sources.rewritten}
+        kept = {"folder": folder.path.name, "sources": sources.to_json()}
         with contextlib.suppress(OSError):  # only the next pin's speed depends on it
             for pointer in (_criteria_pointer(python, repo), _criteria_pointer(python, "")):
                 write_atomic(pointer, json.dumps(kept), mode=0o600)
@@ -164,13 +177,10 @@ def latest_criteria(python: str, repo: str = "") -> tuple[Folder, Sources] | Non
         kept = json.loads(raw) if raw else None
     except ValueError:
         return None
-    if not isinstance(kept, dict) or set(kept) != {"folder", "plain", "rewritten"}:
+    if not isinstance(kept, dict) or set(kept) != {"folder", "sources"}:
         return None
-    plain, rewritten = kept["plain"], kept["rewritten"]
-    if not all(isinstance(part, list) and _all_str(part) for part in (plain, rewritten)):
-        return None
-    sources = Sources(tuple(plain), tuple(rewritten))
-    if kept["folder"] != f"{CRITERIA}-{_criteria_identity(python, sources)}":
+    sources = Sources.from_json(kept["sources"])
+    if sources is None or kept["folder"] != f"{CRITERIA}-{_criteria_identity(python, sources)}":
         return None
     target = data_dir() / STORE / kept["folder"]
     recorded = _recorded(target.with_name(f"{kept['folder']}.json"))

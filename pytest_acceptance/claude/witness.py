@@ -377,8 +377,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             pinned[str(item["id"])] = taken
             _keep_sources(flow, session, taken)
         if own is not None:
-            plain, rewritten = own[1].plain, own[1].rewritten
-            flow.data[MODULES_KEY] = {"plain": list(plain), "rewritten": list(rewritten)}
+            flow.data[MODULES_KEY] = own[1].to_json()
         learn_modules(flow, found.values())
     pinned_tests.write(flow.folder, pinned)
     return found
@@ -389,17 +388,22 @@ def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:
     for its criteria (gate_bytecode.py); whether any was new. Only paths outside the project:
     the sessions ran the project's code, so their lists are names of files to compile, never
     code to trust (the gate's bytecode is used only while its source hashes the same)."""
-    known = flow.get(MODULES_KEY)
-    known = known if isinstance(known, dict) else {}
+    known = known_modules(flow)
     sessions = list(found)
-    grown = False
-    for kind in ("plain", "rewritten"):
-        before = set(_strings(known.get(kind)))
-        after = before | _outside(flow.repo, [p for s in sessions for p in getattr(s, kind)])
-        known[kind] = sorted(after)[:MODULES_LIMIT]
-        grown = grown or len(known[kind]) > len(before)
-    flow.data[MODULES_KEY] = known
-    return grown
+
+    def grown(before: tuple[str, ...], kind: str) -> tuple[str, ...]:
+        seen = _outside(flow.repo, [path for s in sessions for path in getattr(s, kind)])
+        return tuple(sorted(set(before) | seen)[:MODULES_LIMIT])
+
+    learnt = gate_bytecode.Sources(grown(known.plain, "plain"), grown(known.rewritten, "rewritten"))
+    flow.data[MODULES_KEY] = learnt.to_json()
+    return len(learnt.plain) > len(known.plain) or len(learnt.rewritten) > len(known.rewritten)
+
+
+def known_modules(flow: Flow) -> gate_bytecode.Sources:
+    """The environment's modules the flow's criteria imported so far (nothing when the record
+    is absent or not exactly one: then they are compiled afresh where imported)."""
+    return gate_bytecode.Sources.from_json(flow.get(MODULES_KEY)) or gate_bytecode.NOTHING
 
 
 def missed_by_environment(flow: Flow, found: Mapping[str, Session]) -> set[str]:

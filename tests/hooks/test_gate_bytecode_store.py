@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_acceptance.claude import gate_bytecode, gate_runtime
 from pytest_acceptance.claude.gate_process import clean_env
@@ -204,13 +206,14 @@ def test_the_next_pin_of_a_project_starts_from_its_last_criteria_folder(
 @pytest.mark.parametrize(
     "pointer",
     [
-        {"folder": "criteria-" + "0" * 32, "plain": [], "rewritten": []},
-        {"folder": "../gate", "plain": [], "rewritten": []},
-        {"plain": [], "rewritten": []},
-        {"folder": None, "plain": [1], "rewritten": []},
+        {"folder": "criteria-" + "0" * 32, "sources": {"plain": [], "rewritten": []}},
+        {"folder": "../gate", "sources": {"plain": [], "rewritten": []}},
+        {"sources": {"plain": [], "rewritten": []}},
+        {"folder": "criteria-" + "0" * 32, "sources": {"plain": [1], "rewritten": []}},
+        {"folder": "criteria-" + "0" * 32, "sources": {"plain": []}},
         [],
     ],
-    ids=["another-folder", "a-path", "no-folder", "not-names", "not-a-record"],
+    ids=["another-folder", "a-path", "no-folder", "not-names", "a-kind-missing", "not-a-record"],
 )
 def test_a_criteria_pointer_that_does_not_name_its_own_build_is_none(
     store: Path, sources: gate_bytecode.Sources, pointer: object
@@ -220,3 +223,20 @@ def test_a_criteria_pointer_that_does_not_name_its_own_build_is_none(
     gate_bytecode.criteria_ready(sys.executable, sources, {}, "/work/project")
     gate_bytecode._criteria_pointer(sys.executable, "/work/project").write_text(json.dumps(pointer))
     assert gate_bytecode.latest_criteria(sys.executable, "/work/project") is None
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["plain", "rewritten", "other"]), json_values) | json_values)
+def test_any_json_reads_back_as_sources_or_none_and_never_raises(value: object) -> None:
+    """What the flow and a pointer hold of the sources is read only in its exact shape."""
+    sources = gate_bytecode.Sources.from_json(value)
+    if sources is not None:
+        assert isinstance(value, dict) and set(value) == {"plain", "rewritten"}
+        assert all(isinstance(path, str) for path in (*sources.plain, *sources.rewritten))
+        assert gate_bytecode.Sources.from_json(sources.to_json()) == sources
