@@ -45,6 +45,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -288,9 +289,15 @@ def _remove(record: Path) -> None:
 
 def keys(root: Path) -> Keys:
     """path relative to ``root`` -> stat key, for every entry under ``root`` and ``root``
-    itself (as ``.``)."""
+    itself (as ``.``); nothing for a root that is no folder of its own (a link is not
+    followed: it would stand for whatever it points to)."""
     found: Keys = {}
     top = str(root)
+    try:
+        if not stat.S_ISDIR(os.lstat(top).st_mode):
+            return found
+    except OSError:
+        return found
     pending = [top]
     while pending:
         directory = pending.pop()

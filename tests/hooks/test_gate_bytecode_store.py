@@ -240,3 +240,19 @@ def test_any_json_reads_back_as_sources_or_none_and_never_raises(value: object) 
         assert isinstance(value, dict) and set(value) == {"plain", "rewritten"}
         assert all(isinstance(path, str) for path in (*sources.plain, *sources.rewritten))
         assert gate_bytecode.Sources.from_json(sources.to_json()) == sources
+
+
+def test_a_kept_folder_replaced_by_a_link_is_never_read_through_it(
+    store: Path, sources: gate_bytecode.Sources, tmp_path: Path
+) -> None:
+    """A link in place of a kept folder, to a copy with a record written for it through the
+    link: the folder's keys are taken without following it, so it is built afresh."""
+    first = built(sources)
+    elsewhere = tmp_path / "elsewhere"
+    first.path.rename(elsewhere)
+    first.path.symlink_to(elsewhere)
+    record = first.path.with_name(first.path.name + ".json")
+    through_the_link = gate_bytecode.keys(elsewhere) | {".": gate_bytecode._key(str(first.path))}
+    record.write_text(json.dumps(through_the_link))
+    again = built(sources)
+    assert not again.path.is_symlink() and again.untouched()
