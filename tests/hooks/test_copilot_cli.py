@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.copilot_cli import CopilotInstallError, installed_copilot
 
 from pytest_acceptance.claude import host_claude, host_copilot, host_registry
 
@@ -89,14 +88,6 @@ class Run:
     output: str
     requests: list[dict[str, Any]]
     stops: list[dict[str, Any]]  # per stop: the raw payload, the read event, its sender
-
-
-@pytest.fixture(scope="session")
-def copilot_bin() -> Path:
-    try:
-        return installed_copilot()
-    except CopilotInstallError as error:
-        pytest.fail(f"the real Copilot CLI is needed and missing: {error}", pytrace=False)
 
 
 @pytest.fixture

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from hook_transcripts import REPO_ROOT
 from support.copilot_harness import bash, call, say
 from support.copilot_session import Session
 
@@ -120,3 +122,33 @@ def test_a_prompt_without_the_flow_pins_nothing(copilot_session: Start) -> None:
     assert run.returncode == 0, run.output
     assert not list((flow.state / "flows").glob("*/flow.json"))
     assert flow.blocks() == [] and flow.outcomes() == []
+
+
+def test_with_claude_codes_hooks_too_the_gate_judges_each_stop_once(
+    copilot_session: Start, tmp_path: Path
+) -> None:
+    """Claude Code's whole hook set of this plugin in `.claude/settings.json` beside ours:
+    Copilot runs both (each Claude Code hook's payload is logged on its way in). Claude
+    Code's hooks recognise Copilot's payloads and step aside (no flow of theirs is open), so
+    the lazy done gets one refusal, Copilot's, and the flow ends verified once; Claude
+    Code's state pins nothing."""
+    flow = copilot_session([say("All done."), FIX, say("Now AC-1 is met.")])
+    log = tmp_path / "claude-hooks.jsonl"
+    hooks = json.loads((REPO_ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+    for groups in hooks.values():
+        for hook in (hook for group in groups for hook in group["hooks"]):
+            command = hook["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO_ROOT))
+            hook["command"] = f"(cat; echo) | tee -a {log} | {command}"
+    (flow.project / ".claude").mkdir()
+    (flow.project / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    claude_state = tmp_path / "claude-plugin-data"
+    run = flow.run(CLAUDE_PLUGIN_DATA=str(claude_state))
+    assert run.returncode == 0, run.output
+    assert flow.api.remaining == 0
+    (block,) = flow.blocks()
+    assert block.count("these criteria fail in the gate's own verification run") == 1
+    assert [o["outcome"] for o in flow.outcomes()] == ["verified"]
+    seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    stops = [payload for payload in seen if payload.get("hook_event_name") == "Stop"]
+    assert len(stops) == 2 and all("stop_reason" in stop for stop in stops), seen
+    assert not list(claude_state.glob("flows/*/flow.json"))
