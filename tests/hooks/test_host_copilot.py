@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_acceptance.claude import caps, copilot_install, host_copilot
@@ -181,6 +181,25 @@ def test_the_guard_denies_a_write_to_the_spec_or_copilots_hooks(
 def test_the_guard_lets_an_ordinary_call_through(pin: Flow, tool: str, tool_args: Any) -> None:
     """The control beside the attacks: the code and a read of the protected files pass."""
     assert host_copilot.protected_target(pin, _call(pin, tool, tool_args)) is None
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # the pin is only read
+@given(
+    tool=st.sampled_from(["bash", "create", "edit", "apply_patch", "view", ""]),
+    tool_args=JSON,
+)
+def test_any_tool_call_is_read_without_error(pin: Flow, tool: str, tool_args: Any) -> None:
+    found = host_copilot.protected_target(pin, _call(pin, tool, tool_args))
+    assert found is None or isinstance(found, str)
 
 
 def test_the_gates_reasons_name_no_claude_command_on_copilot() -> None:
