@@ -36,12 +36,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
 from pytest_acceptance.claude import prompt_flow, protect
 from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
+from pytest_acceptance.claude.hook_io import PLUGIN_ROOT, settle_seconds
 from pytest_acceptance.claude.hosts import BLOCKING, HostAdapter, HostContract, StopEvent, text
 
 CONTRACT = HostContract(
@@ -83,21 +84,36 @@ def read(payload: Mapping[str, Any]) -> StopEvent:
 
 
 TRANSCRIPT_TAIL = 8 << 20  # bytes: the last message is near the end of events.jsonl
+_SETTLE_POLL = 0.05  # seconds between two reads of a transcript not yet written up to the stop
 
 
 def last_message(transcript_path: str | None) -> str | None:
     """The agent's last text of the turn that stopped: the last ``assistant.message`` with
     text after the last ``user.message`` of Copilot's ``events.jsonl``; None when there is
-    none or the file cannot be read (the stop is then a claim of done, never an escalation)."""
+    none or the file cannot be read (the stop is then a claim of done, never an escalation).
+    Copilot writes the file lazily (it may not even exist when the first stop's hook
+    starts): until it shows a text and then the ``hook.start`` of this ``agentStop``, it
+    is read again, for at most the hooks' settle time."""
     if not transcript_path:
         return None
+    deadline = time.monotonic() + max(0.0, settle_seconds())
+    while True:
+        found, complete = _last_text(transcript_path)
+        if complete or time.monotonic() >= deadline:
+            return found
+        time.sleep(_SETTLE_POLL)
+
+
+def _last_text(transcript_path: str) -> tuple[str | None, bool]:
+    """(the last text after the last prompt, whether the stop's hook.start follows it)."""
     try:
         with open(transcript_path, "rb") as events:
             events.seek(max(0, os.fstat(events.fileno()).st_size - TRANSCRIPT_TAIL))
             lines = events.read().splitlines()
     except OSError:
-        return None
+        return None, False  # not written yet, or never: waited for as one not written up
     found: str | None = None
+    stopped = False
     for line in lines:
         try:
             event = json.loads(line)
@@ -105,13 +121,16 @@ def last_message(transcript_path: str | None) -> str | None:
             continue
         kind = event.get("type") if isinstance(event, dict) else None
         data = event.get("data") if isinstance(event, dict) else None
+        data = data if isinstance(data, dict) else {}
         if kind == "user.message":
-            found = None
-        elif kind == "assistant.message" and isinstance(data, dict):
+            found, stopped = None, False
+        elif kind == "assistant.message":
             content = data.get("content")
             if isinstance(content, str) and content.strip():
-                found = content
-    return found
+                found, stopped = content, False
+        elif kind == "hook.start" and data.get("hookType") == CONTRACT.stop_event:
+            stopped = True
+    return found, stopped and found is not None
 
 
 # --- the hook set ----------------------------------------------------------------------------

@@ -119,8 +119,11 @@ def _run(commands: dict[str, str], scratch: Path) -> StopOutcome:
     env = _environment(scratch)
     session = str(uuid.uuid4())
     transcript = scratch / "events.jsonl"
-    message = {"type": "assistant.message", "data": {"content": LAST_MESSAGE}}
-    transcript.write_text(json.dumps(message) + "\n", encoding="utf-8")
+    lines = [
+        {"type": "assistant.message", "data": {"content": LAST_MESSAGE}},
+        {"type": "hook.start", "data": {"hookType": host_copilot.CONTRACT.stop_event}},
+    ]
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     common = {"sessionId": session, "timestamp": int(time.time() * 1000), "cwd": str(project)}
     prompt = {**common, "prompt": f"{host_copilot.IMPLEMENT_PROMPT} {SPEC}"}
     pinned = _hook(commands["userPromptSubmitted"], project, env, prompt)

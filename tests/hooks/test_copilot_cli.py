@@ -17,14 +17,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.copilot_harness import ChatCompletions, serving
 
 from pytest_acceptance.claude import host_claude, host_copilot, host_registry
 
@@ -38,51 +37,6 @@ ALLOW: dict[str, Any] = {"answer": {}}
 
 
 @dataclass
-class ChatCompletions:
-    """The stand-in: every request is answered with a streamed final text, every body kept."""
-
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                api.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                base = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": MODEL}
-                chunks = [
-                    {
-                        **base,
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {"role": "assistant", "content": "Done."},
-                                "finish_reason": None,
-                            }
-                        ],
-                    },
-                    {
-                        **base,
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-                    },
-                ]
-                data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
-                data += b"data: [DONE]\n\n"
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        return Handler
-
-
-@dataclass
 class Run:
     returncode: int
     output: str
@@ -92,15 +46,9 @@ class Run:
 
 @pytest.fixture
 def api() -> Iterator[tuple[ChatCompletions, str]]:
-    stand_in = ChatCompletions()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), stand_in.handler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield stand_in, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """The stand-in with no script: every request is answered with a final "Done."."""
+    with serving(ChatCompletions(model=MODEL)) as stand_in:
+        yield stand_in, stand_in.base_url
 
 
 def adapter_command(tmp_path: Path, host: str, plan: list[dict[str, Any]]) -> tuple[str, Path]:
@@ -177,7 +125,9 @@ def test_a_block_is_another_turn_whose_prompt_is_the_reason(
     assert first["cwd"] == str(tmp_path / "project")
     assert first["transcript_path"].endswith("events.jsonl")
     assert (first["loop"], second["loop"]) == (False, True)
-    assert first["last_message"] is None  # Copilot's payload carries no last message
+    raw = run.stops[0]["raw"]
+    assert not {"last_assistant_message", "lastAssistantMessage", "prompt_response"} & set(raw)
+    assert first["last_message"] == "Done."  # not in the payload: read from the transcript
 
 
 def test_a_stop_let_through_makes_no_other_turn(

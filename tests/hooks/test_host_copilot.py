@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +68,23 @@ def test_a_forced_stop_is_no_block_on_copilot() -> None:
     assert host_copilot.ADAPTER.render(forced) == {}
 
 
+STOP_HOOK_STARTED = ("hook.start", "")
+
+
+def _line(kind: str, text: str) -> str:
+    if (kind, text) == STOP_HOOK_STARTED:
+        return json.dumps({"type": kind, "data": {"hookType": "agentStop"}})
+    return json.dumps({"type": kind, "data": {"content": text}})
+
+
 def _events(path: Path, *events: tuple[str, str]) -> str:
-    lines = [json.dumps({"type": kind, "data": {"content": text}}) for kind, text in events]
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("".join(_line(kind, text) + "\n" for kind, text in events))
     return str(path)
+
+
+@pytest.fixture
+def no_settling(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACCEPTANCE_HOOK_SETTLE_SECONDS", "0")
 
 
 def test_the_last_message_is_the_last_text_after_the_last_prompt(tmp_path: Path) -> None:
@@ -80,13 +95,14 @@ def test_the_last_message_is_the_last_text_after_the_last_prompt(tmp_path: Path)
         ("user.message", "[pytest-acceptance stop guard] keep working"),
         ("assistant.message", "Done."),
         ("assistant.message", ""),  # a turn of tool calls only
+        STOP_HOOK_STARTED,
     )
     assert host_copilot.last_message(path) == "Done."
     stop = {"sessionId": "s", "timestamp": 1, "cwd": "/p", "transcriptPath": path}
     assert host_copilot.read(stop).last_message == "Done."
 
 
-def test_an_earlier_escalation_is_not_the_last_message(tmp_path: Path) -> None:
+def test_an_earlier_escalation_is_not_the_last_message(tmp_path: Path, no_settling: None) -> None:
     """The control: an escalation before the last prompt is no escalation of this stop."""
     path = _events(
         tmp_path / "events.jsonl",
@@ -97,8 +113,9 @@ def test_an_earlier_escalation_is_not_the_last_message(tmp_path: Path) -> None:
     assert host_copilot.last_message(str(tmp_path / "missing.jsonl")) is None
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # an environment only
 @given(st.binary(max_size=2000))
-def test_any_transcript_bytes_are_read_without_error(data: bytes) -> None:
+def test_any_transcript_bytes_are_read_without_error(no_settling: None, data: bytes) -> None:
     import tempfile
 
     with tempfile.NamedTemporaryFile() as file:
@@ -106,6 +123,26 @@ def test_any_transcript_bytes_are_read_without_error(data: bytes) -> None:
         file.flush()
         found = host_copilot.last_message(file.name)
     assert found is None or isinstance(found, str)
+
+
+def test_a_last_message_not_yet_written_is_waited_for(tmp_path: Path) -> None:
+    """Copilot writes its transcript lazily: the stop's message may land after the hook
+    starts; it is read once the stop's own hook.start is on disk."""
+    path = tmp_path / "events.jsonl"
+    _events(path, ("user.message", "fix it"))
+
+    def write_later() -> None:
+        time.sleep(0.3)
+        with path.open("a") as events:
+            events.write(_line("assistant.message", "ESCALATE: stuck") + "\n")
+            events.write(_line(*STOP_HOOK_STARTED) + "\n")
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    try:
+        assert host_copilot.last_message(str(path)) == "ESCALATE: stuck"
+    finally:
+        writer.join()
 
 
 def test_the_gates_cap_is_never_above_copilots(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,11 +20,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from support.pinned_session import CliRun, run_cli
+
 # A model name the CLI knows and offers its `create` and `edit` file tools to; with gpt-4o
 # it offers `apply_patch` instead.
 MODEL = "claude-sonnet-4.5"
 PATCH_MODEL = "gpt-4o"
-CLI_TIMEOUT = 240
 Turn = dict[str, Any]  # the assistant's delta: content, or one tool call
 
 
@@ -134,39 +133,11 @@ def copilot_env(home: Path, api: ChatCompletions, **extra: str) -> dict[str, str
     }
 
 
-@dataclass(frozen=True)
-class CopilotRun:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
-def run_copilot(copilot: Path, cwd: Path, env: dict[str, str], prompt: str) -> CopilotRun:
+def run_copilot(copilot: Path, cwd: Path, env: dict[str, str], prompt: str) -> CliRun:
     """One `copilot -p PROMPT` turn in a trusted folder, every tool allowed (the hooks are
     the only check), stdin closed; a timeout kills all it started."""
-    process = subprocess.Popen(
-        [str(copilot), "-p", prompt, "--allow-all-tools", "--trust-folder"],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=CLI_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
-        raise AssertionError(
-            f"copilot still ran after {CLI_TIMEOUT} s; killed.\n{stdout[-2000:]}\n{stderr[-2000:]}"
-        ) from None
-    return CopilotRun(process.returncode, stdout, stderr)
+    argv = [str(copilot), "-p", prompt, "--allow-all-tools", "--trust-folder"]
+    return run_cli(argv, cwd, env)
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
