@@ -14,7 +14,9 @@ A host with no cap of its own (its contract's ``block_cap`` is None) would loop 
 a hook that always blocks: for the flows pinned from the prompt (prompt_flow.py), the gate
 counts its own blocks in the pin (:class:`StopCount`: all of them, and the last run on one
 unchanged tree), and the blocks of a stop whose state cannot be read beside the state
-(:func:`count_fault_block`).
+(:func:`count_fault_block`). A host with a cap of its own lets the stop through after it
+whatever the hook answers: the gate's cap for its flows is never above the host's
+(:func:`force_reason`), so that stop is the one recorded as forced.
 """
 
 from __future__ import annotations
