@@ -165,6 +165,23 @@ def test_a_hook_past_its_timeout_fails_open(
     assert len(run.requests) == 1, run.output
 
 
+def test_a_timeout_above_the_default_is_honoured(
+    copilot_bin: Path, api: tuple[ChatCompletions, str], tmp_path: Path
+) -> None:
+    """The control of the timeout: a block that comes after the default 30 s, under the
+    `timeoutSec` the installer writes for the stop hook, is obeyed: Copilot does not cap the
+    setting at its default."""
+    installed = {event: timeout for event, _, timeout in host_copilot.HOOKS}
+    timeout_sec = installed[host_copilot.CONTRACT.stop_event]
+    late = host_copilot.CONTRACT.default_timeout + 3
+    command, _ = adapter_command(
+        tmp_path, host_copilot.CONTRACT.name, [{**BLOCK, "sleep": late}, ALLOW]
+    )
+    run = run_copilot(copilot_bin, api, tmp_path, agent_stop=command, timeout_sec=timeout_sec)
+    assert len(run.requests) == 2, run.output
+    assert REASON in last_user_text(run.requests[1])
+
+
 def test_copilot_ends_the_turn_after_its_cap_of_blocks(
     copilot_bin: Path, api: tuple[ChatCompletions, str], tmp_path: Path
 ) -> None:
