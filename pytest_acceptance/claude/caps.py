@@ -14,7 +14,9 @@ A host with no cap of its own (its contract's ``block_cap`` is None) would loop 
 a hook that always blocks: for the flows pinned from the prompt (prompt_flow.py), the gate
 counts its own blocks in the pin (:class:`StopCount`: all of them, and the last run on one
 unchanged tree), and the blocks of a stop whose state cannot be read beside the state
-(:func:`count_fault_block`).
+(:func:`count_fault_block`). A host with a cap of its own lets the stop through after it
+whatever the hook answers: the gate's cap for its flows is never above the host's
+(:func:`force_reason`), so that stop is the one recorded as forced.
 """
 
 from __future__ import annotations
@@ -172,14 +174,18 @@ class StopCount:
         pin.save()
 
 
-def force_reason(count: StopCount) -> str | None:
-    """Why this block is one too many (the stop then goes through, FORCED), or None."""
+def force_reason(count: StopCount, host_cap: int | None = None) -> str | None:
+    """Why this block is one too many (the stop then goes through, FORCED), or None.
+    `host_cap`: the host's own cap on blocks (its contract's), past which it lets the stop
+    through whatever the hook answers: the gate's cap is never above it, so the stop the
+    host would force is the one the gate records as forced."""
     cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_BLOCKS", DEFAULT_MAX_BLOCKS))
+    if host_cap is not None and host_cap < cap:
+        cap = host_cap
     if count.blocks > cap:
-        return (
-            f"{count.blocks - 1} stops of this flow were already blocked "
-            f"(ACCEPTANCE_HOOK_MAX_BLOCKS={cap})"
-        )
+        setting = f"the host's own cap of {cap} blocks" if cap == host_cap else None
+        setting = setting or f"ACCEPTANCE_HOOK_MAX_BLOCKS={cap}"
+        return f"{count.blocks - 1} stops of this flow were already blocked ({setting})"
     idle_cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
     if count.idle > idle_cap:
         return (

@@ -95,5 +95,6 @@ def take(own: HostAdapter, raw: Mapping[str, Any]) -> dict[str, Any] | None:
 STOP_HOOKS: dict[str, str] = {
     host_claude.CONTRACT.name: "hooks/stop_implement_hook.py",
     host_codex.CONTRACT.name: "hooks/codex/stop.py",
+    host_copilot.CONTRACT.name: "hooks/copilot/stop.py",
     host_gemini.CONTRACT.name: "hooks/gemini/stop.py",
 }

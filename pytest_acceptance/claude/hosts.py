@@ -121,6 +121,10 @@ def no_flow_prompt(prompt: str | None) -> str | None:
     return None
 
 
+def specific_output_as_is(specific: Mapping[str, Any]) -> dict[str, Any]:
+    return {"hookSpecificOutput": dict(specific)}
+
+
 @dataclass(frozen=True)
 class HostAdapter:
     """A host: its contract, how to tell its stop payload, how to read it; its answers are
@@ -131,7 +135,9 @@ class HostAdapter:
     `flow_prompt`: the arguments of a user's prompt that starts an /implement flow, None
     for any other prompt. `skipped_hooks`: the warning to give when the host would skip a
     hook of ours in the project at `cwd` (None: it runs them all). `words`: the gate's
-    reasons, which name the slash commands, in the steps the host's agent can take."""
+    reasons, which name the slash commands, in the steps the host's agent can take.
+    `specific_output`: a prompt or tool hook's ``hookSpecificOutput`` (the context for the
+    model, a tool call's denial) in the fields the host reads."""
 
     contract: HostContract
     recognises: Recogniser
@@ -139,6 +145,7 @@ class HostAdapter:
     flow_prompt: Callable[[str | None], str | None] = no_flow_prompt
     skipped_hooks: Callable[[str | None], str | None] = runs_every_hook
     words: Callable[[str], str] = same_words
+    specific_output: Callable[[Mapping[str, Any]], dict[str, Any]] = specific_output_as_is
 
     def shares_settings_with(self, other: HostAdapter) -> bool:
         """Whether one of the two runs the hooks of a settings file the other reads."""
@@ -164,9 +171,9 @@ class HostAdapter:
                 note = note or answer.get("stopReason")
         if isinstance(note, str) and note and contract.message_field is not None:
             out[contract.message_field] = note
-        for key, value in answer.items():
-            if key == "hookSpecificOutput":  # a PreToolUse or prompt answer: the host's own
-                out[key] = value
+        specific = answer.get("hookSpecificOutput")
+        if isinstance(specific, Mapping):  # a PreToolUse or prompt answer: the host's own
+            out.update(self.specific_output(specific))
         return out
 
 

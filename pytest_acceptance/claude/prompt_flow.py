@@ -13,7 +13,9 @@ the prompt on the current tree: done needs every criterion to pass (and the spec
 criteria's tests as pinned), an escalation needs a real run. A refusal blocks with the
 reason, said in the host's words (``HostAdapter.words``). The gate counts its own blocks in
 the pin (caps.StopCount) and past the cap lets the stop through FORCED, NOT verified,
-recorded. Inside a flow an error blocks too (counted the same); a stop whose state cannot be
+recorded; where the host caps blocks itself (its contract's ``block_cap``), the gate's cap
+is never above the host's, so the stop the host would let through is recorded as forced.
+Inside a flow an error blocks too (counted the same); a stop whose state cannot be
 read blocks as caps.block_unknown says for the host.
 
 How each flow ended (verified, escalated, forced) or why one was refused is recorded per
@@ -244,7 +246,7 @@ def block_or_force(
 ) -> None:
     """Block the stop, counting the block; past the cap, let it through FORCED and recorded."""
     count = caps.StopCount.of(flow).after_block(_fingerprint(flow))
-    why = caps.force_reason(count)
+    why = caps.force_reason(count, host.contract.block_cap)
     if why is None:
         count.save(flow)
         flow.record_stop("block", started)

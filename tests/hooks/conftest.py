@@ -13,6 +13,11 @@ from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
 from support.codex_cli import CodexInstallError, installed_codex
 from support.codex_harness import ResponsesStandIn, Turn, codex_setup, install_gate
 from support.codex_session import Session
+from support.copilot_cli import CopilotInstallError, installed_copilot
+from support.copilot_harness import ChatCompletions
+from support.copilot_harness import Turn as CopilotTurn
+from support.copilot_harness import serving as serving_copilot
+from support.copilot_session import Session as CopilotSession
 from support.gemini_cli import GeminiInstallError, installed_gemini
 from support.gemini_harness import GeminiAPI, gemini_home, serving
 from support.gemini_harness import Turn as GeminiTurn
@@ -120,6 +125,39 @@ def gemini_session(
             return session
 
         with carried(kept_environments, home / ".gemini" / "pytest-acceptance"):
+            yield start
+
+
+# --- the real Copilot CLI (tests/support/copilot_session.py) --------------------------------
+
+
+@pytest.fixture(scope="session")
+def copilot_bin() -> Path:
+    """The pinned Copilot CLI (`tests/support/copilot_cli.py install`); never downloaded here."""
+    try:
+        return installed_copilot()
+    except CopilotInstallError as error:
+        pytest.fail(f"the real Copilot CLI is needed and missing: {error}", pytrace=False)
+
+
+@pytest.fixture
+def copilot_session(
+    tmp_path: Path, copilot_bin: Path, project: Path, kept_environments: Path
+) -> Iterator[Callable[..., CopilotSession]]:
+    """Starts the Chat Completions stand-in with the given turns (and model), a fresh HOME,
+    and the gate installed into `project` (spec.md: AC-1 fails until value.txt says 2)."""
+    home = tmp_path / "copilot-home"
+    home.mkdir()
+    with contextlib.ExitStack() as running:
+
+        def start(script: list[CopilotTurn], **api: str) -> CopilotSession:
+            stand_in = running.enter_context(serving_copilot(ChatCompletions(list(script), **api)))
+            session = CopilotSession(stand_in, copilot_bin, home, project)
+            installed = session.install(hook_transcripts.REPO_ROOT)
+            assert installed.returncode == 0, installed.stderr
+            return session
+
+        with carried(kept_environments, home / ".copilot" / "pytest-acceptance"):
             yield start
 
 

@@ -17,15 +17,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.copilot_cli import CopilotInstallError, installed_copilot
+from support.copilot_harness import ChatCompletions, serving
 
 from pytest_acceptance.claude import host_claude, host_copilot, host_registry
 
@@ -39,51 +37,6 @@ ALLOW: dict[str, Any] = {"answer": {}}
 
 
 @dataclass
-class ChatCompletions:
-    """The stand-in: every request is answered with a streamed final text, every body kept."""
-
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                api.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                base = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": MODEL}
-                chunks = [
-                    {
-                        **base,
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {"role": "assistant", "content": "Done."},
-                                "finish_reason": None,
-                            }
-                        ],
-                    },
-                    {
-                        **base,
-                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
-                    },
-                ]
-                data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
-                data += b"data: [DONE]\n\n"
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        return Handler
-
-
-@dataclass
 class Run:
     returncode: int
     output: str
@@ -91,25 +44,11 @@ class Run:
     stops: list[dict[str, Any]]  # per stop: the raw payload, the read event, its sender
 
 
-@pytest.fixture(scope="session")
-def copilot_bin() -> Path:
-    try:
-        return installed_copilot()
-    except CopilotInstallError as error:
-        pytest.fail(f"the real Copilot CLI is needed and missing: {error}", pytrace=False)
-
-
 @pytest.fixture
 def api() -> Iterator[tuple[ChatCompletions, str]]:
-    stand_in = ChatCompletions()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), stand_in.handler())
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield stand_in, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """The stand-in with no script: every request is answered with a final "Done."."""
+    with serving(ChatCompletions(model=MODEL)) as stand_in:
+        yield stand_in, stand_in.base_url
 
 
 def adapter_command(tmp_path: Path, host: str, plan: list[dict[str, Any]]) -> tuple[str, Path]:
@@ -186,7 +125,9 @@ def test_a_block_is_another_turn_whose_prompt_is_the_reason(
     assert first["cwd"] == str(tmp_path / "project")
     assert first["transcript_path"].endswith("events.jsonl")
     assert (first["loop"], second["loop"]) == (False, True)
-    assert first["last_message"] is None  # Copilot's payload carries no last message
+    raw = run.stops[0]["raw"]
+    assert not {"last_assistant_message", "lastAssistantMessage", "prompt_response"} & set(raw)
+    assert first["last_message"] == "Done."  # not in the payload: read from the transcript
 
 
 def test_a_stop_let_through_makes_no_other_turn(
@@ -222,6 +163,23 @@ def test_a_hook_past_its_timeout_fails_open(
     command, _ = adapter_command(tmp_path, host_copilot.CONTRACT.name, [{**BLOCK, "sleep": 8}])
     run = run_copilot(copilot_bin, api, tmp_path, agent_stop=command, timeout_sec=3)
     assert len(run.requests) == 1, run.output
+
+
+def test_a_timeout_above_the_default_is_honoured(
+    copilot_bin: Path, api: tuple[ChatCompletions, str], tmp_path: Path
+) -> None:
+    """The control of the timeout: a block that comes after the default 30 s, under the
+    `timeoutSec` the installer writes for the stop hook, is obeyed: Copilot does not cap the
+    setting at its default."""
+    installed = {event: timeout for event, _, timeout in host_copilot.HOOKS}
+    timeout_sec = installed[host_copilot.CONTRACT.stop_event]
+    late = host_copilot.CONTRACT.default_timeout + 3
+    command, _ = adapter_command(
+        tmp_path, host_copilot.CONTRACT.name, [{**BLOCK, "sleep": late}, ALLOW]
+    )
+    run = run_copilot(copilot_bin, api, tmp_path, agent_stop=command, timeout_sec=timeout_sec)
+    assert len(run.requests) == 2, run.output
+    assert REASON in last_user_text(run.requests[1])
 
 
 def test_copilot_ends_the_turn_after_its_cap_of_blocks(

@@ -31,8 +31,9 @@ PROPERTIES = (CLASS, KIND, AGENT, LEVEL, LEVEL_SET_BY, EXPECTED)
 
 ATTACK, CONTROL, CHECK = "attack", "control", "check"
 KINDS = (ATTACK, CONTROL, CHECK)
-CLAUDE_CODE, CODEX, GEMINI, HOOK_LEVEL = "claude-code", "codex", "gemini-cli", "hook-level"
-AGENTS = (CLAUDE_CODE, CODEX, GEMINI, HOOK_LEVEL)
+CLAUDE_CODE, CODEX, GEMINI, COPILOT = "claude-code", "codex", "gemini-cli", "copilot-cli"
+HOOK_LEVEL = "hook-level"
+AGENTS = (CLAUDE_CODE, CODEX, GEMINI, COPILOT, HOOK_LEVEL)
 LEVELS = ("full", "pid", "none")  # pytest_acceptance/claude/isolation.py, strongest first
 BY_PARAMETER, BY_MACHINE = "parameter", "machine"
 # Expected ends: the gate refuses the attack's "done"; the session ends on an escalation
@@ -87,12 +88,13 @@ ESCALATIONS = frozenset(
     }
 )
 # The fixtures a test drives a real agent CLI with (tests/conftest.py, tests/hooks/conftest.py):
-# the Claude Code CLI or its scripted Messages API, the Codex CLI, the Gemini CLI.
+# the Claude Code CLI or its scripted Messages API, the Codex, Gemini and Copilot CLIs.
 AGENT_FIXTURES = {
     "claude_bin": CLAUDE_CODE,
     "messages_api": CLAUDE_CODE,
     "codex_bin": CODEX,
     "gemini_bin": GEMINI,
+    "copilot_bin": COPILOT,
 }
 
 

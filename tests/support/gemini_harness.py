@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +18,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from support.pinned_session import CliRun, run_cli
+
 MODEL = "gemini-2.5-pro"
-CLI_TIMEOUT = 240
 Part = dict[str, Any]
 Turn = list[Part]
 
@@ -123,38 +122,9 @@ def gemini_env(home: Path, api: GeminiAPI, **extra: str) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class GeminiRun:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    @property
-    def output(self) -> str:
-        return self.stdout + self.stderr
-
-
-def run_gemini(gemini: Path, cwd: Path, env: dict[str, str], prompt: str, *extra: str) -> GeminiRun:
+def run_gemini(gemini: Path, cwd: Path, env: dict[str, str], prompt: str, *extra: str) -> CliRun:
     """One `gemini -p PROMPT -o json` turn, stdin closed; a timeout kills all it started."""
-    process = subprocess.Popen(
-        [str(gemini), "-m", MODEL, "-p", prompt, "-o", "json", *extra],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=CLI_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
-        raise AssertionError(
-            f"gemini still ran after {CLI_TIMEOUT} s; killed.\n{stdout[-2000:]}\n{stderr[-2000:]}"
-        ) from None
-    return GeminiRun(process.returncode, stdout, stderr)
+    return run_cli([str(gemini), "-m", MODEL, "-p", prompt, "-o", "json", *extra], cwd, env)
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:

@@ -6,57 +6,35 @@ state and records). tests/hooks/conftest.py builds it (`gemini_session` fixture)
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from support.gemini_harness import GeminiAPI, GeminiRun, gemini_env, run_gemini, user_texts
+from support.gemini_harness import GeminiAPI, gemini_env, run_gemini, user_texts
+from support.pinned_session import CliRun, PinnedFlowSession
 
 PROMPT = "$acceptance-implement spec.md"
 BLOCK_TAG = "[pytest-acceptance stop guard]"
 GUARD_TAG = "[pytest-acceptance guard]"
 
 
-class Session:
+class Session(PinnedFlowSession):
     """The stand-in, a fresh HOME with the gate installed in the project, what a run left."""
 
+    HOST, HOME_FOLDER, HOOKS = "gemini-cli", ".gemini", "gemini"
+
     def __init__(self, api: GeminiAPI, gemini: Path, home: Path, project: Path) -> None:
+        super().__init__(home, project)
         self.api = api
         self.gemini = gemini
-        self.home = home
-        self.project = project
-
-    @property
-    def state(self) -> Path:
-        return self.home / ".gemini" / "pytest-acceptance"
 
     def env(self, **extra: str) -> dict[str, str]:
         return gemini_env(self.home, self.api, ACCEPTANCE_GATE_PYTHON=sys.executable, **extra)
 
-    def install(self, plugin_root: Path) -> subprocess.CompletedProcess[str]:
-        """The installer as the docs say to run it, with the system's python3."""
-        return subprocess.run(
-            ["python3", str(plugin_root / "hooks" / "gemini" / "install.py"), str(self.project)],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-
-    def run(self, prompt: str = PROMPT, **env: str) -> GeminiRun:
+    def run(self, prompt: str = PROMPT, **env: str) -> CliRun:
         """`gemini -p` in the project, tools approved (yolo: the hooks are the only check)."""
         return run_gemini(
             self.gemini, self.project, self.env(**env), prompt, "--approval-mode", "yolo"
         )
-
-    def flow(self) -> dict[str, Any]:
-        found = list((self.state / "flows").glob("*/flow.json"))
-        assert len(found) == 1, found
-        data = json.loads(found[0].read_text())
-        assert isinstance(data, dict)
-        return data
 
     def blocks(self) -> list[str]:
         """The stop hook's reasons Gemini sent back to the model as prompts, in order."""
@@ -66,20 +44,3 @@ class Session:
     def history(self) -> str:
         """Everything the model was sent last (tool outputs and denials included)."""
         return json.dumps(self.api.requests[-1]) if self.api.requests else ""
-
-    def outcomes(self, trusted: bool = False) -> list[dict[str, Any]]:
-        path = (
-            self.state / "outcomes.jsonl"
-            if trusted
-            else self.project / ".acceptance" / "gemini-cli-outcomes.jsonl"
-        )
-        return _json_lines(path)
-
-    def forced(self) -> list[dict[str, Any]]:
-        return _json_lines(self.project / ".acceptance" / "forced-stops.jsonl")
-
-
-def _json_lines(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines()]

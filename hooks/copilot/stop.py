@@ -1,0 +1,44 @@
+"""GitHub Copilot CLI agentStop hook: in an /implement flow, a stop goes through only on the
+gate's own run.
+
+The decision (every stop a claim of done or an escalation, the gate's run, the gate's own
+block count, never above Copilot's cap of 8) is the library's:
+pytest_acceptance/claude/prompt_flow.py, with what differs on Copilot in its adapter
+(host_copilot.py: the agent's last message is read from Copilot's transcript). A refusal is
+``{"decision": "block", "reason": ...}`` on stdout with exit 0 (Copilot sends the reason as
+the next prompt); the stop Copilot's cap would let through is recorded as forced. Inside a
+flow an error or the hook's own deadline blocks (counted the same). The deadline stays well
+under the hook's timeoutSec (900): past it Copilot drops the hook and lets the stop through.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from pytest_acceptance.claude import hook_io, host_copilot, host_registry, prompt_flow
+from pytest_acceptance.claude.stop_decision import DEADLINE
+
+_SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
+
+
+def main() -> None:
+    hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
+    host_copilot.use_copilot_state()
+    started = time.time()
+    raw = hook_io.read_payload(sys.stdin.buffer.read())
+    payload = host_registry.take(host_copilot.ADAPTER, raw)
+    if payload is not None:  # None never: no other host runs Copilot's hooks files
+        prompt_flow.stop(payload, started, _SEEN, host_copilot.ADAPTER)
+
+
+def fail_closed(error: BaseException) -> None:
+    prompt_flow.stop_failed(error, _SEEN, host_copilot.ADAPTER)
+
+
+if __name__ == "__main__":
+    hook_io.run(main, fail_closed)  # inside a flow, never fail open

@@ -1,0 +1,47 @@
+"""An /implement session on the real Copilot CLI, with the gate installed as the docs say
+(hooks/copilot/install.py): the tests' view of one run (the stand-in's requests, the gate's
+state and records). tests/hooks/conftest.py builds it (`copilot_session` fixture).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from support.copilot_harness import ChatCompletions, copilot_env, run_copilot, user_texts
+from support.pinned_session import CliRun, PinnedFlowSession
+
+PROMPT = "$acceptance-implement spec.md"
+BLOCK_TAG = "[pytest-acceptance stop guard]"
+GUARD_TAG = "[pytest-acceptance guard]"
+
+
+class Session(PinnedFlowSession):
+    """The stand-in, a fresh HOME with the gate installed in the project, what a run left."""
+
+    HOST, HOME_FOLDER, HOOKS = "copilot-cli", ".copilot", "copilot"
+
+    def __init__(self, api: ChatCompletions, copilot: Path, home: Path, project: Path) -> None:
+        super().__init__(home, project)
+        self.api = api
+        self.copilot = copilot
+
+    @property
+    def hooks_file(self) -> Path:
+        return self.project / ".github" / "hooks" / "pytest-acceptance.json"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return copilot_env(self.home, self.api, ACCEPTANCE_GATE_PYTHON=sys.executable, **extra)
+
+    def run(self, prompt: str = PROMPT, **env: str) -> CliRun:
+        return run_copilot(self.copilot, self.project, self.env(**env), prompt)
+
+    def blocks(self) -> list[str]:
+        """The stop hook's reasons Copilot sent back to the model as prompts, in order."""
+        last = self.api.requests[-1] if self.api.requests else {}
+        return [text for text in user_texts(last) if BLOCK_TAG in text]
+
+    def history(self) -> str:
+        """Everything the model was sent last (tool results and denials included)."""
+        return json.dumps(self.api.requests[-1]) if self.api.requests else ""
