@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_acceptance.claude import prompt_flow, protect
+from pytest_acceptance.claude import hosts, prompt_flow, protect
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT
 from pytest_acceptance.claude.hosts import (
@@ -70,8 +69,7 @@ def read(payload: Mapping[str, Any]) -> StopEvent:
 
 SETTINGS_FILE = Path(".gemini") / "settings.json"
 STATE_FOLDER = "pytest-acceptance"  # under ~/.gemini
-IMPLEMENT_PROMPT = "$acceptance-implement"
-_IMPLEMENT = re.compile(rf"\A\s*{re.escape(IMPLEMENT_PROMPT)}(?![\w-])(.*)\Z", re.DOTALL)
+IMPLEMENT_PROMPT = hosts.IMPLEMENT_PROMPT
 SHELL_TOOL = "run_shell_command"
 FILE_TOOLS = {"write_file": "file_path", "replace": "file_path"}
 SYSTEM_SETTINGS = Path("/etc/gemini-cli")
@@ -168,21 +166,10 @@ def settings_problems(project: Path) -> list[str]:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Gemini would skip a hook of ours in the project at `cwd`."""
-    problems = settings_problems(Path(cwd or os.getcwd()))
-    if not problems:
-        return None
-    fix = "run the installer again (`python3 <plugin>/hooks/gemini/install.py <project>`)"
-    return (
-        "pytest-acceptance: THIS GEMINI SESSION IS NOT FULLY GATED: "
-        + "; ".join(problems)
-        + f". Fix: {fix}."
-    )
+    return hosts.not_fully_gated("gemini", "gemini", settings_problems(Path(cwd or os.getcwd())))
 
 
-def implement_args(prompt: str | None) -> str | None:
-    """The arguments of a prompt that starts an /implement flow, None for any other."""
-    matched = _IMPLEMENT.match(prompt or "")
-    return matched.group(1).strip() if matched else None
+implement_args = hosts.implement_args
 
 
 def protected_paths(flow: Flow) -> protect.Protected:

@@ -20,6 +20,7 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -192,4 +193,29 @@ def claude_style_stop(host: str, payload: Mapping[str, Any], last_message_key: s
         transcript_path=text(payload, "transcript_path"),
         loop=claude_style_loop(payload),
         last_message=text(payload, last_message_key),
+    )
+
+
+# The prompt that starts an /implement flow on a host with no skill tool: the word the
+# hook sets install, then the spec (and anything after it).
+IMPLEMENT_PROMPT = "$acceptance-implement"
+_IMPLEMENT = re.compile(rf"\A\s*{re.escape(IMPLEMENT_PROMPT)}(?![\w-])(.*)\Z", re.DOTALL)
+
+
+def implement_args(prompt: str | None) -> str | None:
+    """The arguments of a prompt that starts an /implement flow, None for any other."""
+    matched = _IMPLEMENT.match(prompt or "")
+    return matched.group(1).strip() if matched else None
+
+
+def not_fully_gated(host: str, installer: str, problems: list[str]) -> str | None:
+    """The warning for a session of `host` that would skip a hook of ours (None when
+    nothing is wrong); `installer`: the hook set's folder under the plugin's hooks/."""
+    if not problems:
+        return None
+    fix = f"run the installer again (`python3 <plugin>/hooks/{installer}/install.py <project>`)"
+    return (
+        f"pytest-acceptance: THIS {host.upper()} SESSION IS NOT FULLY GATED: "
+        + "; ".join(problems)
+        + f". Fix: {fix}."
     )
