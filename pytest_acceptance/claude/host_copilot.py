@@ -40,10 +40,11 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_acceptance.claude import prompt_flow, protect
+from pytest_acceptance.claude import hosts, prompt_flow, protect
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.hook_io import PLUGIN_ROOT, settle_seconds
 from pytest_acceptance.claude.hosts import BLOCKING, HostAdapter, HostContract, StopEvent, text
+from pytest_acceptance.tree.hostile import open_regular
 
 CONTRACT = HostContract(
     name="copilot-cli",
@@ -106,8 +107,8 @@ def last_message(transcript_path: str | None) -> str | None:
 
 def _last_text(transcript_path: str) -> tuple[str | None, bool]:
     """(the last text after the last prompt, whether the stop's hook.start follows it)."""
-    try:
-        with open(transcript_path, "rb") as events:
+    try:  # a regular file only: a FIFO planted in its place would block the read
+        with os.fdopen(open_regular(transcript_path), "rb") as events:
             events.seek(max(0, os.fstat(events.fileno()).st_size - TRANSCRIPT_TAIL))
             lines = events.read().splitlines()
     except OSError:
@@ -138,8 +139,7 @@ def _last_text(transcript_path: str) -> tuple[str | None, bool]:
 HOOKS_FILE = Path(".github") / "hooks" / "pytest-acceptance.json"
 HOOKS_VERSION = 1
 STATE_FOLDER = "pytest-acceptance"  # under ~/.copilot
-IMPLEMENT_PROMPT = "$acceptance-implement"
-_IMPLEMENT = re.compile(rf"\A\s*{re.escape(IMPLEMENT_PROMPT)}(?![\w-])(.*)\Z", re.DOTALL)
+IMPLEMENT_PROMPT = hosts.IMPLEMENT_PROMPT
 SHELL_TOOL = "bash"
 FILE_TOOLS = ("create", "edit")  # their target in toolArgs.path
 PATCH_TOOL = "apply_patch"  # toolArgs is the patch text itself
@@ -246,21 +246,10 @@ def _user_settings() -> dict[str, Any] | None:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Copilot would skip a hook of ours in the project at `cwd`."""
-    problems = hooks_problems(Path(cwd or os.getcwd()))
-    if not problems:
-        return None
-    fix = "run the installer again (`python3 <plugin>/hooks/copilot/install.py <project>`)"
-    return (
-        "pytest-acceptance: THIS COPILOT SESSION IS NOT FULLY GATED: "
-        + "; ".join(problems)
-        + f". Fix: {fix}."
-    )
+    return hosts.not_fully_gated("copilot", "copilot", hooks_problems(Path(cwd or os.getcwd())))
 
 
-def implement_args(prompt: str | None) -> str | None:
-    """The arguments of a prompt that starts an /implement flow, None for any other."""
-    matched = _IMPLEMENT.match(prompt or "")
-    return matched.group(1).strip() if matched else None
+implement_args = hosts.implement_args
 
 
 # --- the guard: what a bash, create, edit or apply_patch call writes ----------------------------
