@@ -40,10 +40,10 @@ def main() -> int:
         notice = installation.implement_notice(hook_io.PLUGIN_ROOT)
         if notice is not None:
             hook_io.tell_user(notice)
-        if flow.problem is None and flow.get("pin_pending"):
+        if flow.problem is None and flow.pin_pending:
             hook_io.tell_user(
                 "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "
-                f"was found ({flow.get('pin_pending')}). The gate never pins one later: "
+                f"was found ({flow.pin_pending}). The gate never pins one later: "
                 "/done cannot be verified in this flow (only /escalate). Install the package "
                 "(or set ACCEPTANCE_GATE_PYTHON), end this flow with /pytest-acceptance:escalate, "
                 "then start /implement again (or start it in a new session)."

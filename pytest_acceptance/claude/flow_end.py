@@ -45,7 +45,7 @@ def note_agent_acted(flow: Flow | None) -> None:
 
 def agent_acted(flow: Flow) -> bool:
     """A hook of the agent's work came since the pin: a tool call or a Stop."""
-    return (flow.folder / ACTED_FILE).exists() or flow.get("last_stop") is not None
+    return (flow.folder / ACTED_FILE).exists() or flow.last_stop is not None
 
 
 def released_by_interrupt(flow: Flow, payload: dict[str, Any]) -> bool:

@@ -5,8 +5,8 @@ plugin's data folder instead (``$CLAUDE_PLUGIN_DATA``, which Claude Code sets fo
 hooks; ``~/.claude/plugins/data/pytest-acceptance`` when it is unset), one folder per
 session:
 
-    flows/<session key>/flow.json      the pin: session, repository, spec, criteria, settings,
-                                       interpreter, flow status
+    flows/<session key>/flow.json      the pin: session, repository, spec, what /implement
+                                       collected (pinned_collection.py), flow status
     flows/<session key>/pins/<name>.json  one record per input the gate trusts (pins/table.py)
     flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
     flows/<session key>/config/...     the project's pytest configuration files and its
@@ -32,10 +32,13 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from pytest_acceptance.claude import flow_records
+from pytest_acceptance.claude.flow_records import LastStop, Terminal, ToolNote
 from pytest_acceptance.claude.gate_result import GateResult
 from pytest_acceptance.claude.hook_io import HookInputError
+from pytest_acceptance.claude.pinned_collection import Collection, DamagedCollection
 from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 from pytest_acceptance.tree.hostile import write_atomic
 
@@ -48,8 +51,10 @@ CONFIG_FILES = PYTEST_CONFIG_FILES
 SIGNOFF_FILE = "acceptance-signoffs.yaml"
 
 # 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here;
-# 3: criterion integrity and the witnessed criteria are ones of them.
-STATE_VERSION = 3
+# 3: criterion integrity and the witnessed criteria are ones of them; 4: what the probe
+# collected at /implement is one typed record (pinned_collection.py).
+STATE_VERSION = 4
+_Record = TypeVar("_Record", Terminal, LastStop)
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 
 
@@ -126,25 +131,49 @@ class Flow:
         return value if isinstance(value, str) else None
 
     @property
+    def collection(self) -> Collection | None:
+        """What /implement's probe collected (pinned_collection.py); None when no interpreter
+        could collect the spec then. FlowStateError when the record is damaged."""
+        value = self.data.get("collection")
+        if value is None:
+            return None
+        try:
+            return Collection.from_json(value)
+        except DamagedCollection as error:
+            message = f"the pinned collection of {self.folder} is damaged: {error}"
+            raise FlowStateError(message) from None
+
+    def pin_collection(self, collection: Collection) -> None:
+        self.data["collection"] = collection.to_json()
+
+    @property
+    def spec_sha256(self) -> str | None:
+        """The pinned spec's digest (None when the spec did not exist at /implement)."""
+        value = self.data.get("spec_sha256")
+        return value if isinstance(value, str) else None
+
+    @property
+    def pin_pending(self) -> str | None:
+        """Why no interpreter could collect the spec at /implement."""
+        value = self.data.get("pin_pending")
+        return value if isinstance(value, str) else None
+
+    @property
     def python(self) -> str:
         """The gate's interpreter, pinned at /implement ("" when none could be)."""
-        value = self.data.get("python")
-        return value if isinstance(value, str) else ""
+        collection = self.collection
+        return collection.python if collection is not None else ""
 
     @property
     def prefix(self) -> str:
         """Its environment (sys.prefix), pinned at /implement."""
-        value = self.data.get("prefix")
-        return value if isinstance(value, str) else ""
+        collection = self.collection
+        return collection.prefix if collection is not None else ""
 
     def bash_commands(self) -> list[str]:
         """The commands of the pinned bash criteria."""
-        criteria = self.data.get("criteria")
-        return [
-            str(item["command"])
-            for item in (criteria if isinstance(criteria, list) else [])
-            if isinstance(item, dict) and item.get("method") == "bash" and item.get("command")
-        ]
+        collection = self.collection
+        return collection.bash_commands() if collection is not None else []
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
@@ -186,12 +215,9 @@ class Flow:
     def note_terminal(self, skill: str, fingerprint: str | None) -> None:
         """/done or /escalate was let through by the gate; written by the next save (the
         Stop hook's record_stop: one write per Stop)."""
-        self.data["terminal"] = {
-            "skill": skill,
-            "at": time.time(),
-            "fingerprint": fingerprint,
-            "run": self.data.get("gate_runs"),  # the gate's run that let it through
-        }
+        run = self.data.get("gate_runs")  # the gate's run that let it through
+        terminal = Terminal(skill, time.time(), fingerprint, run if isinstance(run, int) else None)
+        self.data["terminal"] = flow_records.write(terminal)
 
     def record_terminal(self, skill: str, fingerprint: str | None) -> None:
         """/done or /escalate was let through by the gate, written now."""
@@ -202,9 +228,28 @@ class Flow:
         """What the Stop hook decided last: "allow" or "block"; `checked_from` is when it
         began to judge (a tool call noted after that moment is not covered by its check)."""
         now = time.time()
-        started = now if checked_from is None else checked_from
-        self.data["last_stop"] = {"decision": decision, "at": now, "checked_from": started}
+        stop = LastStop(decision, now, now if checked_from is None else checked_from)
+        self.data["last_stop"] = flow_records.write(stop)
         self.save()
+
+    @property
+    def terminal(self) -> Terminal | None:
+        """The /done or /escalate the gate let through last; FlowStateError when damaged."""
+        return self._record(Terminal, "terminal")
+
+    @property
+    def last_stop(self) -> LastStop | None:
+        """The Stop hook's last decision; FlowStateError when damaged."""
+        return self._record(LastStop, "last_stop")
+
+    def _record(self, kind: type[_Record], key: str) -> _Record | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        try:
+            return flow_records.read(kind, value)
+        except flow_records.Damaged as error:
+            raise FlowStateError(f"the flow's {key} in {self.folder} is damaged: {error}") from None
 
     # -- tool calls after the accepted /done or /escalate (a file of its own: the guard hooks
     #    of parallel tool calls write it at once, and must never race flow.json's updates)
@@ -215,54 +260,44 @@ class Flow:
         result is not reused at the next stop, whatever the transcript shows, and the flow
         is not finished until a stop after it was allowed. Written once per stop, not per
         call: the first call after the last stop's check began is the one that matters."""
-        terminal = self.data.get("terminal")
-        if not isinstance(terminal, dict):
+        terminal = self.terminal
+        if terminal is None:
             return
         note = self._tool_note()
-        if (
-            note is None
-            or note.get("terminal_at") != terminal.get("at")
-            or (_number(note.get("at")) < self._checked_from())
-        ):
-            write_json(
-                self.folder / "tool-after-terminal",
-                {"terminal_at": terminal.get("at"), "at": time.time()},
-            )
+        if note is None or note.terminal_at != terminal.at or note.at < self._checked_from():
+            note = ToolNote(terminal.at, time.time())
+            write_json(self.folder / "tool-after-terminal", flow_records.write(note))
 
     def tool_after_terminal(self) -> bool:
         """A tool call was noted after the terminal skill, or since the last stop began to
         judge (the stop notes the terminal again when it lets it through: a call during its
         gate run must not be forgotten with the old terminal)."""
-        terminal = self.data.get("terminal")
-        if not isinstance(terminal, dict):
+        terminal = self.terminal
+        if terminal is None:
             return False
         note = self._tool_note()
         return note is not None and (
-            note.get("terminal_at") == terminal.get("at") or self._noted_since_last_stop(note)
+            note.terminal_at == terminal.at or self._noted_since_last_stop(note)
         )
 
-    def _tool_note(self) -> dict[str, Any] | None:
+    def _tool_note(self) -> ToolNote | None:
         """The guard's note; a damaged one reads as "something ran just now"."""
         try:
-            note = json.loads((self.folder / "tool-after-terminal").read_bytes())
+            raw = (self.folder / "tool-after-terminal").read_bytes()
         except FileNotFoundError:
             return None
-        except (OSError, ValueError):
-            note = None
-        if isinstance(note, dict):
-            return note
-        terminal = self.data.get("terminal")
-        return {
-            "terminal_at": terminal.get("at") if isinstance(terminal, dict) else None,
-            "at": float("inf"),
-        }
+        except OSError:
+            raw = b""
+        try:
+            return flow_records.read(ToolNote, json.loads(raw))
+        except (ValueError, flow_records.Damaged):
+            terminal = self.terminal
+            return ToolNote(terminal.at if terminal is not None else None, float("inf"))
 
     def _checked_from(self) -> float:
         """When the last stop began to judge the tree (0 when no stop was recorded)."""
-        stop = self.data.get("last_stop")
-        if not isinstance(stop, dict):
-            return 0.0
-        return _number(stop.get("checked_from", stop.get("at")))
+        stop = self.last_stop
+        return 0.0 if stop is None else stop.checked_from
 
     def finished(self) -> bool:
         """The gate let /done or /escalate through, a stop after it was allowed (the gate
@@ -271,19 +306,16 @@ class Flow:
         /implement: a tool call after the terminal skill -- the main conversation's, a
         subagent's started before it, or another CLI process resuming the session -- keeps
         the flow open until a stop has judged the tree again."""
-        terminal = self.data.get("terminal")
-        stop = self.data.get("last_stop")
-        if not isinstance(terminal, dict) or not isinstance(stop, dict):
+        terminal, stop = self.terminal, self.last_stop
+        if terminal is None or stop is None or stop.decision != "allow":
             return False
-        if stop.get("decision") != "allow":
-            return False
-        if _number(stop.get("at")) < _number(terminal.get("at")):
+        if stop.at < terminal.at:
             return False  # the terminal skill came after the last stop
         note = self._tool_note()
         return note is None or not self._noted_since_last_stop(note)
 
-    def _noted_since_last_stop(self, note: dict[str, Any]) -> bool:
-        return _number(note.get("at"), float("inf")) >= self._checked_from()
+    def _noted_since_last_stop(self, note: ToolNote) -> bool:
+        return note.at >= self._checked_from()
 
     def close(self, why: str) -> None:
         self.data["status"] = "closed"
@@ -307,9 +339,9 @@ class Flow:
             raise FlowStateError(f"cannot read the gate's result: {error}") from None
         if not isinstance(data, dict) or data.get("reuse_key") != key:
             return None
-        terminal = self.data.get("terminal")
-        run = terminal.get("run") if isinstance(terminal, dict) else None
-        if not isinstance(run, int) or data.get("run") != run:
+        terminal = self.terminal
+        run = terminal.run if terminal is not None else None
+        if run is None or data.get("run") != run:
             return None
         return GateResult.from_json(data)
 
@@ -328,13 +360,6 @@ class Flow:
 
 def _older(version: object) -> bool:
     return isinstance(version, int) and not isinstance(version, bool) and version < STATE_VERSION
-
-
-def _number(value: object, default: float = 0.0) -> float:
-    """A number from the plugin's own JSON (a damaged field reads as `default`)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return default
 
 
 def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo: Path) -> Flow:

@@ -50,7 +50,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from pytest_acceptance.claude import apart, gate_bytecode, gate_env, gate_lock, witness
 from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
@@ -63,6 +63,7 @@ from pytest_acceptance.claude.gate_runtime import (
 )
 from pytest_acceptance.claude.hook_io import env_int
 from pytest_acceptance.claude.interpreter_paths import private_pycache
+from pytest_acceptance.claude.pinned_collection import Collection, Criterion, DamagedCollection
 from pytest_acceptance.claude.pins import (
     criterion_integrity,
     gate_environment,
@@ -95,7 +96,7 @@ def deadline_seconds() -> int:
 def write_ini(flow: Flow) -> Path:
     """The run's only configuration: the pinned acceptance_* settings."""
     lines = ["[pytest]"]
-    for key, value in sorted(dict(flow.get("settings") or {}).items()):
+    for key, value in _collection(flow).settings:
         first, *rest = str(value).splitlines() or [""]
         lines.append(f"{key} = {first}")
         lines += [f"    {line}" for line in rest]
@@ -252,7 +253,7 @@ def _pytest(
     The gate's pytest and workers, and the Pythons the criteria start, read only bytecode
     the gate compiled and witnessed unchanged (gate_bytecode.py), with writing off: the
     project's own code is compiled afresh in every process."""
-    python = str(flow.get("python"))
+    python = _collection(flow).python
     packages = _pinned(gate_environment.read, flow).package_digests(flow)
     try:
         bytecode = gate_bytecode.ready(python, packages, clean_env(python))
@@ -331,7 +332,7 @@ def _pytest(
         return "the gate's own bytecode folder changed during its run", returncode, tail
     if not criteria_bytecode.untouched():
         return "the criteria's bytecode folder changed during the gate's run", returncode, tail
-    pinned_ids = [str(c.get("id")) for c in flow.get("criteria") or []]
+    pinned_ids = _collection(flow).ids
     verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
     return (untrusted if untrusted is not None else verdict), returncode, tail
 
@@ -432,7 +433,7 @@ def _result(
     before: str,
     after: str,
 ) -> GateResult:
-    spec_sha256 = flow.get("spec_sha256")
+    spec_sha256 = flow.spec_sha256
     result = GateResult(
         fingerprint=before,
         fingerprint_after=after,
@@ -492,13 +493,16 @@ def done_problem(flow: Flow, result: GateResult) -> str | None:
     problem = run_problem(result)
     if problem is not None:
         return problem
-    if flow.get("collect_error"):
+    collection = flow.collection
+    if collection is None:
+        return never_pinned(flow)
+    if collection.error:
         return (
-            f"the spec as pinned at /implement cannot be collected ({flow.get('collect_error')})"
+            f"the spec as pinned at /implement cannot be collected ({collection.error})"
             f": {DONE} is not possible; call {ESCALATE} so a human fixes the spec"
         )
     by_id = result.by_id()
-    pinned = [str(c.get("id")) for c in flow.get("criteria") or []]
+    pinned = collection.ids
     missing = [ident for ident in pinned if ident not in by_id]
     if missing or not result.complete:
         return (
@@ -527,7 +531,8 @@ def done_problem(flow: Flow, result: GateResult) -> str | None:
 
 def escalate_problem(flow: Flow, result: GateResult) -> str | None:
     """/escalate needs a real run of the pinned spec (it selected criteria), any status."""
-    if flow.get("collect_error"):
+    collection = flow.collection
+    if collection is not None and collection.error:
         return None  # the pinned spec itself is broken: that is a reason to escalate
     problem = run_problem(result)
     if problem is not None:
@@ -612,33 +617,41 @@ def spec_changes(flow: Flow, deadline_at: float) -> list[str]:
     if stat.S_ISLNK(status.st_mode):
         return [f"the spec {path} was replaced by a symbolic link since /implement started"]
     digest = file_digest(path)
-    if digest == flow.get("spec_sha256"):
+    if digest == flow.spec_sha256:
         return []
     if digest is None:
         return [f"the spec {path} is no longer a readable regular file"]
+    pinned = _collection(flow)
     try:
-        report = probe(
-            str(flow.get("python")), Path(path), flow.config_folder, deadline_at - time.monotonic()
-        )
-    except GateError:
+        left = deadline_at - time.monotonic()
+        report = probe(pinned.python, Path(path), flow.config_folder, left)
+        current = Collection.from_probe(report, pinned.python)
+    except (GateError, DamagedCollection):
         return [f"the spec {path} changed since /implement started"]
-    return describe_changes(flow.get("criteria") or [], report["criteria"], path)
+    return describe_changes(pinned.criteria, current.criteria, path)
 
 
 def describe_changes(
-    pinned: list[dict[str, Any]], current: list[dict[str, Any]], path: str
+    pinned: Sequence[Criterion], current: Sequence[Criterion], path: str
 ) -> list[str]:
-    before = {str(c.get("id")): c for c in pinned}
-    after = {str(c.get("id")): c for c in current}
+    before = {c.id: c for c in pinned}
+    after = {c.id: c for c in current}
     changes = [f"{ident} was removed" for ident in before if ident not in after]
     changes += [f"{ident} was added" for ident in after if ident not in before]
     for ident, old in before.items():
         new = after.get(ident)
         if new is None:
             continue
-        fields = [key for key in old if key != "line" and old.get(key) != new.get(key)]
-        changes += [f"{ident}'s {field.replace('_', ' ')} changed" for field in fields]
+        changes += [f"{ident}'s {field.replace('_', ' ')} changed" for field in old.changes(new)]
     return changes or [f"the text of {path} changed (no criterion changed)"]
+
+
+def _collection(flow: Flow) -> Collection:
+    """The pinned collection; GateError when /implement pinned none (never_pinned says why)."""
+    collection = flow.collection
+    if collection is None:
+        raise GateError(never_pinned(flow) or "nothing was pinned at /implement")
+    return collection
 
 
 def integrity_findings(flow: Flow) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 from pytest_acceptance.claude import gate_bytecode, interpreter_paths, witness
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_process import GateError, clean_env, probe_report
+from pytest_acceptance.claude.pinned_collection import Collection, DamagedCollection
 from pytest_acceptance.claude.pins import base as pins
 from pytest_acceptance.claude.pins import table
 
@@ -89,11 +90,11 @@ def never_pinned(flow: Flow) -> str | None:
     """Why the gate cannot verify this flow at all: no interpreter could run
     pytest_acceptance when /implement started. Pinning one later would pin whatever the
     agent planted meanwhile (a .venv whose .pth sets PYTEST_ADDOPTS), so it never is."""
-    if flow.get("criteria") is not None:
+    if flow.collection is not None:
         return None
     return (
         "no Python interpreter could run pytest_acceptance when /implement started "
-        f"({str(flow.get('pin_pending') or 'not recorded')[:300]}), and the gate never pins "
+        f"({(flow.pin_pending or 'not recorded')[:300]}), and the gate never pins "
         "one later (the agent could have planted it). /pytest-acceptance:done cannot be "
         "verified in this flow: call /pytest-acceptance:escalate, or install the package "
         "(into the project's .venv, or set ACCEPTANCE_GATE_PYTHON) and start a new /implement"
@@ -102,15 +103,14 @@ def never_pinned(flow: Flow) -> str | None:
 
 def complete_pin(flow: Flow, timeout: float) -> None:
     """Parse the pinned spec and pin the interpreter: at /implement only (pin.py)."""
-    if flow.get("criteria") is not None:
+    if flow.collection is not None:
         return
     report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
-    flow.data["criteria"] = report["criteria"]
-    flow.data["collect_error"] = report.get("error")
-    flow.data["settings"] = report.get("settings") or {}
-    flow.data["pinned_late"] = True
-    flow.data["python"] = interpreter_paths.absolute_python(str(report["python"]))
-    flow.data["prefix"] = str(report.get("prefix") or "")
+    python = interpreter_paths.absolute_python(str(report["python"]))
+    try:
+        flow.pin_collection(Collection.from_probe(report, python))
+    except DamagedCollection as error:
+        raise GateError(f"{python}: pytest_acceptance.gate_probe answered {error}") from None
     taking = pins.Taking(report, GATE_NAMES, lambda: _collect(flow))
     table.take_all(flow, taking)
     flow.save()
@@ -120,7 +120,7 @@ def _collect(flow: Flow) -> pins.Collected:
     """The witness's pin: the criteria's pytest collecting at /implement."""
     found = witness.pin(flow, flow.python, clean_env)
     interpreters = {s.prefix: s.python for s in found.values() if s.prefix and s.python}
-    witnessed = tuple(sorted(str(item["id"]) for item in witness.witnessed_criteria(flow)))
+    witnessed = tuple(sorted(criterion.id for criterion in witness.witnessed_criteria(flow)))
     seen = {key for session in found.values() for key in session.distributions}
     return pins.Collected(
         tuple(sorted(interpreters.items())),

@@ -102,8 +102,6 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     flow = _started(session_id, data, spec_bytes, repo, payload)
     try:
         gate_runtime.complete_pin(flow, PROBE_BUDGET)
-        flow.data["pinned_late"] = False
-        flow.save()
     except gate_runtime.GateError as error:  # not installed: /done is refused (never_pinned)
         flow.data["pin_pending"] = str(error)
         flow.save()

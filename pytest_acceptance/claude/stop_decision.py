@@ -144,7 +144,7 @@ VERIFY, DONE, ESCALATE, LISTED = gate.VERIFY, gate.DONE, gate.ESCALATE, gate.LIS
 def _unverifiable(pin: PinnedFlow) -> tuple[str | None, str | None]:
     """A flow whose /implement pinned no spec ends only on the /escalate that hands it to
     a human (pretool_gate_hook records it): never as a verified completion."""
-    if isinstance(pin.get("terminal"), dict):
+    if pin.terminal is not None:
         return None, f"pytest-acceptance: {pin.problem}; the flow was escalated."
     return (
         f"This /implement flow has no pinned spec to verify ({pin.problem}): it cannot end "
@@ -215,8 +215,8 @@ def _gate_let_escalate_through(pin: PinnedFlow) -> bool:
     """The PreToolUse gate judged this flow's /escalate on a real run and let it through. An
     /escalate only the transcript shows (the agent can write it) is judged here instead, on a
     run of the current tree: an earlier run of another tree backs nothing."""
-    recorded = pin.get("terminal")
-    return isinstance(recorded, dict) and recorded.get("skill") == "escalate"
+    recorded = pin.terminal
+    return recorded is not None and recorded.skill == "escalate"
 
 
 def _unverified_reason(terminal: SkillEvent | None, spec: Path) -> str:

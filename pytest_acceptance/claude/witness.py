@@ -60,6 +60,7 @@ from pytest_acceptance.claude.criteria_env import (
 from pytest_acceptance.claude.flow_state import Flow
 from pytest_acceptance.claude.gate_result import CriterionOutcome
 from pytest_acceptance.claude.interpreter_paths import private_pycache
+from pytest_acceptance.claude.pinned_collection import Criterion
 from pytest_acceptance.claude.pinned_tests import PinnedTests, file_of
 from pytest_acceptance.claude.pins.witnessed_criteria import WitnessedCriteria
 from pytest_acceptance.tree import folders as roles
@@ -144,11 +145,12 @@ def _passes_environment(wrapper: tuple[str, ...]) -> bool:
     return name in shell.TRANSPARENT
 
 
-def witnessed_criteria(flow: Flow) -> list[dict[str, Any]]:
+def witnessed_criteria(flow: Flow) -> list[Criterion]:
+    collection = flow.collection
     return [
-        item
-        for item in flow.get("criteria") or []
-        if item.get("method") == "bash" and pytest_command(str(item.get("command") or ""))
+        criterion
+        for criterion in (collection.criteria if collection is not None else ())
+        if criterion.method == "bash" and pytest_command(criterion.command or "")
     ]
 
 
@@ -372,9 +374,9 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             trusted = untouched(env) and (kept is None or kept[0].untouched())
             found = sessions(env[RECORDS_VARIABLE]) if trusted else {}
         for item in criteria:
-            session = found.get(str(item["id"]))
+            session = found.get(item.id)
             taken = _pinned_tests(session, flow.repo) if trusted else PinnedTests(note=UNTRUSTED)
-            pinned[str(item["id"])] = taken
+            pinned[item.id] = taken
             _keep_sources(flow, session, taken)
         if own is not None:
             flow.data[MODULES_KEY] = own[1].to_json()
@@ -435,12 +437,11 @@ def _outside(repo: str, paths: list[str]) -> set[str]:
     return found
 
 
-def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at: float) -> None:
+def _collect(flow: Flow, item: Criterion, env: dict[str, str], deadline_at: float) -> None:
     """Run one criterion's command as its collection (`env`: the gate's, with the reporter)."""
-    command = apart.command(
-        ["bash", "-c", str(item["command"])], flow, read_only=[plugin_folder(env)]
-    )
-    env = {**criteria_env(env), "PYTEST_ACCEPTANCE_CRITERION": str(item["id"])}
+    words = ["bash", "-c", item.command or ""]
+    command = apart.command(words, flow, read_only=[plugin_folder(env)])
+    env = {**criteria_env(env), "PYTEST_ACCEPTANCE_CRITERION": item.id}
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         process = subprocess.Popen(
             command,
@@ -461,13 +462,12 @@ def _collect(flow: Flow, item: dict[str, Any], env: dict[str, str], deadline_at:
             process.wait()
 
 
-def _run_folder(flow: Flow, item: dict[str, Any]) -> str:
+def _run_folder(flow: Flow, item: Criterion) -> str:
     """Where the gate's run starts the command: its cwd (relative to the spec's folder), or
     the repository."""
-    cwd = item.get("cwd")
-    if not cwd or flow.spec_path is None:
+    if not item.cwd or flow.spec_path is None:
         return flow.repo
-    return os.path.normpath(os.path.join(os.path.dirname(flow.spec_path), str(cwd)))
+    return os.path.normpath(os.path.join(os.path.dirname(flow.spec_path), item.cwd))
 
 
 def _pinned_tests(session: Session | None, repo: str) -> PinnedTests:

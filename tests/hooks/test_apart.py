@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import wait_until
-from pinning import take_pins
+from pinning import collected, take_pins
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
@@ -111,7 +111,7 @@ def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
         folder.mkdir()
     venv = repo / ".venv" / "site-packages"  # a criterion's environment, inside the project
     venv.mkdir(parents=True)
-    flow = Flow(tmp_path / "flow", {"repo": str(repo), "python": sys.executable})
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "collection": collected(sys.executable)})
     flow.folder.mkdir()
     take_pins(flow, {"roots": [str(site)]})
     criterion = Environment("python", (str(venv),), (), (), (), "closure-0.json")

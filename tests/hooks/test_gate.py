@@ -29,7 +29,7 @@ from hook_transcripts import (
     run_hook,
     stop_payload,
 )
-from pinning import take_pins
+from pinning import collected, take_pins
 
 from pytest_acceptance.claude import flow_state
 from pytest_acceptance.claude.pins import table
@@ -70,11 +70,12 @@ def test_implement_pins_spec_criteria_settings_and_interpreter_outside_the_proje
     assert pin["status"] == "open"
     assert pin["repo"] == str(repo)
     assert pin["spec_path"] == str(spec)
-    assert [c["id"] for c in pin["criteria"]] == ["AC-1"]
-    assert pin["criteria"][0]["command"] == "grep -qx 'VALUE = 2' app.py"
+    collection = pin["collection"]
+    assert [c["id"] for c in collection["criteria"]] == ["AC-1"]
+    assert collection["criteria"][0]["command"] == "grep -qx 'VALUE = 2' app.py"
     # Only acceptance_* settings, never the agent cache (its entries live in the project).
-    assert pin["settings"] == {"acceptance_timeout": "30"}
-    assert pin["python"] == sys.executable
+    assert collection["settings"] == {"acceptance_timeout": "30"}
+    assert collection["python"] == sys.executable
     folder = next((plugin_state / "flows").iterdir())
     closure = json.loads((folder / "closure.json").read_text())
     assert any(path.endswith("_pytest/main.py") for path in closure)  # the whole environment
@@ -108,7 +109,7 @@ def test_a_pytest_without_its_config_reader_pins_no_interpreter_and_done_is_refu
     )
     assert "load_config_dict_from_file" in told.message
     pin = pinned(plugin_state)
-    assert pin["criteria"] is None and "python" not in pin
+    assert "collection" not in pin
     assert "checked against pytest 9.2.0" in pin["pin_pending"]
     make_pass(repo)
     builder.verify(spec)
@@ -247,7 +248,7 @@ def test_a_changed_interpreter_file_is_a_reason_to_block(tmp_path: Path) -> None
     module.write_text("original\n")
     repo = tmp_path / "repo"
     repo.mkdir()
-    flow = flow_state.Flow(tmp_path, {"repo": str(repo), "python": sys.executable})
+    flow = flow_state.Flow(tmp_path, {"repo": str(repo), "collection": collected(sys.executable)})
     take_pins(flow, {"roots": [str(site)], "files": []})
     assert table.before_run(flow) == []
     module.write_text("tampered\n")
@@ -266,7 +267,7 @@ def test_the_gate_runs_with_a_project_venv_interpreter_when_none_is_configured(
     venv_python = repo / ".venv" / "bin" / "python"
     payload = expansion_payload(repo, "specs/feature.md")
     run_hook("UserPromptExpansion", payload, env={"ACCEPTANCE_GATE_PYTHON": ""})
-    assert pinned(plugin_state)["python"] == str(venv_python)
+    assert pinned(plugin_state)["collection"]["python"] == str(venv_python)
 
 
 # --- fingerprint tricks after an accepted /done ---------------------------------------------------

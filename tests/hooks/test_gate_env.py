@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pinning import collected
 
 from pytest_acceptance.claude import gate_env
 from pytest_acceptance.claude.flow_state import Flow
@@ -40,7 +41,7 @@ def test_a_pin_that_cannot_be_made_blocks_every_run(tmp_path: Path) -> None:
     recorded, and the gate's check before its run refuses with it instead of running with
     the session's PATH."""
     criteria = [{"method": "bash", "command": "grep x y"}]
-    flow = Flow(tmp_path, {"criteria": criteria, "repo": str(tmp_path)})
+    flow = Flow(tmp_path, {"collection": collected(criteria=criteria), "repo": str(tmp_path)})
     (tmp_path / "tools").write_text("not a folder")
     table.take_all(flow, Taking({}, frozenset(), lambda: Collected((), frozenset())))
     with pytest.raises(PinError, match=r"could not be pinned at /implement: FileExistsError"):

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo, pretool
+from pinning import collected
 
 from pytest_acceptance.claude import flow_state, guard_decision, transcript_pin
 
@@ -66,7 +67,7 @@ def open_flow(repo: Path, tmp_path: Path) -> Path:
         "args": SPEC,
         "prompt_id": prompt_id,
         "pinned_at": 1.0,
-        "criteria": [{"id": "AC-1", "title": "works"}],
+        "collection": collected(criteria=[{"id": "AC-1", "title": "works"}]),
     }
     flow_state.Flow(folder, data).save()
     return builder.write(tmp_path / "session.jsonl")

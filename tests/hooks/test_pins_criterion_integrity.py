@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pinning import take_pins
+from pinning import collected, take_pins
 
 from pytest_acceptance.claude import gate
 from pytest_acceptance.claude.flow_state import Flow
@@ -32,7 +32,9 @@ def flow(tmp_path: Path) -> Flow:
     folder = tmp_path / "flow"
     folder.mkdir()
     criterion = {"id": "AC-1", "method": "bash", "command": "pytest tests/test_app.py"}
-    found = Flow(folder, {"repo": str(repo), "python": sys.executable, "criteria": [criterion]})
+    found = Flow(
+        folder, {"repo": str(repo), "collection": collected(sys.executable, "", [criterion])}
+    )
     take_pins(found)
     return found
 

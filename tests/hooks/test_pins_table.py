@@ -13,7 +13,7 @@ import pytest
 from hook_transcripts import REPO_ROOT
 from hypothesis import given
 from hypothesis import strategies as st
-from pinning import take_pins
+from pinning import collected, take_pins
 
 from pytest_acceptance.claude import flow_state, pin
 from pytest_acceptance.claude.flow_state import Flow, OlderFlowError
@@ -75,7 +75,7 @@ def flow(tmp_path: Path) -> Flow:
     repo.mkdir()
     folder = tmp_path / "flow"
     folder.mkdir()
-    found = Flow(folder, {"repo": str(repo), "python": sys.executable, "criteria": []})
+    found = Flow(folder, {"repo": str(repo), "collection": collected(sys.executable)})
     take_pins(found)
     return found
 

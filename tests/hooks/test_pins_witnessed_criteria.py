@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+import pinning
 import pytest
 
 from pytest_acceptance.claude.flow_state import Flow
@@ -28,7 +29,7 @@ def taken(tmp_path: Path, collected: base.Collected) -> Flow:
     repo.mkdir()
     folder = tmp_path / "flow"
     folder.mkdir()
-    data = {"repo": str(repo), "python": sys.executable, "prefix": sys.prefix, "criteria": []}
+    data = {"repo": str(repo), "collection": pinning.collected(sys.executable, sys.prefix)}
     flow = Flow(folder, data)
     table.take_all(flow, base.Taking({"closure": {}}, frozenset(), lambda: collected))
     return flow

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo
+from pinning import collected
 
 from pytest_acceptance.claude import (
     flow_end,
@@ -55,6 +56,10 @@ def outcome(status: str) -> GateResult:
 
 
 PASSED, FAILED = outcome("passed"), outcome("failed")
+# The flow's records as the hooks write them (flow_records.py): an escalation a run never
+# backed (the flow pinned no spec), and a stop that blocked.
+ESCALATED = {"skill": "escalate", "at": 1.0, "fingerprint": None, "run": None}
+BLOCKED = {"decision": "block", "at": 1.0, "checked_from": 1.0}
 NO_VERDICT = GateResult("tree:1", "tree:1", 0.0, 1, "", None, error="no verdict")
 
 
@@ -99,7 +104,7 @@ CASES = {
     "escalate on a failure": Case(("verify", "escalate"), False, result=FAILED, reuse=True),
     "escalate on a pass": Case(("verify", "escalate"), True, "nothing to escalate", reuse=True),
     "escalate the gate let through": Case(
-        ("verify", "escalate"), False, pin={"terminal": {"skill": "escalate", "at": 1.0}}
+        ("verify", "escalate"), False, pin={"terminal": ESCALATED}
     ),
     "unfinished task list": Case(("verify", "todo", "done"), True, "task list", reuse=True),
     "a last message admitting manual work": Case(
@@ -109,7 +114,7 @@ CASES = {
     "no pinned spec, escalated": Case(
         ("verify", "escalate"),
         False,
-        pin={"problem": "gone", "terminal": {"skill": "escalate", "at": 1.0}},
+        pin={"problem": "gone", "terminal": ESCALATED},
     ),
 }
 
@@ -159,7 +164,7 @@ def pinned(folder: Path, repo: Path, prompt_id: str, extra: dict[str, Any]) -> f
         "spec_name": "feature.md",
         "args": "specs/feature.md",
         "prompt_id": prompt_id,
-        "criteria": [{"id": "AC-1", "title": "works"}],
+        "collection": collected(criteria=[{"id": "AC-1", "title": "works"}]),
         **extra,
     }
     folder.mkdir(parents=True, exist_ok=True)
@@ -290,7 +295,7 @@ ENDS = {
     "a resume after the interrupt": End(("interrupt",), prompt="continue"),
     "the model answered first": End(("text", "interrupt")),
     "a tool call first": End(("interrupt",), acted=True),
-    "a stop first": End(("interrupt",), pin={"last_stop": {"decision": "block", "at": 1.0}}),
+    "a stop first": End(("interrupt",), pin={"last_stop": BLOCKED}),
     "a prompt counted before": End(("interrupt",), pin={"prompts_after_pin": 1}),
     "a copy of the implement after work": End(("text", "copy", "interrupt")),
     "read history rewritten": End(("text", "read", "rewrite", "interrupt")),

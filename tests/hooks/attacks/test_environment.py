@@ -44,7 +44,7 @@ from hook_transcripts import (
     witnessed_project,
     write,
 )
-from pinning import take_pins
+from pinning import collected, take_pins
 from support.attack_kit import (
     PASSING_PLUGIN,
     PATCHER,
@@ -879,7 +879,7 @@ def test_a_fake_bash_in_the_projects_venv_bin_blocks(venv_repo: Path, tmp_path: 
     `exit 0`; the bin folder is pinned, the new entry shadows /bin/bash: blocked, named."""
     builder = verified_and_done(venv_repo, ACCEPTANCE_GATE_PYTHON="")
     flow = json.loads(next((tmp_path / "plugin-data" / "flows").glob("*/flow.json")).read_text())
-    assert flow["python"] == str(venv_repo / ".venv" / "bin" / "python")
+    assert flow["collection"]["python"] == str(venv_repo / ".venv" / "bin" / "python")
     fake = venv_repo / ".venv" / "bin" / "bash"
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
@@ -912,7 +912,7 @@ def test_every_symlink_hop_of_the_pinned_path_is_checked(tmp_path: Path) -> None
         (folder / "python").symlink_to(sys.executable)
     (tmp_path / "bin").symlink_to(real)
     python = str(tmp_path / "bin" / "python")
-    flow = flow_state.Flow(tmp_path, {"repo": str(tmp_path), "python": python})
+    flow = flow_state.Flow(tmp_path, {"repo": str(tmp_path), "collection": collected(python)})
     take_pins(flow)
     assert table.before_run(flow) == []
     (tmp_path / "bin").unlink()
