@@ -52,7 +52,7 @@ command: "test -f files/f{0}.txt"
 GATE_ONCE = """
 import shutil, sys, time
 sys.path.insert(0, {root!r})
-from pytest_acceptance.claude import flow_state, gate
+from pytest_acceptance.gate import flow_state, gate
 flow = flow_state.Flow.load("bench-session")
 shutil.rmtree(flow.results_folder, ignore_errors=True)
 result = gate.run(flow, time.monotonic() + 600)
@@ -64,7 +64,7 @@ sys.exit(0 if gate.done_problem(flow, result) is None else 1)
 STOP_ONCE = """
 import sys, time
 sys.path.insert(0, {root!r})
-from pytest_acceptance.claude import flow_state, gate
+from pytest_acceptance.gate import flow_state, gate
 flow = flow_state.Flow.load("bench-session")
 flow.note_terminal("done", None)
 runs = flow.get("gate_runs")

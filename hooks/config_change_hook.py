@@ -14,7 +14,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import hook_io, session_flow, settings_guard
+from pytest_acceptance.gate import hook_io, session_flow, settings_guard
 
 
 def main() -> int:

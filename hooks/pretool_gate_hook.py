@@ -2,7 +2,7 @@
 
 The decision (no /implement in progress or no /verify since it: deny; otherwise the gate
 runs the pinned spec on the current tree itself) is the library's:
-pytest_acceptance/claude/stop_decision.py. This script reads the event, makes that one call
+pytest_acceptance/gate/stop_decision.py. This script reads the event, makes that one call
 and writes its one answer. Every skill but our done/escalate passes untouched, answered
 before the gate's library is imported (the CLI runs this hook and the guard on every Skill
 call); inside a flow an error or the deadline denies with the reason.
@@ -16,8 +16,8 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import hook_io
-from pytest_acceptance.claude.transcript import gated_skill
+from pytest_acceptance.gate import hook_io
+from pytest_acceptance.gate.transcript import gated_skill
 
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 
@@ -28,13 +28,13 @@ def main() -> None:
     if gated_skill(payload) is None:
         return
     # Imported here, before the gate's run: nothing of the project has run in this process.
-    from pytest_acceptance.claude import stop_decision
+    from pytest_acceptance.gate import stop_decision
 
     stop_decision.skill_call(payload, _SEEN)
 
 
 def fail_closed(error: BaseException) -> None:
-    from pytest_acceptance.claude import stop_decision
+    from pytest_acceptance.gate import stop_decision
 
     stop_decision.skill_call_failed(error, _SEEN)
 

@@ -1,5 +1,5 @@
 """PreToolUse hook (file tools, Bash, Skill, Agent/Task, MCP tools): protected paths during a
-flow. The decision is pytest_acceptance/claude/guard_decision.py; this script reads the
+flow. The decision is pytest_acceptance/gate/guard_decision.py; this script reads the
 payload and writes the one answer.
 """
 
@@ -10,7 +10,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import guard_decision, hook_io
+from pytest_acceptance.gate import guard_decision, hook_io
 
 TAG = "[pytest-acceptance guard]"
 

@@ -15,7 +15,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import hook_io, installation, pin
+from pytest_acceptance.gate import hook_io, installation, pin
 
 DEADLINE = 100  # seconds; the hook's timeout in hooks.json is 120
 

@@ -1,7 +1,7 @@
 """Stop hook: in an /implement flow, the session stops only on the gate's own evidence.
 
 The decision (its matrix, the gate's run, the extra layers, the block caps) is the
-library's: pytest_acceptance/claude/stop_decision.py. This script reads the event through
+library's: pytest_acceptance/gate/stop_decision.py. This script reads the event through
 Claude Code's adapter (host_claude.py; a stop of another host that runs
 ``.claude/settings.json`` is left to that host's adapter), makes that one call and writes
 its one answer. Inside a flow, nothing fails open: an error or the
@@ -17,7 +17,7 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pytest_acceptance.claude import hook_io, host_claude, host_registry, stop_decision
+from pytest_acceptance.gate import hook_io, host_claude, host_registry, stop_decision
 
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 

@@ -1,9 +1,9 @@
 """pytest-acceptance: the acceptance criteria of a markdown spec, run as pytest items.
 
 Two programs share the package: the pytest plugin (plugin.py wires its stages: spec/ ->
-collect.py -> run/, agent/ -> verdict/ -> evidence/, store.py) and the Claude Code hooks'
-library (claude/, the gate's table of what it trusts in claude/pins/, with tree/ and
-integrity/: standard library only, Python 3.8). This
+collect.py -> run/, agent/ -> verdict/ -> evidence/, store.py) and the gate the agents'
+hooks run (gate/, its table of what it trusts in gate/pins/, with tree/ and integrity/:
+standard library only, Python 3.8). This
 module stays import-free so that the hooks, which run without site-packages, can import
 those folders without pulling in pytest. docs/architecture.md maps both.
 """

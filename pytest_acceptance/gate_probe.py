@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude.flow_state import CONFIG_FILES
-from pytest_acceptance.claude.gate_bytecode import GATE_MODULES
+from pytest_acceptance.gate.flow_state import CONFIG_FILES
+from pytest_acceptance.gate.gate_bytecode import GATE_MODULES
 
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
@@ -115,7 +115,7 @@ def _setting(raw: Any) -> str:
 
 
 def closure() -> dict[str, list[str]]:
-    """What the gate pins of this interpreter (claude/gate_runtime.py, tree/closure.py):
+    """What the gate pins of this interpreter (gate/gate_runtime.py, tree/closure.py):
     ``roots``, folders pinned file by file (site folders, the standard library, a venv's
     bin folder, editable installs' sources, the user site); ``gate_roots``, the packages the
     gate's own run imports, pinned even when they live in the project (an editable install of

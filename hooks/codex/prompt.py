@@ -2,7 +2,7 @@
 finished one, and say loudly when Codex would skip a hook of ours.
 
 The decision (which prompt pins a flow, which is refused, what the model is told) is the
-library's: pytest_acceptance/claude/prompt_flow.py, with what differs on Codex (the
+library's: pytest_acceptance/gate/prompt_flow.py, with what differs on Codex (the
 ``$acceptance-implement SPEC`` prompt, the hook-trust check) in its adapter, host_codex.py.
 This script parses the payload, makes that one call and writes its one answer.
 """
@@ -14,7 +14,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_codex, prompt_flow
+from pytest_acceptance.gate import hook_io, host_codex, prompt_flow
 
 DEADLINE = 100  # seconds; the hook's timeout in .codex/hooks.json is 120
 

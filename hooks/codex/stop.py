@@ -1,7 +1,7 @@
 """Codex Stop hook: in an /implement flow, a stop goes through only on the gate's own run.
 
 The decision (every stop a claim of done or an escalation, the gate's run, the gate's own
-block count, Codex having none) is the library's: pytest_acceptance/claude/prompt_flow.py,
+block count, Codex having none) is the library's: pytest_acceptance/gate/prompt_flow.py,
 with what differs on Codex in its adapter (host_codex.py). This script reads the event
 through that adapter, makes that one call and writes its one answer. Inside a flow an error
 or the hook's own deadline blocks (counted the same); a stop whose state cannot be read
@@ -17,8 +17,8 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_codex, host_registry, prompt_flow
-from pytest_acceptance.claude.stop_decision import DEADLINE
+from pytest_acceptance.gate import hook_io, host_codex, host_registry, prompt_flow
+from pytest_acceptance.gate.stop_decision import DEADLINE
 
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 

@@ -15,8 +15,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_copilot
-from pytest_acceptance.claude.flow_state import Flow
+from pytest_acceptance.gate import hook_io, host_copilot
+from pytest_acceptance.gate.flow_state import Flow
 
 TAG = "[pytest-acceptance guard]"
 

@@ -2,7 +2,7 @@
 prompt (``$acceptance-implement SPEC``), and end a finished one.
 
 The decision (which prompt pins a flow, which is refused, what the model is told) is the
-library's: pytest_acceptance/claude/prompt_flow.py, with what differs on Copilot in its
+library's: pytest_acceptance/gate/prompt_flow.py, with what differs on Copilot in its
 adapter, host_copilot.py. This script parses the payload, makes that one call and writes its
 one answer, in Copilot's shape (a refusal is ``{"decision": "block", "reason": ...}``, the
 model's note ``additionalContext``). A stop hook's block comes back through here as the next
@@ -16,7 +16,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_copilot, prompt_flow
+from pytest_acceptance.gate import hook_io, host_copilot, prompt_flow
 
 DEADLINE = 100  # seconds; the hook's timeoutSec in .github/hooks/ is 120
 

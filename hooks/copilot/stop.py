@@ -3,7 +3,7 @@ gate's own run.
 
 The decision (every stop a claim of done or an escalation, the gate's run, the gate's own
 block count, never above Copilot's cap of 8) is the library's:
-pytest_acceptance/claude/prompt_flow.py, with what differs on Copilot in its adapter
+pytest_acceptance/gate/prompt_flow.py, with what differs on Copilot in its adapter
 (host_copilot.py: the agent's last message is read from Copilot's transcript). A refusal is
 ``{"decision": "block", "reason": ...}`` on stdout with exit 0 (Copilot sends the reason as
 the next prompt); the stop Copilot's cap would let through is recorded as forced. Inside a
@@ -20,8 +20,8 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_copilot, host_registry, prompt_flow
-from pytest_acceptance.claude.stop_decision import DEADLINE
+from pytest_acceptance.gate import hook_io, host_copilot, host_registry, prompt_flow
+from pytest_acceptance.gate.stop_decision import DEADLINE
 
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 

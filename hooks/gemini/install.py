@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import gemini_install
+from pytest_acceptance.gate import gemini_install
 
 if __name__ == "__main__":
     sys.exit(gemini_install.main(sys.argv[1:]))

@@ -2,7 +2,7 @@
 own run.
 
 The decision (every stop a claim of done or an escalation, the gate's run, the gate's own
-block count, Gemini having none) is the library's: pytest_acceptance/claude/prompt_flow.py,
+block count, Gemini having none) is the library's: pytest_acceptance/gate/prompt_flow.py,
 with what differs on Gemini in its adapter (host_gemini.py). A refusal is written as
 ``{"decision": "deny", "reason": ...}`` (Gemini retries with the reason as the prompt), a
 stop let through past the gate's cap as ``{"continue": false, "stopReason": ...}``, recorded
@@ -18,8 +18,8 @@ from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.claude import hook_io, host_gemini, host_registry, prompt_flow
-from pytest_acceptance.claude.stop_decision import DEADLINE
+from pytest_acceptance.gate import hook_io, host_gemini, host_registry, prompt_flow
+from pytest_acceptance.gate.stop_decision import DEADLINE
 
 _SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
 

@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import apart, installation
-from pytest_acceptance.claude.hook_io import PLUGIN_NAME
 from pytest_acceptance.doctor import FAIL, OK, WARN, Check, Options, probes
 from pytest_acceptance.doctor.claude_stop import synthetic_stop
+from pytest_acceptance.gate import apart, installation
+from pytest_acceptance.gate.hook_io import PLUGIN_NAME
 
 HOST = "claude-code"
 INSTALL = (

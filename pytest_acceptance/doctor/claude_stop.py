@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import installation
-from pytest_acceptance.claude.hook_io import PLUGIN_NAME
+from pytest_acceptance.gate import installation
+from pytest_acceptance.gate.hook_io import PLUGIN_NAME
 
 SPEC = "specs/doctor.md"
 SPEC_TEXT = """# Doctor's synthetic flow

@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import codex_install, host_codex
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, WARN, Check, Options, probes
 from pytest_acceptance.doctor.codex_stop import codex_environment, synthetic_stop
+from pytest_acceptance.gate import codex_install, host_codex
 
 HOST = "codex"
 # Codex's name of each event (hooks/list) and the script of ours it runs.

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import codex_install, host_codex
-from pytest_acceptance.claude.flow_state import write_json
 from pytest_acceptance.doctor.claude_stop import LAST_MESSAGE, SPEC, StopOutcome, project_with
+from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate.flow_state import write_json
 
 _TIMEOUT = 600.0  # seconds: the Stop hook's own deadline is 840
 

@@ -25,9 +25,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import host_copilot
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Check, Options, probes
 from pytest_acceptance.doctor.claude_stop import LAST_MESSAGE, SPEC, StopOutcome, project_with
+from pytest_acceptance.gate import host_copilot
 
 HOST = host_copilot.CONTRACT.name
 _TIMEOUT = 600.0  # seconds: the stop hook's own deadline is 840

@@ -14,8 +14,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.claude import gemini_install, host_gemini
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Check, Options, probes
+from pytest_acceptance.gate import gemini_install, host_gemini
 
 HOST = host_gemini.CONTRACT.name
 

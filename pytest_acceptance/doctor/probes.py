@@ -10,12 +10,12 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pytest_acceptance.claude import isolation
 from pytest_acceptance.doctor import FAIL, OK, Check
+from pytest_acceptance.gate import isolation
 
 # What the launcher must be able to run: the hooks' own package, under python3 -E -S.
 _LAUNCHER_PROBE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); import pytest_acceptance.claude.hook_io; "
+    "import sys; sys.path.insert(0, sys.argv[1]); import pytest_acceptance.gate.hook_io; "
     "print(sys.executable); print('%d.%d.%d' % sys.version_info[:3])"
 )
 PYTHON_FIX = (

@@ -35,7 +35,7 @@ from typing import IO
 
 import pytest
 
-from pytest_acceptance.claude.criteria_env import criteria_env
+from pytest_acceptance.gate.criteria_env import criteria_env
 from pytest_acceptance.model import Criterion, Issue, Method, Result, RunContext, Status
 from pytest_acceptance.run.conditions import (
     Check,

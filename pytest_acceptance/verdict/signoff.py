@@ -35,7 +35,7 @@ import pytest
 from pytest_acceptance.model import Criterion, Result, Status
 from pytest_acceptance.text import display_path
 
-SIGNOFF_FILE = "acceptance-signoffs.yaml"  # also claude/flow_state.py's; a test keeps them equal
+SIGNOFF_FILE = "acceptance-signoffs.yaml"  # also gate/flow_state.py's; a test keeps them equal
 FILE_LIMIT = 4 << 20  # bytes: a file of sign-offs, not a data dump
 TEXT_LIMIT = 2_000  # characters of a name or a note
 # The fields that define what a person checked. Where a criterion sits (its line, the

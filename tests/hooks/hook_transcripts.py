@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from support.isolation import LEVELS
 
-from pytest_acceptance.claude.isolation import LEVELS as LEVEL_SENTENCES
-from pytest_acceptance.claude.isolation import NONE, PID
+from pytest_acceptance.gate.isolation import LEVELS as LEVEL_SENTENCES
+from pytest_acceptance.gate.isolation import NONE, PID
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
@@ -859,7 +859,7 @@ def open_route(why: str) -> pytest.MarkDecorator:
 def level_params(open_at: Sequence[str]) -> list[Any]:
     """One param per isolation level (support/isolation.py) for the `isolation_level`
     fixture. At a level of `open_at` the route stays open, as the level's own sentence says
-    (claude/isolation.py, docs/threat-model.md): there the test strictly expects the attack
+    (gate/isolation.py, docs/threat-model.md): there the test strictly expects the attack
     through (GotThrough), never a failure nor a skip."""
     return [
         pytest.param(level, marks=open_route(LEVEL_SENTENCES[level].leaves_open))

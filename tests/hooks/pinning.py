@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.pinned_collection import Collection, Criterion
-from pytest_acceptance.claude.pins import table
-from pytest_acceptance.claude.pins.base import Collected, Taking
+from pytest_acceptance.gate.flow_state import Flow
+from pytest_acceptance.gate.pinned_collection import Collection, Criterion
+from pytest_acceptance.gate.pins import table
+from pytest_acceptance.gate.pins.base import Collected, Taking
 
 
 def take_pins(

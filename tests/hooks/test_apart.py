@@ -1,4 +1,4 @@
-"""The gate's run apart (claude/apart.py), with each wrapper this machine has: the run sees
+"""The gate's run apart (gate/apart.py), with each wrapper this machine has: the run sees
 only its own processes, nothing of it outlives the hook that started it, and under
 bubblewrap what the hooks trust is read-only to it while the project stays writable."""
 
@@ -16,11 +16,11 @@ from hook_transcripts import wait_until
 from pinning import collected, take_pins
 from support.tools import require_tool
 
-from pytest_acceptance.claude import apart
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.pins import base, criteria_environments
-from pytest_acceptance.claude.pins.closures import Environment
-from pytest_acceptance.claude.pins.criteria_environments import CriteriaEnvironments
+from pytest_acceptance.gate import apart
+from pytest_acceptance.gate.flow_state import Flow
+from pytest_acceptance.gate.pins import base, criteria_environments
+from pytest_acceptance.gate.pins.closures import Environment
+from pytest_acceptance.gate.pins.criteria_environments import CriteriaEnvironments
 
 WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
 
@@ -61,7 +61,7 @@ def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None
     )
     hook = (
         "import functools, os, signal, subprocess, sys, time\n"
-        "from pytest_acceptance.claude.gate import _die_with\n"
+        "from pytest_acceptance.gate.gate import _die_with\n"
         f"wrapper = {list(WRAPPERS[name])!r}\n"
         f"subprocess.Popen([*wrapper, sys.executable, '-c', {run!r}],\n"
         "    preexec_fn=functools.partial(_die_with, os.getpid(), signal.SIGKILL))\n"

@@ -1,5 +1,5 @@
 """The processes a session left running outside the CLI's process tree, found by the
-session id the CLI puts in every tool call's environment (claude/background.py), with real
+session id the CLI puts in every tool call's environment (gate/background.py), with real
 processes: a detached daemon is found, one still attached to the caller is not, nor one of
 another session.
 """
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import background
+from pytest_acceptance.gate import background
 
 # Detaches (a fork, setsid, a second fork), writes its pid to argv[1], then sleeps.
 DAEMON = (

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from support.copilot_harness import ChatCompletions, serving
 
-from pytest_acceptance.claude import host_claude, host_copilot, host_registry
+from pytest_acceptance.gate import host_claude, host_copilot, host_registry
 
 ADAPTER_HOOK = Path(__file__).resolve().parents[1] / "support" / "adapter_hook.py"
 MODEL = "gpt-4o"

@@ -15,7 +15,7 @@ from hook_transcripts import REPO_ROOT
 from support.copilot_harness import bash, call, say
 from support.copilot_session import Session
 
-from pytest_acceptance.claude import host_copilot
+from pytest_acceptance.gate import host_copilot
 
 pytestmark = pytest.mark.e2e
 

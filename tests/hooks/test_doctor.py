@@ -20,7 +20,7 @@ from hook_transcripts import REPO_ROOT
 from support.claude_cli import installed_claude
 from support.isolation import LEVELS, wrapper_for
 
-from pytest_acceptance.claude import isolation
+from pytest_acceptance.gate import isolation
 
 PLUGIN_ID = "pytest-acceptance@pytest-acceptance"
 

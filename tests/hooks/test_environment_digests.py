@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import environment_digests
+from pytest_acceptance.gate import environment_digests
 from pytest_acceptance.tree import closure
 
 PYTHON = "/opt/python/bin/python3"

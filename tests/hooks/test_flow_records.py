@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import flow_records
-from pytest_acceptance.claude.flow_records import LastStop, Terminal, ToolNote
-from pytest_acceptance.claude.flow_state import Flow, FlowStateError
+from pytest_acceptance.gate import flow_records
+from pytest_acceptance.gate.flow_records import LastStop, Terminal, ToolNote
+from pytest_acceptance.gate.flow_state import Flow, FlowStateError
 
 TERMINAL = {"skill": "done", "at": 10.0, "fingerprint": "tree:1", "run": 2}
 STOP = {"decision": "allow", "at": 11.0, "checked_from": 10.5}

@@ -31,8 +31,8 @@ from hook_transcripts import (
 )
 from pinning import collected, take_pins
 
-from pytest_acceptance.claude import flow_state
-from pytest_acceptance.claude.pins import table
+from pytest_acceptance.gate import flow_state
+from pytest_acceptance.gate.pins import table
 from pytest_acceptance.tree.hash_cache import RACY_SECONDS
 
 

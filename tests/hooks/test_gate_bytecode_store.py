@@ -1,4 +1,4 @@
-"""The gate's bytecode folders kept across flows (pytest_acceptance/claude/gate_bytecode.py):
+"""The gate's bytecode folders kept across flows (pytest_acceptance/gate/gate_bytecode.py):
 reused only while every stat key in them is the one recorded at their build, named by what
 they were built from, built by one process at a time and moved into place whole. In-process,
 with a real compile by this interpreter; the attacks through the hooks are in
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import gate_bytecode, gate_runtime
-from pytest_acceptance.claude.gate_process import clean_env
+from pytest_acceptance.gate import gate_bytecode, gate_runtime
+from pytest_acceptance.gate.gate_process import clean_env
 
 
 @pytest.fixture

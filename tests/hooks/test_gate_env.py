@@ -1,4 +1,4 @@
-"""The gate's pinned PATH and HOME (claude/gate_env.py, claude/pins/path_and_home.py), as a
+"""The gate's pinned PATH and HOME (gate/gate_env.py, gate/pins/path_and_home.py), as a
 library: which tools a criterion names, and a pin that cannot be made. The attacks they stop
 run through the real hooks in tests/hooks/attacks/test_environment.py."""
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pinning import collected
 
-from pytest_acceptance.claude import gate_env
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.pins import path_and_home, table
-from pytest_acceptance.claude.pins.base import Collected, PinError, Taking
+from pytest_acceptance.gate import gate_env
+from pytest_acceptance.gate.flow_state import Flow
+from pytest_acceptance.gate.pins import path_and_home, table
+from pytest_acceptance.gate.pins.base import Collected, PinError, Taking
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude.gate_result import CriterionOutcome, GateResult
+from pytest_acceptance.gate.gate_result import CriterionOutcome, GateResult
 
 PASSED = CriterionOutcome("AC-1", "works", "passed", "", "bash", witnessed=True)
 RESULT = GateResult(

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hook_transcripts import SESSION_ID, expansion_payload, make_pass, make_repo, run_hook
 
-from pytest_acceptance.claude import gate
-from pytest_acceptance.claude.flow_state import SIGNOFF_FILE, Flow
+from pytest_acceptance.gate import gate
+from pytest_acceptance.gate.flow_state import SIGNOFF_FILE, Flow
 
 SPEC_WITH_MANUAL = """# Spec
 

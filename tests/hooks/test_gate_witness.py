@@ -40,7 +40,7 @@ from hook_transcripts import (
     write,
 )
 
-from pytest_acceptance.claude.pins import criterion_integrity
+from pytest_acceptance.gate.pins import criterion_integrity
 from pytest_acceptance.integrity import SCHEMA, VERSION
 
 NOT_WITNESSED = "not witnessed"

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from support.gemini_harness import GeminiAPI, gemini_env, gemini_home, run_gemini, serving
 
-from pytest_acceptance.claude import caps, host_gemini
+from pytest_acceptance.gate import caps, host_gemini
 
 ADAPTER_HOOK = Path(__file__).resolve().parents[1] / "support" / "adapter_hook.py"
 pytestmark = pytest.mark.e2e

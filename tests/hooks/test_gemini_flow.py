@@ -13,7 +13,7 @@ import pytest
 from support.gemini_harness import Turn, call, say
 from support.gemini_session import Session
 
-from pytest_acceptance.claude import gemini_install
+from pytest_acceptance.gate import gemini_install
 
 pytestmark = pytest.mark.e2e
 

@@ -32,7 +32,7 @@ from hook_transcripts import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import protect, settings_guard
+from pytest_acceptance.gate import protect, settings_guard
 
 GUARD_TAG = "[pytest-acceptance guard]"
 SPEC = "specs/feature.md"  # make_repo's spec
@@ -547,7 +547,7 @@ def test_a_cut_transcript_does_not_give_the_open_flow_a_new_settings_key(
     """The pin names the flow: with the transcript truncated, the flow keeps the key of its
     settings snapshot, so ConfigChange still compares with the snapshot taken before any
     change (a new key would start from settings the agent may already have changed)."""
-    from pytest_acceptance.claude import session_flow
+    from pytest_acceptance.gate import session_flow
 
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(plugin_data()))
     builder = TranscriptBuilder(repo)
@@ -571,7 +571,7 @@ def test_a_subagents_tool_call_is_not_awaited_in_the_main_transcript(
     the subagent's own transcript: the guard judges them at once on the main one instead of
     waiting its whole settle time for a line that never comes (10 s per call, measured with
     CLI 2.1.328), while a main-session call missing from the transcript is still awaited."""
-    from pytest_acceptance.claude.transcript import Transcript
+    from pytest_acceptance.gate.transcript import Transcript
 
     builder = TranscriptBuilder(repo)
     builder.implement(SPEC)

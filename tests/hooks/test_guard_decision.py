@@ -1,4 +1,4 @@
-"""The guard's decision on one tool call (pytest_acceptance/claude/guard_decision.py), in
+"""The guard's decision on one tool call (pytest_acceptance/gate/guard_decision.py), in
 process, as one table: a pinned flow in a temporary plugin state, a transcript in the CLI
 2.1.328 shape, and the payload PreToolUse sends. The hook script around it, and the real
 CLI's calls, are tested in test_guard.py and test_guard_cli.py."""
@@ -13,7 +13,7 @@ import pytest
 from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo, pretool
 from pinning import collected
 
-from pytest_acceptance.claude import flow_state, guard_decision, transcript_pin
+from pytest_acceptance.gate import flow_state, guard_decision, transcript_pin
 
 SPEC = "specs/feature.md"
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import codex_install, host_codex
-from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
-from pytest_acceptance.claude.flow_state import session_key as session_key_of
+from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
 
 @pytest.mark.parametrize(
@@ -215,7 +215,7 @@ def test_outside_a_flow_an_untrusted_hook_only_warns(tmp_path: Path) -> None:
 
 
 def test_the_gates_reasons_name_no_claude_command_on_codex() -> None:
-    from pytest_acceptance.claude import gate
+    from pytest_acceptance.gate import gate
 
     reason = (
         f"restore it, or {gate.ESCALATE}; since /pytest-acceptance:implement started; run "

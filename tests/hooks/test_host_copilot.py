@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import caps, copilot_install, host_copilot
-from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
-from pytest_acceptance.claude.flow_state import session_key as session_key_of
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
 from pytest_acceptance.doctor import copilot as copilot_doctor
+from pytest_acceptance.gate import caps, copilot_install, host_copilot
+from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
 HOOKS = Path(__file__).resolve().parents[2] / "hooks"
 

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import gemini_install, host_gemini
-from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
-from pytest_acceptance.claude.flow_state import session_key as session_key_of
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
 from pytest_acceptance.doctor import gemini as gemini_doctor
+from pytest_acceptance.gate import gemini_install, host_gemini
+from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
 
 @pytest.mark.parametrize(

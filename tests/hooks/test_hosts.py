@@ -21,7 +21,7 @@ from hook_transcripts import SESSION_ID, run_hook
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import (
+from pytest_acceptance.gate import (
     host_claude,
     host_codex,
     host_copilot,
@@ -30,7 +30,7 @@ from pytest_acceptance.claude import (
     host_registry,
     hosts,
 )
-from pytest_acceptance.claude.hosts import BLOCKING, FOLLOW_UP, HostAdapter, StopEvent
+from pytest_acceptance.gate.hosts import BLOCKING, FOLLOW_UP, HostAdapter, StopEvent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLAUDE, CODEX = host_claude.ADAPTER, host_codex.ADAPTER
@@ -235,14 +235,14 @@ def test_every_contract_is_whole_and_names_one_host() -> None:
 def test_the_decision_core_names_no_host() -> None:
     """stop_decision.py and hosts.py speak the neutral vocabulary; the hosts are adapters."""
     core = [
-        REPO_ROOT / "pytest_acceptance" / "claude" / "stop_decision.py",
-        REPO_ROOT / "pytest_acceptance" / "claude" / "hosts.py",
+        REPO_ROOT / "pytest_acceptance" / "gate" / "stop_decision.py",
+        REPO_ROOT / "pytest_acceptance" / "gate" / "hosts.py",
     ]
     for path in core:
         text = path.read_text(encoding="utf-8").lower()
         for contract in host_registry.CONTRACTS:
             for word in {contract.title.lower(), contract.name, contract.name.split("-")[0]}:
-                if word != "claude":  # the package's own name
+                if word != "claude":  # claude_style_*: the payload shape several hosts share
                     assert word not in text, f"{path.name} names {word!r}"
 
 

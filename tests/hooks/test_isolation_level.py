@@ -1,5 +1,5 @@
 """The gate run's isolation level is said where a person acts on it: at /implement and in
-every answer of a flow's stop and /done, with the one sentence claude/isolation.py holds for
+every answer of a flow's stop and /done, with the one sentence gate/isolation.py holds for
 that level, and nothing at full. Each test runs at every level this machine can be put at,
 the lower ones for real (the wrapper hidden: support/isolation.py)."""
 
@@ -25,7 +25,7 @@ from hook_transcripts import (
 )
 from support.isolation import LEVELS
 
-from pytest_acceptance.claude import installation, isolation
+from pytest_acceptance.gate import installation, isolation
 
 SPEC = "specs/feature.md"
 
@@ -44,7 +44,7 @@ def said(level: str, message: str) -> None:
 @pytest.mark.parametrize("isolation_level", LEVELS, indirect=True)
 def test_a_hook_finds_the_level_it_is_run_at(isolation_level: str) -> None:
     """The probe of a hook process (apart.prefix) sees the level the test asked for."""
-    code = "from pytest_acceptance.claude import isolation; print(isolation.current().name)"
+    code = "from pytest_acceptance.gate import isolation; print(isolation.current().name)"
     done = subprocess.run(
         [*hook_transcripts.HOOK_WRAPPER, sys.executable, "-c", code],
         capture_output=True,

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from pinning import collected
 
 from pytest_acceptance import gate_probe
-from pytest_acceptance.claude.flow_state import Flow, FlowStateError
-from pytest_acceptance.claude.pinned_collection import Collection, DamagedCollection
+from pytest_acceptance.gate.flow_state import Flow, FlowStateError
+from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
 
 SPEC = """# Spec
 

@@ -1,4 +1,4 @@
-"""The criterion integrity pin (claude/pins/criterion_integrity.py), in-process: /done's check
+"""The criterion integrity pin (gate/pins/criterion_integrity.py), in-process: /done's check
 of the tests a bash criterion runs decides on a record read back only in its exact shape,
 and a record absent, damaged, off its shape or failed at /implement refuses /done instead of
 reading as "nothing to check". Each refusal stands beside the honest control it differs
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 from pinning import collected, take_pins
 
-from pytest_acceptance.claude import gate
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.gate_runtime import GateError
-from pytest_acceptance.claude.pins import base, criterion_integrity, table
+from pytest_acceptance.gate import gate
+from pytest_acceptance.gate.flow_state import Flow
+from pytest_acceptance.gate.gate_runtime import GateError
+from pytest_acceptance.gate.pins import base, criterion_integrity, table
 
 PINNED_TEST = "import app\n\n\ndef test_value():\n    assert app.VALUE == 2\n"
 

@@ -1,4 +1,4 @@
-"""The gate's table of pins (pytest_acceptance/claude/pins/), in-process: the page that lists
+"""The gate's table of pins (pytest_acceptance/gate/pins/), in-process: the page that lists
 it, a record read back only in its exact shape, and the rule that a pin absent, damaged or
 failed refuses the gate's run instead of skipping its check."""
 
@@ -15,9 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pinning import collected, take_pins
 
-from pytest_acceptance.claude import flow_state, pin
-from pytest_acceptance.claude.flow_state import Flow, OlderFlowError
-from pytest_acceptance.claude.pins import (
+from pytest_acceptance.gate import flow_state, pin
+from pytest_acceptance.gate.flow_state import Flow, OlderFlowError
+from pytest_acceptance.gate.pins import (
     base,
     criterion_integrity,
     interpreter_path,
@@ -27,8 +27,8 @@ from pytest_acceptance.claude.pins import (
     table,
     witnessed_criteria,
 )
-from pytest_acceptance.claude.pins.closures import Environment
-from pytest_acceptance.claude.pins.criteria_environments import CriteriaEnvironments
+from pytest_acceptance.gate.pins.closures import Environment
+from pytest_acceptance.gate.pins.criteria_environments import CriteriaEnvironments
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),
@@ -66,7 +66,7 @@ def test_the_threat_model_lists_the_table_of_pins_as_it_is() -> None:
 def test_each_pin_has_a_module_of_its_own() -> None:
     modules = [type(p).__module__ for p in table.PINS]
     assert len(set(modules)) == len(modules)
-    assert all(module.startswith("pytest_acceptance.claude.pins.") for module in modules)
+    assert all(module.startswith("pytest_acceptance.gate.pins.") for module in modules)
 
 
 @pytest.fixture

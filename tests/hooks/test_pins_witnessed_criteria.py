@@ -1,4 +1,4 @@
-"""The witnessed criteria pin (claude/pins/witnessed_criteria.py), in-process: which criteria
+"""The witnessed criteria pin (gate/pins/witnessed_criteria.py), in-process: which criteria
 the witness watches, and the distributions and environments their pytest saw at /implement,
 are one record read back only in its exact shape. A record absent, off its shape or failed
 refuses the gate's run: never "no criterion is witnessed" or "any distribution will do"."""
@@ -12,9 +12,9 @@ from pathlib import Path
 import pinning
 import pytest
 
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.pins import base, table, witnessed_criteria
-from pytest_acceptance.claude.pins.witnessed_criteria import WitnessedCriteria
+from pytest_acceptance.gate.flow_state import Flow
+from pytest_acceptance.gate.pins import base, table, witnessed_criteria
+from pytest_acceptance.gate.pins.witnessed_criteria import WitnessedCriteria
 
 SEEN = base.Collected(
     interpreters=((sys.prefix, sys.executable),),  # the gate's own: no other is probed

@@ -92,7 +92,7 @@ def test_hooks_json_wires_both_hooks_through_the_plugin_root() -> None:
 
 
 def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path) -> None:
-    """Only hooks/ and the stdlib-only zone they import (tree/, integrity/, claude/), under an
+    """Only hooks/ and the stdlib-only zone they import (tree/, integrity/, gate/), under an
     isolated python3 -S -I; the gate's own run uses the project's interpreter."""
     plugin = tmp_path / "plugin"
     shutil.copytree(REPO_ROOT / "hooks", plugin / "hooks")
@@ -100,7 +100,7 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
     shutil.copytree(REPO_ROOT / "skills", plugin / "skills")
     (plugin / "pytest_acceptance").mkdir()
     package = REPO_ROOT / "pytest_acceptance"
-    for zone in ("tree", "integrity", "claude"):
+    for zone in ("tree", "integrity", "gate"):
         shutil.copytree(package / zone, plugin / "pytest_acceptance" / zone)
     for name in ("__init__.py", "gate_probe.py"):
         shutil.copy(package / name, plugin / "pytest_acceptance" / name)
@@ -148,8 +148,8 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
 _LAZY_IMPORTS = """
 import sys, time
 sys.path.insert(0, sys.argv[1])  # as every hook script does
-from pytest_acceptance.claude import gate
-from pytest_acceptance.claude.pins import criterion_integrity
+from pytest_acceptance.gate import gate
+from pytest_acceptance.gate.pins import criterion_integrity
 fingerprint = gate.fingerprint(sys.argv[2], time.monotonic() + 60)
 integrity = criterion_integrity.integrity_module()
 fingerprint_module = sys.modules["pytest_acceptance.tree.fingerprint"]

@@ -25,7 +25,7 @@ import pytest
 from hook_transcripts import SESSION_ID, make_repo
 from test_stop_decision import FAILED, NO_VERDICT, PASSED, pinned, stand_in_gate
 
-from pytest_acceptance.claude import (
+from pytest_acceptance.gate import (
     caps,
     hook_io,
     host_claude,
@@ -34,10 +34,10 @@ from pytest_acceptance.claude import (
     prompt_flow,
     stop_decision,
 )
-from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
-from pytest_acceptance.claude.gate_result import GateResult
-from pytest_acceptance.claude.hosts import HostAdapter
-from pytest_acceptance.claude.transcript import BLOCK_TAG
+from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.gate.gate_result import GateResult
+from pytest_acceptance.gate.hosts import HostAdapter
+from pytest_acceptance.gate.transcript import BLOCK_TAG
 
 TRUSTED = dataclasses.replace(host_codex.ADAPTER, skipped_hooks=lambda cwd: None)
 UNTRUSTED = host_codex.ADAPTER  # the real check: no installer ever trusted the test project

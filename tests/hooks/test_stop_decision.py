@@ -26,7 +26,7 @@ import pytest
 from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo
 from pinning import collected
 
-from pytest_acceptance.claude import (
+from pytest_acceptance.gate import (
     flow_end,
     flow_state,
     gate,
@@ -34,8 +34,8 @@ from pytest_acceptance.claude import (
     stop_decision,
     transcript_pin,
 )
-from pytest_acceptance.claude.gate_result import CriterionOutcome, GateResult
-from pytest_acceptance.claude.transcript import Transcript, gated_skill
+from pytest_acceptance.gate.gate_result import CriterionOutcome, GateResult
+from pytest_acceptance.gate.transcript import Transcript, gated_skill
 
 
 def outcome(status: str) -> GateResult:

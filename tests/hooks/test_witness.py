@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import witness
-from pytest_acceptance.claude.criteria_env import criteria_env
-from pytest_acceptance.claude.flow_state import Flow
-from pytest_acceptance.claude.pinned_tests import PinnedTests
-from pytest_acceptance.claude.pins.witnessed_criteria import WitnessedCriteria
-from pytest_acceptance.claude.witness_plugin import distribution_key
+from pytest_acceptance.gate import witness
+from pytest_acceptance.gate.criteria_env import criteria_env
+from pytest_acceptance.gate.flow_state import Flow
+from pytest_acceptance.gate.pinned_tests import PinnedTests
+from pytest_acceptance.gate.pins.witnessed_criteria import WitnessedCriteria
+from pytest_acceptance.gate.witness_plugin import distribution_key
 
 WATCHED = [
     "pytest",

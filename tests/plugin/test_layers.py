@@ -18,7 +18,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "pytest_acceptance"
-ZONE = ("tree", "integrity", "claude")
+ZONE = ("tree", "integrity", "gate")
 OWN_PREFIXES = tuple(f"pytest_acceptance.{folder}" for folder in ZONE)
 
 

@@ -140,7 +140,7 @@ def test_pytests_rewritten_plugins_are_cached_in_the_format_pytest_reads(tmp_pat
     """The gate compiles an installed plugin as pytest rewrites it, with pytest's private
     helpers: a criterion's pytest finds it where it looks (the prefix path, its own name)
     and its own reader accepts it."""
-    from pytest_acceptance.claude import gate_bytecode
+    from pytest_acceptance.gate import gate_bytecode
 
     source = Path(xdist_plugin.__file__)
     target = tmp_path / "criteria-bytecode"

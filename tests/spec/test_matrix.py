@@ -10,7 +10,7 @@ import json
 import pytest
 from support.judges import Judge
 
-from pytest_acceptance.claude.verdict_check import shape_problem
+from pytest_acceptance.gate.verdict_check import shape_problem
 
 STORIES = """\
 # Requirements: Reminders

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from pytest_acceptance.claude import hook_io, host_registry
+from pytest_acceptance.gate import hook_io, host_registry
 
 
 def main(host: str, log: Path, plan_file: Path) -> int:

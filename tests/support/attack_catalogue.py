@@ -34,7 +34,7 @@ KINDS = (ATTACK, CONTROL, CHECK)
 CLAUDE_CODE, CODEX, GEMINI, COPILOT = "claude-code", "codex", "gemini-cli", "copilot-cli"
 HOOK_LEVEL = "hook-level"
 AGENTS = (CLAUDE_CODE, CODEX, GEMINI, COPILOT, HOOK_LEVEL)
-LEVELS = ("full", "pid", "none")  # pytest_acceptance/claude/isolation.py, strongest first
+LEVELS = ("full", "pid", "none")  # pytest_acceptance/gate/isolation.py, strongest first
 BY_PARAMETER, BY_MACHINE = "parameter", "machine"
 # Expected ends: the gate refuses the attack's "done"; the session ends on an escalation
 # that a failing run backs (never a "done"); the attack gets through a documented open
@@ -122,7 +122,7 @@ _REFUSAL = pytest.StashKey[str]()
 @functools.cache
 def machine_level() -> str:
     """The level the gate's run gets on this machine (probed as a hook does)."""
-    from pytest_acceptance.claude import isolation
+    from pytest_acceptance.gate import isolation
 
     return isolation.current().name
 

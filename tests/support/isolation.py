@@ -1,4 +1,4 @@
-"""Each isolation level of the gate's run (pytest_acceptance/claude/isolation.py), for real.
+"""Each isolation level of the gate's run (pytest_acceptance/gate/isolation.py), for real.
 
 A test of a guarantee that depends on the level runs at every level and expects what that
 level promises. A level below this machine's own is made the real way: the hook runs in a
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from pytest_acceptance.claude import apart, isolation
+from pytest_acceptance.gate import apart, isolation
 
 HIDDEN_AT = {
     isolation.FULL: (),

@@ -1,8 +1,8 @@
 """What the plugin's hooks keep across /implements, carried from test to test of one process
 as it is from session to session of a user's: each test's plugin state starts with what the
-tests before it kept. The environment digests (pytest_acceptance/claude/environment_digests.py):
+tests before it kept. The environment digests (pytest_acceptance/gate/environment_digests.py):
 a pin still reads every file whose stat key changed (tests/hooks/test_environment_digests.py).
-The gate's bytecode folders (pytest_acceptance/claude/gate_bytecode.py), moved whole with
+The gate's bytecode folders (pytest_acceptance/gate/gate_bytecode.py), moved whole with
 their records, so their stat keys stay the ones the gate recorded: a folder changed since is
 rebuilt (tests/hooks/attacks/test_bytecode.py)."""
 
@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from pytest_acceptance.claude import environment_digests, gate_bytecode
+from pytest_acceptance.gate import environment_digests, gate_bytecode
 
 # Where CLI 2.1.328 keeps the state of a plugin loaded with --plugin-dir ($CLAUDE_PLUGIN_DATA).
 INLINE_PLUGIN_STATE = Path(".claude", "plugins", "data", "pytest-acceptance-inline")

@@ -1,7 +1,7 @@
 """The one reader of shell commands (tree/shell.py), and the readers that use it agreeing.
 
-The guard (claude/protect.py), criterion integrity (integrity/commands.py), the witness
-(claude/witness.py), the gate's PATH pin (claude/gate_env.py) and the vacuous-run check
+The guard (gate/protect.py), criterion integrity (integrity/commands.py), the witness
+(gate/witness.py), the gate's PATH pin (gate/gate_env.py) and the vacuous-run check
 (run/no_tests.py) each read a command under every wrapper of the table the same way: the
 guard sees the write, integrity follows the pytest, the PATH pin looks both programs up,
 the vacuous-run check knows the runner, and the witness watches exactly the runs under a
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_acceptance.claude import gate_env, protect, witness
+from pytest_acceptance.gate import gate_env, protect, witness
 from pytest_acceptance.integrity import commands as integrity
 from pytest_acceptance.run.no_tests import vacuous_reason
 from pytest_acceptance.tree import shell

@@ -256,7 +256,7 @@ def test_a_directory_without_a_shard_verdict_is_refused(tmp_path: Path) -> None:
 def test_the_gate_reads_a_shard_verdict_as_the_package_writes_it(tmp_path: Path) -> None:
     """The keys a shard verdict adds (the split, each spec's place and digest) are of the
     shape the Claude Code gate accepts over its pipe."""
-    from pytest_acceptance.claude.verdict_check import shape_problem
+    from pytest_acceptance.gate.verdict_check import shape_problem
 
     source = origin(tmp_path, *SIX)
     _, artifact = shard(source, "runner", "--num-shards", "2", "--shard-id", "1")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.specs import bash, manual, spec
 
-from pytest_acceptance.claude import flow_state, protect
+from pytest_acceptance.gate import flow_state, protect
 from pytest_acceptance.model import Criterion
 from pytest_acceptance.verdict import signoff
 

@@ -73,7 +73,7 @@ from support.claude_harness import (
 )
 from support.isolation import LEVELS
 
-from pytest_acceptance.claude import gate_bytecode, isolation
+from pytest_acceptance.gate import gate_bytecode, isolation
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_forged_pyc_in_the_project_does_not_pass_a_criterion"

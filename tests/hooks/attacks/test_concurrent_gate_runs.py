@@ -1,6 +1,6 @@
 """Gate runs of one tree at the same instant: each reports its own true reason.
 
-Closed by ``pytest_acceptance/claude/gate_lock.py``: a gate run holds an exclusive ``flock``
+Closed by ``pytest_acceptance/gate/gate_lock.py``: a gate run holds an exclusive ``flock``
 named by the tree's real path for its whole run, so a second run waits, then reads the
 flow's state as the first left it (its bytecode folders, stored results and counts) and
 decides on its own run. The lock dies with its holder. Real hooks from hooks.json, started
@@ -31,9 +31,9 @@ from hook_transcripts import (
     witnessed_project,
 )
 
-from pytest_acceptance.claude import gate_lock
-from pytest_acceptance.claude.flow_state import STATE_VERSION, Flow
-from pytest_acceptance.claude.gate_runtime import GateError
+from pytest_acceptance.gate import gate_lock
+from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
+from pytest_acceptance.gate.gate_runtime import GateError
 
 FAILING = "these criteria fail in the gate's own verification run: AC-1 "
 CONCURRENT_REASONS = ("bytecode folder changed", "changed during the gate's run")

@@ -6,7 +6,7 @@ Closed by pinning the environment by content, not by known shapes: the interpret
 closure (tree/closure.py: every file of its site folders, standard library and bin folder)
 and each criterion's own environment are pinned at /implement, checked before and after the
 gate's run and read-only to it; PATH tools and HOME files are pinned copies
-(claude/gate_env.py); a new project module that takes the name of an installed one, and a
+(gate/gate_env.py); a new project module that takes the name of an installed one, and a
 distribution the criterion's pytest did not see at /implement, are refused.
 """
 
@@ -81,11 +81,11 @@ from support.claude_harness import (
     StandInFactory,
 )
 
-from pytest_acceptance.claude import (
+from pytest_acceptance.gate import (
     flow_state,
     interpreter_paths,
 )
-from pytest_acceptance.claude.pins import table
+from pytest_acceptance.gate.pins import table
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_fake_bash_in_the_projects_venv_bin_blocks"

@@ -4,12 +4,12 @@ prompt after /done, a turn that ends without the gate, the end of a flow read fr
 agent writes or a prompt from a `claude -p --resume` it starts.
 
 Closed by keeping the flow out of the agent's reach: the flow is pinned in the plugin's own
-state at /implement (claude/flow_state.py), a /done or /escalate is let through only on the
+state at /implement (gate/flow_state.py), a /done or /escalate is let through only on the
 gate's own run of the pinned spec, a flow that is gone blocks, and a nested /implement is
-refused. What the hooks have read of the transcript is pinned (claude/transcript_pin.py: a
+refused. What the hooks have read of the transcript is pinned (gate/transcript_pin.py: a
 prefix that reads differently later is tampering), and the transcript never ends a pinned
 flow: only the prompt hook does, at the person's prompt, when it happens
-(claude/flow_end.py: an unfinished flow only at the first prompt, before any tool call or
+(gate/flow_end.py: an unfinished flow only at the first prompt, before any tool call or
 stop of the agent).
 """
 

@@ -73,7 +73,7 @@ from support.claude_harness import (
     StandInFactory,
 )
 
-from pytest_acceptance.claude import gate_runtime, isolation, witness
+from pytest_acceptance.gate import gate_runtime, isolation, witness
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_the_gates_run_rewrites_the_modules_its_hook_has_yet_to_import"
@@ -351,7 +351,7 @@ for _module in Path(%r).rglob("*.py"):
 
 
 # Blocked under bubblewrap: what the hooks trust (the plugin, its state, Claude Code's
-# configuration, the pinned interpreter) is read-only to the gate's run (claude/apart.py).
+# configuration, the pinned interpreter) is read-only to the gate's run (gate/apart.py).
 @pytest.mark.parametrize("isolation_level", level_params(NO_READ_ONLY_VIEW), indirect=True)
 def test_the_gates_run_rewrites_the_plugins_gate_hook(tmp_path: Path, isolation_level: str) -> None:
     """app.py (VALUE = 1) rewrites the plugin's pretool_gate_hook.py when the gate's run

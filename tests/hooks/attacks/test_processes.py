@@ -9,7 +9,7 @@ Code's sandbox keeps the agent's processes from the hooks, and the gate's verdic
 back only in its exact shape (anything else on the channel is tampering).
 
 The stop's scan: what it cannot bound counts against the stop
-(claude/background.py). A process outside the CLI's tree counts as the session's when its
+(gate/background.py). A process outside the CLI's tree counts as the session's when its
 environment names the session (read whole, however large; past a cap far beyond the
 kernel's, it counts), when it is of your user, started after the CLI, and its environment
 cannot be read; the scan repeats until two scans in a row agree with nothing of your user
@@ -96,7 +96,7 @@ from support.claude_harness import (
 from support.tools import require_tool
 from test_plugin_cli import implement
 
-from pytest_acceptance.claude import (
+from pytest_acceptance.gate import (
     verdict_check,
 )
 
@@ -628,7 +628,7 @@ def test_the_gates_own_run_leaves_a_process_that_breaks_the_tree_after_done(
         assert stop.blocked, f"the stop was let through on a failing tree: {stop.stdout}"
 
 
-# Blocked: the gate's run has a PID namespace and a /proc of its own (claude/apart.py): the
+# Blocked: the gate's run has a PID namespace and a /proc of its own (gate/apart.py): the
 # hook is no process it can see, open or signal. Open where no wrapper starts (level none).
 @pytest.mark.parametrize("isolation_level", level_params(NO_PID_NAMESPACE), indirect=True)
 @pytest.mark.parametrize("event", ["PreToolUse", "Stop"])

@@ -1,7 +1,7 @@
 """Attacks through Claude Code's settings: a change of the hooks, of how hooks and tools run,
 or an ``env`` that would reach the hooks, written mid-flow.
 
-Closed by the ConfigChange hook (claude/settings_guard.py), which refuses every settings
+Closed by the ConfigChange hook (gate/settings_guard.py), which refuses every settings
 change that touches hooks or how they run while a flow is open, and by the hooks running
 isolated (``python3 -E -S``) from the environment the settings set. A new allow rule is the
 user's own and goes through.
@@ -55,7 +55,7 @@ from support.claude_harness import (
 )
 from test_guard import flow_transcript, run_script
 
-from pytest_acceptance.claude import (
+from pytest_acceptance.gate import (
     protect,
     settings_guard,
 )

@@ -10,7 +10,7 @@ stored.
 
 At the stop, a stored result stands for the stop only when nothing of
 the session could have acted beside the main conversation since the run that let /done
-through started (claude/concurrent_work.py: no background task listed or asked for, no
+through started (gate/concurrent_work.py: no background task listed or asked for, no
 subagent, no other call in /done's own message, no tool call after it), only the result of
 that very run (flow_state.result_for), and only while the project's files, read by content,
 are unchanged. Otherwise the stop runs the gate again. What the reuse key cannot cover (a

@@ -5,7 +5,7 @@ metaclass or patch in a new test file, data the expected value is read from.
 Closed by two mechanisms. Criterion integrity (pytest_acceptance/integrity/) pins at
 /implement every file a criterion's command names, runs or reads (tests by their
 definitions and assertions, conftests, configuration, helpers and data by content) and
-refuses any weakening at /done. The witness (claude/witness.py) has the criterion's own
+refuses any weakening at /done. The witness (gate/witness.py) has the criterion's own
 pytest load the gate's reporter: the criterion passes only when its session finished and
 every pinned node id passed; when new test files ran beside the pinned ones, the pinned
 tests run again in a process no new file ran in.

@@ -1,0 +1,392 @@
+"""The pinned flow: what the plugin recorded, outside the project, when /implement started.
+
+The agent can write every file of the project, and its own transcript. The pin lives in the
+plugin's data folder instead (``$CLAUDE_PLUGIN_DATA``, which Claude Code sets for plugin
+hooks; ``~/.claude/plugins/data/pytest-acceptance`` when it is unset), one folder per
+session:
+
+    flows/<session key>/flow.json      the pin: session, repository, spec, what /implement
+                                       collected (pinned_collection.py), flow status
+    flows/<session key>/pins/<name>.json  one record per input the gate trusts (pins/table.py)
+    flows/<session key>/spec/<name>    the spec's bytes as they were at /implement
+    flows/<session key>/config/...     the project's pytest configuration files and its
+                                       sign-offs file, same moment
+    flows/<session key>/results/*.json the gate's own verification results, by tree fingerprint
+    flows/<session key>/hashes         the gate's file-hash cache (hash_cache.HashCache)
+    flows/<session key>/tool-after-terminal  a file-writing tool call came after the gate
+                                       let /done or /escalate through (the guard hook's note)
+    flows/<session key>/transcript-pin.json  what the hooks have read of the transcript
+                                       (transcript_pin.py)
+    flows/<session key>/agent-acted    a tool call of the session came in the flow
+                                       (flow_end.py)
+
+Every write goes through a temporary file and a rename, so a reader never sees half a file.
+Standard library only, like every hook module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pytest_acceptance.gate import flow_records
+from pytest_acceptance.gate.flow_records import LastStop, Terminal, ToolNote
+from pytest_acceptance.gate.gate_result import GateResult
+from pytest_acceptance.gate.hook_io import HookInputError
+from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
+from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
+from pytest_acceptance.tree.hostile import write_atomic
+
+# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
+CONFIG_FILES = PYTEST_CONFIG_FILES
+
+# People's sign-offs of manual criteria (pytest_acceptance/verdict/signoff.py, which keeps
+# the same name): pinned with the configuration, so the gate counts only those made before
+# /implement.
+SIGNOFF_FILE = "acceptance-signoffs.yaml"
+
+# 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here;
+# 3: criterion integrity and the witnessed criteria are ones of them; 4: what the probe
+# collected at /implement is one typed record (pinned_collection.py).
+STATE_VERSION = 4
+_Record = TypeVar("_Record", Terminal, LastStop)
+_FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
+
+
+class FlowStateError(HookInputError):
+    """The plugin's own state cannot be read or written; inside a flow that blocks."""
+
+
+class OlderFlowError(FlowStateError):
+    """The flow was pinned by an older version of the plugin, whose records this one does
+    not read: it blocks like damaged state, and a new /implement may replace it."""
+
+
+def data_dir() -> Path:
+    configured = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    return Path(configured) if configured else _FALLBACK_DATA.expanduser()
+
+
+def session_key(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Flow:
+    """One session's pin and everything the gate recorded about it (flow.json)."""
+
+    def __init__(self, folder: Path, data: dict[str, Any]) -> None:
+        self.folder = folder
+        self.data = data
+
+    # -- where things are
+
+    @classmethod
+    def folder_of(cls, session_id: str) -> Path:
+        return data_dir() / "flows" / session_key(session_id)
+
+    @property
+    def spec_copy(self) -> Path:
+        return self.folder / "spec" / str(self.data["spec_name"])
+
+    @property
+    def config_folder(self) -> Path:
+        return self.folder / "config"
+
+    @property
+    def results_folder(self) -> Path:
+        return self.folder / "results"
+
+    @property
+    def hashes_file(self) -> Path:
+        return self.folder / "hashes"
+
+    # -- the pin's fields
+
+    @property
+    def is_open(self) -> bool:
+        return self.data.get("status") == "open"
+
+    @property
+    def repo(self) -> str:
+        return str(self.data["repo"])
+
+    @property
+    def spec_path(self) -> str | None:
+        value = self.data.get("spec_path")
+        return value if isinstance(value, str) else None
+
+    @property
+    def problem(self) -> str | None:
+        """Why the pin holds no spec to verify (e.g. the spec did not exist at /implement)."""
+        value = self.data.get("problem")
+        return value if isinstance(value, str) else None
+
+    @property
+    def collection(self) -> Collection | None:
+        """What /implement's probe collected (pinned_collection.py); None when no interpreter
+        could collect the spec then. FlowStateError when the record is damaged."""
+        value = self.data.get("collection")
+        if value is None:
+            return None
+        try:
+            return Collection.from_json(value)
+        except DamagedCollection as error:
+            message = f"the pinned collection of {self.folder} is damaged: {error}"
+            raise FlowStateError(message) from None
+
+    def pin_collection(self, collection: Collection) -> None:
+        self.data["collection"] = collection.to_json()
+
+    @property
+    def spec_sha256(self) -> str | None:
+        """The pinned spec's digest (None when the spec did not exist at /implement)."""
+        value = self.data.get("spec_sha256")
+        return value if isinstance(value, str) else None
+
+    @property
+    def pin_pending(self) -> str | None:
+        """Why no interpreter could collect the spec at /implement."""
+        value = self.data.get("pin_pending")
+        return value if isinstance(value, str) else None
+
+    @property
+    def python(self) -> str:
+        """The gate's interpreter, pinned at /implement ("" when none could be)."""
+        collection = self.collection
+        return collection.python if collection is not None else ""
+
+    @property
+    def prefix(self) -> str:
+        """Its environment (sys.prefix), pinned at /implement."""
+        collection = self.collection
+        return collection.prefix if collection is not None else ""
+
+    def bash_commands(self) -> list[str]:
+        """The commands of the pinned bash criteria."""
+        collection = self.collection
+        return collection.bash_commands() if collection is not None else []
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    # -- load and save
+
+    @classmethod
+    def load(cls, session_id: str) -> Flow | None:
+        """The session's pin, None when the plugin never pinned a flow for it."""
+        folder = cls.folder_of(session_id)
+        path = folder / "flow.json"
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise FlowStateError(f"cannot read the pinned flow {path}: {error}") from None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise FlowStateError(f"the pinned flow {path} is not JSON (damaged?)") from None
+        if isinstance(data, dict) and _older(data.get("version")):
+            raise OlderFlowError(
+                f"the /implement flow of this session was pinned by an older version of "
+                f"pytest-acceptance ({path}), which this one cannot check. Start a new "
+                "/pytest-acceptance:implement to pin it again"
+            )
+        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+            raise FlowStateError(f"the pinned flow {path} has an unknown format")
+        if data.get("session_id") != session_id:
+            raise FlowStateError(f"the pinned flow {path} belongs to another session")
+        return cls(folder, data)
+
+    def save(self) -> None:
+        write_json(self.folder / "flow.json", self.data)
+
+    # -- flow status
+
+    def note_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate; written by the next save (the
+        Stop hook's record_stop: one write per Stop)."""
+        run = self.data.get("gate_runs")  # the gate's run that let it through
+        terminal = Terminal(skill, time.time(), fingerprint, run if isinstance(run, int) else None)
+        self.data["terminal"] = flow_records.write(terminal)
+
+    def record_terminal(self, skill: str, fingerprint: str | None) -> None:
+        """/done or /escalate was let through by the gate, written now."""
+        self.note_terminal(skill, fingerprint)
+        self.save()
+
+    def record_stop(self, decision: str, checked_from: float | None = None) -> None:
+        """What the Stop hook decided last: "allow" or "block"; `checked_from` is when it
+        began to judge (a tool call noted after that moment is not covered by its check)."""
+        now = time.time()
+        stop = LastStop(decision, now, now if checked_from is None else checked_from)
+        self.data["last_stop"] = flow_records.write(stop)
+        self.save()
+
+    @property
+    def terminal(self) -> Terminal | None:
+        """The /done or /escalate the gate let through last; FlowStateError when damaged."""
+        return self._record(Terminal, "terminal")
+
+    @property
+    def last_stop(self) -> LastStop | None:
+        """The Stop hook's last decision; FlowStateError when damaged."""
+        return self._record(LastStop, "last_stop")
+
+    def _record(self, kind: type[_Record], key: str) -> _Record | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        try:
+            return flow_records.read(kind, value)
+        except flow_records.Damaged as error:
+            raise FlowStateError(f"the flow's {key} in {self.folder} is damaged: {error}") from None
+
+    # -- tool calls after the accepted /done or /escalate (a file of its own: the guard hooks
+    #    of parallel tool calls write it at once, and must never race flow.json's updates)
+
+    def note_tool_after_terminal(self) -> None:
+        """A file-writing tool call after the gate let /done or /escalate through (from the
+        main conversation, a subagent or another CLI process on this session): its stored
+        result is not reused at the next stop, whatever the transcript shows, and the flow
+        is not finished until a stop after it was allowed. Written once per stop, not per
+        call: the first call after the last stop's check began is the one that matters."""
+        terminal = self.terminal
+        if terminal is None:
+            return
+        note = self._tool_note()
+        if note is None or note.terminal_at != terminal.at or note.at < self._checked_from():
+            note = ToolNote(terminal.at, time.time())
+            write_json(self.folder / "tool-after-terminal", flow_records.write(note))
+
+    def tool_after_terminal(self) -> bool:
+        """A tool call was noted after the terminal skill, or since the last stop began to
+        judge (the stop notes the terminal again when it lets it through: a call during its
+        gate run must not be forgotten with the old terminal)."""
+        terminal = self.terminal
+        if terminal is None:
+            return False
+        note = self._tool_note()
+        return note is not None and (
+            note.terminal_at == terminal.at or self._noted_since_last_stop(note)
+        )
+
+    def _tool_note(self) -> ToolNote | None:
+        """The guard's note; a damaged one reads as "something ran just now"."""
+        try:
+            raw = (self.folder / "tool-after-terminal").read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError:
+            raw = b""
+        try:
+            return flow_records.read(ToolNote, json.loads(raw))
+        except (ValueError, flow_records.Damaged):
+            terminal = self.terminal
+            return ToolNote(terminal.at if terminal is not None else None, float("inf"))
+
+    def _checked_from(self) -> float:
+        """When the last stop began to judge the tree (0 when no stop was recorded)."""
+        stop = self.last_stop
+        return 0.0 if stop is None else stop.checked_from
+
+    def finished(self) -> bool:
+        """The gate let /done or /escalate through, a stop after it was allowed (the gate
+        judged the tree then), and no tool call was noted since that stop began to judge.
+        Only a finished flow is ended by the user's next prompt, or replaced by a new
+        /implement: a tool call after the terminal skill -- the main conversation's, a
+        subagent's started before it, or another CLI process resuming the session -- keeps
+        the flow open until a stop has judged the tree again."""
+        terminal, stop = self.terminal, self.last_stop
+        if terminal is None or stop is None or stop.decision != "allow":
+            return False
+        if stop.at < terminal.at:
+            return False  # the terminal skill came after the last stop
+        note = self._tool_note()
+        return note is None or not self._noted_since_last_stop(note)
+
+    def _noted_since_last_stop(self, note: ToolNote) -> bool:
+        return note.at >= self._checked_from()
+
+    def close(self, why: str) -> None:
+        self.data["status"] = "closed"
+        self.data["closed"] = {"at": time.time(), "why": why}
+        self.save()
+
+    # -- the gate's results, by tree fingerprint
+
+    def result_path(self, fingerprint: str) -> Path:
+        return self.results_folder / (sha256_bytes(fingerprint.encode()) + ".json")
+
+    def result_for(self, key: str) -> GateResult | None:
+        """The gate's result stored under `key` (gate.reuse_key) by the very run that let
+        the terminal skill through, or None: a result of an earlier run of the same files
+        stands for nothing the session did since that run started."""
+        try:
+            data = json.loads(self.result_path(key).read_bytes())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            raise FlowStateError(f"cannot read the gate's result: {error}") from None
+        if not isinstance(data, dict) or data.get("reuse_key") != key:
+            return None
+        terminal = self.terminal
+        run = terminal.run if terminal is not None else None
+        if run is None or data.get("run") != run:
+            return None
+        return GateResult.from_json(data)
+
+    def store_result(self, result: GateResult, key: str) -> None:
+        """File a trustworthy result under `key`, for the next check of the same files."""
+        run = self.data.get("gate_runs")  # count_run counted this run first
+        write_json(self.result_path(key), {**result.to_json(), "reuse_key": key, "run": run})
+
+    def count_run(self, result: GateResult) -> None:
+        """One more run of the gate in this flow (a real one when it selected criteria)."""
+        self.data["gate_runs"] = int(self.data.get("gate_runs", 0)) + 1
+        if result.real_run:
+            self.data["real_run_at"] = time.time()
+        self.save()
+
+
+def _older(version: object) -> bool:
+    return isinstance(version, int) and not isinstance(version, bool) and version < STATE_VERSION
+
+
+def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo: Path) -> Flow:
+    """A new pin for the session: whatever an earlier /implement pinned is replaced."""
+    folder = Flow.folder_of(session_id)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, mode=0o700)
+    flow = Flow(folder, {"version": STATE_VERSION, "session_id": session_id, **data})
+    if spec_bytes is not None:
+        write_bytes(flow.spec_copy, spec_bytes)
+    flow.config_folder.mkdir(mode=0o700)
+    for name in (*CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
+        source = repo / name
+        if source.is_file() and not source.is_symlink():
+            write_bytes(flow.config_folder / name, source.read_bytes())
+    flow.save()
+    return flow
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    write_atomic(path, data, mode=0o600)
+
+
+def write_json(path: Path, data: Any) -> None:
+    try:
+        write_bytes(path, json.dumps(data, indent=1).encode("utf-8"))
+    except OSError as error:
+        raise FlowStateError(f"cannot write the plugin's state {path}: {error}") from None
