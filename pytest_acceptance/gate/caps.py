@@ -213,26 +213,31 @@ def count_fault_block(session_id: str | None) -> int | None:
     return count
 
 
-def fault_force_reason(count: int | None, stop_hook_active: bool) -> str | None:
-    """Why a stop the gate cannot check goes through after all, or None to block it."""
+def fault_force_reason(
+    count: int | None, stop_hook_active: bool, host_cap: int | None = None
+) -> str | None:
+    """Why a stop the gate cannot check goes through after all, or None to block it. The
+    gate's cap is never above the host's own: the stop the host would force unrecorded is
+    one the gate forces, and says so."""
     cap = max(1, env_int("ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS", DEFAULT_MAX_IDLE_BLOCKS))
+    setting = f"ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={cap}"
+    if host_cap is not None and host_cap < cap:
+        cap, setting = host_cap, f"the host's own cap of {host_cap} blocks"
     if count is None:
         return "its blocks cannot be counted either" if stop_hook_active else None
     if count > cap:
-        return f"{count - 1} stops were already blocked (ACCEPTANCE_HOOK_MAX_IDLE_BLOCKS={cap})"
+        return f"{count - 1} stops were already blocked ({setting})"
     return None
 
 
 def block_unknown(reason: str, payload: dict[str, Any], host: HostContract) -> str | None:
-    """Block a stop whose flow state cannot be read (whether a flow is open is unknown). A
-    host that caps stop blocks itself lets a stuck session out; on one that does not, the
-    block is counted and, past the cap, the stop goes through: the FORCED message is
-    returned, for the caller to record and tell (None: blocked)."""
-    if host.block_cap is not None:
-        emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
-        return None
+    """Block a stop whose flow state cannot be read (whether a flow is open is unknown). The
+    block is counted beside the state and, past the cap (never above the host's own, which
+    would end the session with nothing recorded), the stop goes through: the FORCED message
+    is returned, for the caller to record and tell (None: blocked)."""
     count = count_fault_block(session_id(payload))
-    why = fault_force_reason(count, payload.get("stop_hook_active") is True)
+    active = payload.get("stop_hook_active") is True
+    why = fault_force_reason(count, active, host.block_cap)
     if why is None:
         emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
         return None

@@ -212,8 +212,9 @@ def test_a_block_is_counted_in_the_pin(tmp_path: Path, capsys: pytest.CaptureFix
     [
         # Codex has no cap of its own: the gate counts, and lets the 4th through, FORCED.
         (host_codex.ADAPTER, ["block", "block", "block", "forced"]),
-        # Claude Code caps its own blocks: every such stop is blocked, the CLI lets it out.
-        (host_claude.ADAPTER, ["block", "block", "block", "block"]),
+        # Claude Code caps its own blocks at 8, above the gate's: the same, never left to
+        # the CLI, which would let the 9th out with nothing recorded.
+        (host_claude.ADAPTER, ["block", "block", "block", "forced"]),
     ],
 )
 def test_a_stop_whose_state_is_unreadable_blocks_as_the_host_caps(
@@ -431,3 +432,18 @@ def test_no_decision_imports_a_host_adapter(module: str) -> None:
             imported |= {alias.name for alias in node.names}
     hosts = {name for name in imported if name.rsplit(".", 1)[-1].startswith("host_")}
     assert not hosts, f"{path.name} imports {sorted(hosts)}"
+
+
+def test_a_host_cap_below_the_gates_forces_the_stop_the_host_would(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A host that lets a session out after 2 blocks: the gate forces the 3rd itself, saying
+    so, rather than leaving the host to end the session unrecorded."""
+    contract = dataclasses.replace(host_claude.CONTRACT, block_cap=2)
+    forced = []
+    for index in range(3):
+        payload = {**codex_stop(tmp_path, "done"), "stop_hook_active": index > 0}
+        forced.append(caps.block_unknown("damaged state", payload, contract))
+        capsys.readouterr()
+    assert forced[:2] == [None, None]
+    assert forced[2] is not None and "the host's own cap of 2 blocks" in forced[2]
