@@ -149,13 +149,18 @@ def _mount_points() -> list[str] | None:
     """The mount points of this process's namespace, each once; None when unreadable."""
     try:
         with open("/proc/self/mountinfo", "rb") as mountinfo:
-            lines = mountinfo.read().splitlines()
+            return mount_points(mountinfo.read())
     except OSError:
         return None
+
+
+def mount_points(mountinfo: bytes) -> list[str]:
+    """The mount points a mountinfo text lists (its fifth field, where the kernel writes
+    space, tab, newline and backslash as \\ooo), each once, in its order."""
     found: dict[str, None] = {}
-    for line in lines:
+    for line in mountinfo.split(b"\n"):  # a name may hold \r, which the kernel keeps
         fields = line.split(b" ")
-        if len(fields) > 4:  # the fifth is the mount point, with \ooo escapes
+        if len(fields) > 4:
             point = _ESCAPE.sub(lambda octal: bytes([int(octal[1], 8)]), fields[4])
             found[os.fsdecode(point)] = None
     return list(found)

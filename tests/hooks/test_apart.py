@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import wait_until
+from hypothesis import given
+from hypothesis import strategies as st
 from pinning import take_pins
 from support.tools import require_tool
 
@@ -228,3 +230,18 @@ def test_a_submount_of_a_read_only_path_is_read_only(tmp_path: Path) -> None:
     command = [unshare, "--mount", "--", sys.executable, "-c", inside]
     said = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert f"refused {errno.EROFS} {kept / 'sub' / 'seen'}" in said, said
+
+
+KERNEL_ESCAPES = {" ": "\\040", "\t": "\\011", "\n": "\\012", "\\": "\\134"}
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1), max_size=5))
+def test_mount_points_are_read_as_the_kernel_writes_them(names: list[str]) -> None:
+    """Each mount point comes back whole from mountinfo's escaped fifth field: spaces,
+    tabs, newlines and backslashes in a name cannot split it or shift the fields."""
+    points = ["/" + name.replace("\0", "") for name in names]
+    lines = [
+        f"{36 + n} 1 0:{n} / {''.join(KERNEL_ESCAPES.get(c, c) for c in point)} rw - tmpfs x rw"
+        for n, point in enumerate(points)
+    ]
+    assert apart.mount_points("\n".join(lines).encode()) == list(dict.fromkeys(points))
