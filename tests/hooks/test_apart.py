@@ -14,10 +14,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hook_transcripts import wait_until
+from hook_transcripts import REPO_ROOT, wait_until
 from hypothesis import given
 from hypothesis import strategies as st
 from pinning import take_pins
+from support.isolation import hiding
 from support.tools import require_tool
 
 from pytest_acceptance.claude import apart
@@ -230,6 +231,28 @@ def test_a_submount_of_a_read_only_path_is_read_only(tmp_path: Path) -> None:
     command = [unshare, "--mount", "--", sys.executable, "-c", inside]
     said = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert f"refused {errno.EROFS} {kept / 'sub' / 'seen'}" in said, said
+
+
+def test_a_user_who_is_not_root_without_bubblewrap_gets_the_view() -> None:
+    """Most machines without bubblewrap: the hook runs as a user who is not root (nobody,
+    switched to by setpriv, which takes root), bubblewrap hidden (support/isolation.py).
+    The probe, which writes to prove the view, finds level `view` there."""
+    python, setpriv = Path("/usr/bin/python3"), Path("/usr/bin/setpriv")
+    if os.geteuid() != 0 or not (python.exists() and setpriv.exists()):
+        pytest.skip("switching to another user takes root, setpriv and a system python3")
+    if REPO_ROOT.stat().st_mode & 0o005 != 0o005:
+        pytest.skip(f"{REPO_ROOT} is not readable by other users")
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from pytest_acceptance.claude import isolation\n"
+        "print(isolation.current().name)\n"
+    )
+    nobody = [str(setpriv), "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    words = [*hiding(("bwrap",)), *nobody, str(python), "-I", "-c", code]
+    done = subprocess.run(
+        words, capture_output=True, text=True, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=60
+    )
+    assert done.stdout.strip() == "view", done
 
 
 KERNEL_ESCAPES = {" ": "\\040", "\t": "\\011", "\n": "\\012", "\\": "\\134"}
