@@ -186,26 +186,29 @@ def prefix() -> tuple[str, ...]:
 
 def works(wrapper: tuple[str, ...]) -> bool:
     """The wrapper starts a command in a pid namespace of its own (its pid is 1 or 2 there)
-    as the same user; with the read-only view (:func:`has_view`), a file the probe gives it
-    read-only cannot be written there (EROFS)."""
+    as the same user; with the read-only view (:func:`has_view`), a folder the probe gives
+    it read-only cannot be written there (EROFS) and a folder inside it given writable can
+    (a project inside a folder the hooks trust: the plugin's own, developed with itself)."""
     check = (
         "import errno, os, sys\n"
-        "def refused(path):\n"
+        "def written(path):\n"
         "    try:\n"
         "        open(path, 'a').close()\n"
         "    except OSError as error:\n"
-        "        return error.errno == errno.EROFS\n"
-        "    return False\n"
-        f"sys.exit(os.getpid() > 2 or os.getuid() != {os.getuid()}\n"
-        "         or not all(map(refused, sys.argv[1:])))\n"
+        "        return error.errno\n"
+        "    return True\n"
+        "view = sys.argv[1:] and written(sys.argv[1]) == errno.EROFS\n"
+        "view = view and written(sys.argv[2]) is True\n"
+        f"sys.exit(os.getpid() > 2 or os.getuid() != {os.getuid()} or view is False)\n"
     )
     try:
         with tempfile.TemporaryDirectory(prefix="pytest-acceptance-probe-") as folder:
             words = [sys.executable, "-I", "-S", "-c", check]
             if has_view(wrapper):
-                kept = os.path.join(folder, "kept")
-                open(kept, "w").close()
-                words = in_view(wrapper, [*words, kept], [kept], [])
+                kept, opened = os.path.join(folder, "kept"), os.path.join(folder, "kept", "open")
+                os.makedirs(opened)
+                tries = [os.path.join(kept, "x"), os.path.join(opened, "x")]
+                words = in_view(wrapper, [*words, *tries], [kept], [opened])
             else:
                 words = [*wrapper, *words]
             done = subprocess.run(
