@@ -7,8 +7,13 @@ wrapper of apart.py starts here:
 - ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, and a read-only view
   of what the hooks trust (the plugin, its state, Claude Code's configuration, the pinned
   environments).
-- ``pid``: util-linux's ``unshare`` only. The PID namespace holds; the read-only view does
-  not: the run can rewrite the plugin's hooks and the modules they import next.
+- ``view``: util-linux's ``unshare`` and ``mount``, no working bubblewrap. The PID
+  namespace, and the same read-only view of what the hooks trust, made in a mount
+  namespace of the run's own; the rest of the file system stays visible to the run as it
+  is (bubblewrap shows it only the system's folders, the pinned paths and the project).
+- ``pid``: util-linux's ``unshare`` without its ``mount``. The PID namespace holds; the
+  read-only view does not: the run can rewrite the plugin's hooks and the modules they
+  import next.
 - ``none``: neither starts (no unprivileged user namespaces). The run also sees the hook
   that started it, and can write into its answer or signal it.
 
@@ -24,7 +29,7 @@ import dataclasses
 
 from pytest_acceptance.gate import apart, hook_io
 
-FULL, PID, NONE = "full", "pid", "none"
+FULL, VIEW, PID, NONE = "full", "view", "pid", "none"
 INSTALL_BUBBLEWRAP = (
     "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) and turn Claude "
     "Code's sandbox on (sandbox.enabled in your settings)"
@@ -55,6 +60,14 @@ LEVELS = {
         "",
         "",
     ),
+    VIEW: Level(
+        VIEW,
+        "unshare and mount: a PID namespace, and what the hooks trust read-only",
+        "the gate's run has a PID namespace and what the hooks trust read-only, but no "
+        "bubblewrap to show it only what was pinned, so files outside the project that no "
+        "pin covers stay visible to the run",
+        INSTALL_BUBBLEWRAP,
+    ),
     PID: Level(
         PID,
         "unshare: a PID namespace, no read-only view",
@@ -79,21 +92,26 @@ def current() -> Level:
     wrapper = apart.prefix()
     if not wrapper:
         return LEVELS[NONE]
-    return LEVELS[FULL if wrapper[0].rsplit("/", 1)[-1] == "bwrap" else PID]
+    if wrapper[0].rsplit("/", 1)[-1] == "bwrap":
+        return LEVELS[FULL]
+    return LEVELS[VIEW if apart.has_view(wrapper) else PID]
 
 
 def why() -> str:
-    """What the probe found for each wrapper, in the order apart.py tries them."""
-    found = []
-    wrappers = {wrapper[0]: wrapper for wrapper in apart.candidates()}
-    for tool in apart.SYSTEM_PATHS:
-        path = apart.installed(tool)
-        if path is None:
-            found.append(f"{tool}: not at {' or '.join(apart.SYSTEM_PATHS[tool])}")
-        elif path in wrappers and apart.works(wrappers[path]):
-            found.append(f"{tool}: {path} starts a PID namespace")
+    """What the probe found: each tool missing, then each wrapper in the order apart.py
+    tries them, with what it started."""
+    found = [
+        f"{tool}: not at {' or '.join(paths)}"
+        for tool, paths in apart.SYSTEM_PATHS.items()
+        if apart.installed(tool) is None
+    ]
+    for wrapper in apart.candidates():
+        if apart.has_view(wrapper):
+            name, what = "unshare and mount", "a PID namespace with a read-only view"
         else:
-            found.append(f"{tool}: {path} does not start a PID namespace as your user")
+            name, what = wrapper[0].rsplit("/", 1)[-1], "a PID namespace"
+        works = "starts" if apart.works(wrapper) else "does not start"
+        found.append(f"{name}: {wrapper[0]} {works} {what} as your user")
     return "; ".join(found)
 
 

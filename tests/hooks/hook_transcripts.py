@@ -869,8 +869,8 @@ def level_params(open_at: Sequence[str]) -> list[Any]:
     ]
 
 
-# The levels that leave each class open: without bubblewrap's read-only view (pid, none),
-# and without a PID namespace (none).
+# The levels that leave each class open: without a read-only view of what the hooks trust
+# (pid, none; view has one, made by unshare and mount), and without a PID namespace (none).
 NO_READ_ONLY_VIEW = (PID, NONE)
 NO_PID_NAMESPACE = (NONE,)
 

@@ -1,10 +1,12 @@
 """The gate's run apart (gate/apart.py), with each wrapper this machine has: the run sees
 only its own processes, nothing of it outlives the hook that started it, and under
-bubblewrap what the hooks trust is read-only to it while the project stays writable."""
+bubblewrap, or unshare with mount, what the hooks trust is read-only to it while the
+project stays writable."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import subprocess
 import sys
@@ -12,8 +14,11 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hook_transcripts import wait_until
+from hook_transcripts import REPO_ROOT, wait_until
+from hypothesis import given
+from hypothesis import strategies as st
 from pinning import collected, take_pins
+from support.isolation import hiding
 from support.tools import require_tool
 
 from pytest_acceptance.gate import apart
@@ -22,14 +27,17 @@ from pytest_acceptance.gate.pins import base, criteria_environments
 from pytest_acceptance.gate.pins.closures import Environment
 from pytest_acceptance.gate.pins.criteria_environments import CriteriaEnvironments
 
-WRAPPERS = {wrapper[0].rsplit("/", 1)[-1]: wrapper for wrapper in apart.candidates()}
+WRAPPERS = {
+    "unshare+mount" if apart.has_view(wrapper) else wrapper[0].rsplit("/", 1)[-1]: wrapper
+    for wrapper in apart.candidates()
+}
 
 
 def test_this_machine_sets_runs_apart() -> None:
     """CI installs both (util-linux's unshare is on every Debian, .ci/run installs
     bubblewrap): the gate must not silently fall back to a run that can see the hook."""
     require_tool("bwrap", why="a second way to set the gate's run apart")
-    assert {"unshare", "bwrap"} <= set(WRAPPERS)
+    assert {"unshare", "unshare+mount", "bwrap"} <= set(WRAPPERS)
     assert apart.prefix() == WRAPPERS["bwrap"]
 
 
@@ -133,3 +141,130 @@ def test_what_the_hooks_trust_is_read_only_to_the_run(tmp_path: Path) -> None:
     said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
     for path, writable in tries.items():
         assert f"{'written' if writable else 'refused'} {path}" in said, said
+
+
+WRITE = (
+    "import sys\n"
+    "for path in sys.argv[1:]:\n"
+    "    try:\n"
+    "        open(path, 'a').close()\n"
+    "        print('written', path)\n"
+    "    except OSError as error:\n"
+    "        print('refused', error.errno, path)\n"
+)
+
+
+def view_wrapper() -> tuple[str, ...]:
+    wrapper = WRAPPERS.get("unshare+mount")
+    if wrapper is None:
+        pytest.skip("util-linux's unshare and mount make the view: not both at their paths")
+    return wrapper
+
+
+def test_the_view_refuses_what_it_was_given_read_only(tmp_path: Path) -> None:
+    """unshare with mount (apart.in_view): a folder given read-only cannot be written
+    (EROFS), a writable folder inside it can, a read-only one inside that cannot again, and
+    the project, given writable, stays so; as your user."""
+    kept, opened, project = tmp_path / "kept", tmp_path / "kept" / "open", tmp_path / "repo"
+    again, venv = opened / "again", project / ".venv"
+    for folder in (again, venv):
+        folder.mkdir(parents=True)
+    tries = {kept / "x": False, opened / "x": True, again / "x": False}
+    tries.update({venv / "x": False, project / "x": True})
+    words = apart.in_view(
+        view_wrapper(),
+        [sys.executable, "-c", WRITE, *map(str, tries)],
+        [str(kept), str(again), str(venv)],
+        [str(project), str(opened)],
+    )
+    said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
+    for path, writable in tries.items():
+        expected = "written" if writable else f"refused {errno.EROFS}"
+        assert f"{expected} {path}\n" in said, said
+    who = apart.in_view(view_wrapper(), ["id", "-u"], [str(kept)], [])
+    uid = subprocess.run(who, capture_output=True, text=True, check=True)
+    assert uid.stdout.strip() == str(os.getuid())
+
+
+def test_a_failed_mount_never_starts_the_command(tmp_path: Path) -> None:
+    """A path that cannot be mounted (gone since it was listed): the run errors, and the
+    command, which would leave a mark, never runs without its view."""
+    mark = tmp_path / "ran"
+    touch = [sys.executable, "-c", f"open({str(mark)!r}, 'w').close()"]
+    words = apart.in_view(view_wrapper(), touch, [str(tmp_path / "gone")], [])
+    done = subprocess.run(words, capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "no read-only view" in done.stderr, done.stderr
+    assert not mark.exists()
+    assert subprocess.run(apart.in_view(view_wrapper(), touch, [], []), check=False).returncode == 0
+    assert mark.exists()  # the control: the same command, nothing to mount, runs
+
+
+def test_the_probe_proves_the_view_by_writing(tmp_path: Path) -> None:
+    """apart.works on a view whose `mount` does nothing (/bin/true in its place): the probe's
+    file stays writable, so the wrapper is refused, not trusted for its name."""
+    wrapper = view_wrapper()
+    assert apart.works(wrapper)
+    mount = apart.installed("mount")
+    idle = tuple("/bin/true" if word == mount else word for word in wrapper)
+    assert idle != wrapper and not apart.works(idle)
+
+
+def test_a_submount_of_a_read_only_path_is_read_only(tmp_path: Path) -> None:
+    """A file system mounted inside a path given read-only (a tmpfs, in a mount namespace
+    of this test's own, which needs root): the recursive bind carries it, and it is made
+    read-only too, not left writable nor hidden."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting the tmpfs this test needs takes root")
+    kept = tmp_path / "kept"
+    (kept / "sub").mkdir(parents=True)
+    inside = (
+        "import subprocess, sys\n"
+        "from pytest_acceptance.gate import apart\n"
+        f"subprocess.run(['mount', '-t', 'tmpfs', 'tmpfs', {str(kept / 'sub')!r}], check=True)\n"
+        f"open({str(kept / 'sub' / 'seen')!r}, 'w').close()\n"
+        f"words = [sys.executable, '-c', {WRITE!r}, {str(kept / 'sub' / 'seen')!r}]\n"
+        f"words = apart.in_view({view_wrapper()!r}, words, [{str(kept)!r}], [])\n"
+        "print(subprocess.run(words, capture_output=True, text=True, check=True).stdout)\n"
+    )
+    unshare = apart.installed("unshare")
+    assert unshare is not None
+    command = [unshare, "--mount", "--", sys.executable, "-c", inside]
+    said = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert f"refused {errno.EROFS} {kept / 'sub' / 'seen'}" in said, said
+
+
+def test_a_user_who_is_not_root_without_bubblewrap_gets_the_view() -> None:
+    """Most machines without bubblewrap: the hook runs as a user who is not root (nobody,
+    switched to by setpriv, which takes root), bubblewrap hidden (support/isolation.py).
+    The probe, which writes to prove the view, finds level `view` there."""
+    python, setpriv = Path("/usr/bin/python3"), Path("/usr/bin/setpriv")
+    if os.geteuid() != 0 or not (python.exists() and setpriv.exists()):
+        pytest.skip("switching to another user takes root, setpriv and a system python3")
+    if REPO_ROOT.stat().st_mode & 0o005 != 0o005:
+        pytest.skip(f"{REPO_ROOT} is not readable by other users")
+    code = (
+        f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from pytest_acceptance.gate import isolation\n"
+        "print(isolation.current().name)\n"
+    )
+    nobody = [str(setpriv), "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    words = [*hiding(("bwrap",)), *nobody, str(python), "-I", "-c", code]
+    done = subprocess.run(
+        words, capture_output=True, text=True, cwd="/", env={"PATH": "/usr/bin:/bin"}, timeout=60
+    )
+    assert done.stdout.strip() == "view", done
+
+
+KERNEL_ESCAPES = {" ": "\\040", "\t": "\\011", "\n": "\\012", "\\": "\\134"}
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1), max_size=5))
+def test_mount_points_are_read_as_the_kernel_writes_them(names: list[str]) -> None:
+    """Each mount point comes back whole from mountinfo's escaped fifth field: spaces,
+    tabs, newlines and backslashes in a name cannot split it or shift the fields."""
+    points = ["/" + name.replace("\0", "") for name in names]
+    lines = [
+        f"{36 + n} 1 0:{n} / {''.join(KERNEL_ESCAPES.get(c, c) for c in point)} rw - tmpfs x rw"
+        for n, point in enumerate(points)
+    ]
+    assert apart.mount_points("\n".join(lines).encode()) == list(dict.fromkeys(points))

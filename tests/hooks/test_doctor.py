@@ -253,13 +253,18 @@ def test_a_read_only_state_folder(home: Path, project: Path) -> None:
 
 
 @pytest.mark.isolation_level
-@pytest.mark.parametrize("level", [isolation.PID, isolation.NONE])
+@pytest.mark.parametrize("level", [isolation.VIEW, isolation.PID, isolation.NONE])
 def test_no_bubblewrap(home: Path, project: Path, level: str) -> None:
     """Made for real (support/isolation.py); each level's reason and fix."""
     report = doctor(home, project, "--no-synthetic-stop", prefix=wrapper_for(level))
     expected = isolation.LEVELS[level]
     broken(report, "gate run isolation", f"{level}: {expected.gives}", "install bubblewrap")
-    assert "bwrap: not at /usr/bin/bwrap" in report.rows["gate run isolation"]
+    found = report.rows["gate run isolation"]
+    assert "bwrap: not at /usr/bin/bwrap" in found
+    if level == isolation.VIEW:
+        assert "unshare and mount: /usr/bin/unshare starts a PID namespace with a read" in found
+    if level == isolation.PID:
+        assert "mount: not at /usr/bin/mount" in found
 
 
 # --- Codex: the gate installed into a project by the installer, as docs/codex.md says ------
@@ -433,7 +438,7 @@ def test_codex_a_read_only_state_folder(codex_install: CodexInstall) -> None:
 
 
 @pytest.mark.isolation_level
-@pytest.mark.parametrize("level", [isolation.PID, isolation.NONE])
+@pytest.mark.parametrize("level", [isolation.VIEW, isolation.PID, isolation.NONE])
 def test_codex_no_bubblewrap(codex_install: CodexInstall, level: str) -> None:
     report = codex_install.doctor("--no-synthetic-stop", prefix=wrapper_for(level))
     expected = isolation.LEVELS[level]

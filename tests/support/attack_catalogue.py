@@ -34,7 +34,8 @@ KINDS = (ATTACK, CONTROL, CHECK)
 CLAUDE_CODE, CODEX, GEMINI, COPILOT = "claude-code", "codex", "gemini-cli", "copilot-cli"
 HOOK_LEVEL = "hook-level"
 AGENTS = (CLAUDE_CODE, CODEX, GEMINI, COPILOT, HOOK_LEVEL)
-LEVELS = ("full", "pid", "none")  # pytest_acceptance/gate/isolation.py, strongest first
+# pytest_acceptance/gate/isolation.py, strongest first
+LEVELS = ("full", "view", "pid", "none")
 BY_PARAMETER, BY_MACHINE = "parameter", "machine"
 # Expected ends: the gate refuses the attack's "done"; the session ends on an escalation
 # that a failing run backs (never a "done"); the attack gets through a documented open

@@ -22,7 +22,8 @@ from pytest_acceptance.gate import apart, isolation
 
 HIDDEN_AT = {
     isolation.FULL: (),
-    isolation.PID: ("bwrap",),
+    isolation.VIEW: ("bwrap",),
+    isolation.PID: ("bwrap", "mount"),
     isolation.NONE: ("bwrap", "unshare"),
 }
 LEVELS = tuple(HIDDEN_AT)
@@ -45,6 +46,9 @@ def hiding(tools: Sequence[str]) -> list[str]:
     )
     if not paths:
         return []
+    # The mounts run `mount`: hiding it comes last.
+    hidden_mount = {os.path.realpath(path) for path in apart.SYSTEM_PATHS["mount"]}
+    paths.sort(key=lambda path: path in hidden_mount)
     mounts = " && ".join(f"mount --bind /dev/null {shlex.quote(p)}" for p in paths)
     unshare = shutil.which("unshare") or "/usr/bin/unshare"
     return [unshare, "--mount", "--", "/bin/sh", "-c", f'{mounts} && exec "$@"', "sh"]

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from hook_transcripts import (
     CRITERION,
+    NO_READ_ONLY_VIEW,
     PLUGIN,
     TEST_APP,
     TESTS,
@@ -73,7 +74,7 @@ from support.claude_harness import (
 )
 from support.isolation import LEVELS
 
-from pytest_acceptance.gate import gate_bytecode, isolation
+from pytest_acceptance.gate import gate_bytecode
 
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_forged_pyc_in_the_project_does_not_pass_a_criterion"
@@ -349,10 +350,11 @@ while pid > 0:
 
 
 def refused_or_read_only(done: HookRun, changed: str, plugin_state: Path, level: str) -> None:
-    """Under bubblewrap the plugin's state is read-only to the gate's run (apart.trusted):
-    the plant itself fails, so the criterion fails and nothing is planted. At the levels
-    without that view the write happens and the folder's stat keys refuse the run."""
-    if level == isolation.FULL:
+    """With the read-only view (bubblewrap, or unshare with mount) the plugin's state is
+    read-only to the gate's run (apart.trusted): the plant itself fails, so the criterion
+    fails and nothing is planted. At the levels without that view the write happens and the
+    folder's stat keys refuse the run."""
+    if level not in NO_READ_ONLY_VIEW:
         assert "AC-1" in done.deny_reason, done.deny_reason
         assert not [
             p for p in plugin_state.rglob("*.pyc") if "planted" in p.name or "forged" in p.name
@@ -580,7 +582,7 @@ def test_a_pin_whose_collection_wrote_where_the_witness_reads_pins_nothing_trust
     that plants in it during that collection (for another criterion's collection, or the
     runs after), or touches the reporter's archive (the variant written after the fix),
     leaves no test pinned that the gate trusts: /done is refused, never judged on an empty
-    pin. Under bubblewrap the write fails (read-only) and the flow goes on."""
+    pin. With the read-only view the write fails and the flow goes on."""
     armed = tmp_path / "armed"
     conftest = PLANTS_AT_COLLECTION[plant].format(armed=str(armed))
     repo = pytest_project(tmp_path, {"tests/conftest.py": conftest})
@@ -597,7 +599,7 @@ def test_a_pin_whose_collection_wrote_where_the_witness_reads_pins_nothing_trust
     (repo / "unrelated.txt").write_text("the next flow's tree\n")
     done = ask_gate(builder, repo, tmp_path, "done")
     planted = list(plugin_state.rglob("forged.cpython-311.pyc"))
-    if isolation_level == isolation.FULL:
+    if isolation_level not in NO_READ_ONLY_VIEW:
         assert not done.denied, done.deny_reason
         assert not planted
     else:
