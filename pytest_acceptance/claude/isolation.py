@@ -4,9 +4,14 @@ The gate's run executes the project's code as your user, outside Claude Code's s
 (hooks run outside it). How far that code is kept from what judges it depends on which
 wrapper of apart.py starts here:
 
-- ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, and a read-only view
-  of what the hooks trust (the plugin, its state, Claude Code's configuration, the pinned
-  environments).
+- ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, in a world built from
+  nothing (apart.py): the system's own folders (apart.SYSTEM_FOLDERS), the plugin, its
+  state, Claude Code's configuration and what the pin table names (the pinned
+  environments, the interpreter's path, each PATH folder and pinned tool, the toolchains'
+  folders), all read-only; the project and the gate's private folders (the run's HOME and
+  TMPDIR among them) writable; a fresh ``/tmp``, ``/dev`` and ``/proc``. Nothing else of
+  the machine: a file no pin covers (in HOME, beside the project, in ``/var/tmp``) is not
+  there.
 - ``pid``: util-linux's ``unshare`` only. The PID namespace holds; the read-only view does
   not: the run can rewrite the plugin's hooks and the modules they import next.
 - ``none``: neither starts (no unprivileged user namespaces). The run also sees the hook
@@ -51,7 +56,8 @@ class Level:
 LEVELS = {
     FULL: Level(
         FULL,
-        "bubblewrap: a PID namespace, and what the hooks trust read-only",
+        "bubblewrap: a PID namespace in a world of its own: the system's folders and what "
+        "the hooks trust and the pins name read-only, the project writable, nothing else",
         "",
         "",
     ),
