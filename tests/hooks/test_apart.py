@@ -187,3 +187,37 @@ def test_the_run_sees_nothing_of_the_machine_no_pin_names(
     said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
     for path in paths:
         assert f"{path in map(str, seen)} {path}" in said.splitlines(), said
+
+
+def test_a_path_folder_in_home_is_in_the_world_read_only_and_nothing_else_of_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the run takes from HOME is what the pins show: a folder of the PATH pinned at
+    /implement (~/.local/bin) is there, read-only, with its tools; the rest of HOME is not."""
+    require_tool("bwrap", why="the run's world of its own")
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    userbin = home / ".local" / "bin"
+    userbin.mkdir(parents=True)
+    repo.mkdir()
+    (userbin / "tool").write_text("#!/bin/sh\n")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{userbin}{os.pathsep}{os.environ['PATH']}")
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "python": sys.executable})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": []})
+    probe = (
+        "import os, sys\n"
+        "tool, key, new = sys.argv[1:]\n"
+        "print('tool', os.path.exists(tool), 'key', os.path.exists(key))\n"
+        "try:\n"
+        "    open(new, 'w').close()\n"
+        "    print('written')\n"
+        "except OSError:\n"
+        "    print('refused')\n"
+    )
+    paths = [userbin / "tool", home / ".ssh" / "id_ed25519", userbin / "planted"]
+    words = apart.command([sys.executable, "-c", probe, *map(str, paths)], flow)
+    said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
+    assert said.split() == ["tool", "True", "key", "False", "refused"], said
