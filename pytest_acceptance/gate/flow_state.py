@@ -121,14 +121,12 @@ class Flow:
 
     @property
     def spec_path(self) -> str | None:
-        value = self.data.get("spec_path")
-        return value if isinstance(value, str) else None
+        return self._text("spec_path")
 
     @property
     def problem(self) -> str | None:
         """Why the pin holds no spec to verify (e.g. the spec did not exist at /implement)."""
-        value = self.data.get("problem")
-        return value if isinstance(value, str) else None
+        return self._text("problem")
 
     @property
     def collection(self) -> Collection | None:
@@ -149,14 +147,12 @@ class Flow:
     @property
     def spec_sha256(self) -> str | None:
         """The pinned spec's digest (None when the spec did not exist at /implement)."""
-        value = self.data.get("spec_sha256")
-        return value if isinstance(value, str) else None
+        return self._text("spec_sha256")
 
     @property
     def pin_pending(self) -> str | None:
         """Why no interpreter could collect the spec at /implement."""
-        value = self.data.get("pin_pending")
-        return value if isinstance(value, str) else None
+        return self._text("pin_pending")
 
     @property
     def python(self) -> str:
@@ -241,6 +237,13 @@ class Flow:
     def last_stop(self) -> LastStop | None:
         """The Stop hook's last decision; FlowStateError when damaged."""
         return self._record(LastStop, "last_stop")
+
+    def _text(self, key: str) -> str | None:
+        """A text field of the pin; None when absent, FlowStateError when not a text."""
+        value = self.data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise FlowStateError(f"the flow's {key} in {self.folder} is damaged: {value!r:.100}")
+        return value
 
     def _record(self, kind: type[_Record], key: str) -> _Record | None:
         value = self.data.get(key)
