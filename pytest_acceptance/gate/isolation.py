@@ -9,8 +9,8 @@ wrapper of apart.py starts here:
   environments).
 - ``view``: util-linux's ``unshare`` and ``mount``, no working bubblewrap. The PID
   namespace, and the same read-only view of what the hooks trust, made in a mount
-  namespace of the run's own; the rest of the file system stays visible to the run as it
-  is (bubblewrap shows it only the system's folders, the pinned paths and the project).
+  namespace of the run's own. What it leaves open is Claude Code's own sandbox, which
+  needs bubblewrap.
 - ``pid``: util-linux's ``unshare`` without its ``mount``. The PID namespace holds; the
   read-only view does not: the run can rewrite the plugin's hooks and the modules they
   import next.
@@ -63,9 +63,9 @@ LEVELS = {
     VIEW: Level(
         VIEW,
         "unshare and mount: a PID namespace, and what the hooks trust read-only",
-        "the gate's run has a PID namespace and what the hooks trust read-only, but no "
-        "bubblewrap to show it only what was pinned, so files outside the project that no "
-        "pin covers stay visible to the run",
+        "the gate's run has a PID namespace and what the hooks trust read-only, but without "
+        "bubblewrap Claude Code's own sandbox cannot run, so the agent's commands are not "
+        "sandboxed and what only that sandbox closes stays open",
         INSTALL_BUBBLEWRAP,
     ),
     PID: Level(
