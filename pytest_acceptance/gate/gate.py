@@ -433,14 +433,13 @@ def _result(
     before: str,
     after: str,
 ) -> GateResult:
-    spec_sha256 = flow.spec_sha256
     result = GateResult(
         fingerprint=before,
         fingerprint_after=after,
         at=time.time(),
         returncode=returncode,
         tail=tail,
-        spec_sha256=spec_sha256 if isinstance(spec_sha256, str) else None,
+        spec_sha256=flow.spec_sha256,
     )
     if verdict is None or isinstance(verdict, str):
         return result.replace(
