@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.doctor.claude_stop import LAST_MESSAGE, SPEC, StopOutcome, project_with
-from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate import codex_install, host_codex, hosts
 from pytest_acceptance.gate.flow_state import write_json
 
 _TIMEOUT = 600.0  # seconds: the Stop hook's own deadline is 840
@@ -57,7 +57,7 @@ def _run(codex: str, hooks_file: Path, commands: dict[str, str], scratch: Path) 
     prompt = {
         **common,
         "hook_event_name": "UserPromptSubmit",
-        "prompt": f"${host_codex.IMPLEMENT_SKILL} {SPEC}",
+        "prompt": f"{hosts.IMPLEMENT_PROMPT} {SPEC}",
     }
     pinned = _hook(commands["userPromptSubmit"], project, env, prompt)
     if pinned.get("decision") == "block":

@@ -27,7 +27,7 @@ from typing import Any
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Check, Options, probes
 from pytest_acceptance.doctor.claude_stop import LAST_MESSAGE, SPEC, StopOutcome, project_with
-from pytest_acceptance.gate import host_copilot
+from pytest_acceptance.gate import host_copilot, hosts
 
 HOST = host_copilot.CONTRACT.name
 _TIMEOUT = 600.0  # seconds: the stop hook's own deadline is 840
@@ -58,7 +58,7 @@ def checks(options: Options) -> list[Check]:
         rows.append(Check(HOST, "hooks' python3", FAIL, found, installer(project)))
     else:
         rows.append(probes.launcher_python(HOST, root, project, {}))
-    state = host_copilot.copilot_home() / host_copilot.STATE_FOLDER
+    state = host_copilot.copilot_home() / hosts.STATE_FOLDER
     rows += [probes.writable_folder(HOST, state), probes.isolation_level(HOST)]
     if options.synthetic_stop:
         rows.append(_synthetic(project, hooks))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Check, Options, probes
-from pytest_acceptance.gate import gemini_install, host_gemini
+from pytest_acceptance.gate import gemini_install, host_gemini, hosts
 
 HOST = host_gemini.CONTRACT.name
 
@@ -45,7 +45,7 @@ def checks(options: Options) -> list[Check]:
         rows.append(Check(HOST, "hooks' python3", FAIL, found, installer(project)))
     else:
         rows.append(probes.launcher_python(HOST, root, project, {}))
-    state = host_gemini.gemini_home() / host_gemini.STATE_FOLDER
+    state = host_gemini.gemini_home() / hosts.STATE_FOLDER
     return [*rows, probes.writable_folder(HOST, state), probes.isolation_level(HOST)]
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate import codex_install, host_codex, hosts
 from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
@@ -33,12 +33,12 @@ from pytest_acceptance.gate.flow_state import session_key as session_key_of
     ],
 )
 def test_only_a_prompt_that_starts_with_the_skill_pins(prompt: str, args: str | None) -> None:
-    assert host_codex.implement_args(prompt) == args
+    assert hosts.implement_args(prompt) == args
 
 
 @given(st.text())
 def test_any_prompt_is_read_without_error(prompt: str) -> None:
-    args = host_codex.implement_args(prompt)
+    args = hosts.implement_args(prompt)
     assert args is None or prompt.lstrip().startswith("$acceptance-implement")
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
 from pytest_acceptance.doctor import copilot as copilot_doctor
-from pytest_acceptance.gate import caps, copilot_install, host_copilot
+from pytest_acceptance.gate import caps, copilot_install, host_copilot, hosts
 from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
@@ -384,7 +384,7 @@ def test_the_guard_denies_in_copilots_shape_inside_a_flow(tmp_path: Path) -> Non
     home = tmp_path / "home"
     project = tmp_path / "project"
     (project / ".github" / "hooks").mkdir(parents=True)
-    folder = home / ".copilot" / host_copilot.STATE_FOLDER / "flows" / session_key_of("open")
+    folder = home / ".copilot" / hosts.STATE_FOLDER / "flows" / session_key_of("open")
     folder.mkdir(parents=True)
     data = {"version": STATE_VERSION, "session_id": "open", "status": "open", "repo": str(project)}
     (folder / "flow.json").write_text(json.dumps(data))
@@ -401,7 +401,7 @@ def test_a_stop_whose_state_is_damaged_is_blocked(tmp_path: Path) -> None:
     """The pin cannot be read: the stop is blocked (whether a flow is open is unknown);
     Copilot's own cap of 8 ends a session stuck on it."""
     home = tmp_path / "home"
-    folder = home / ".copilot" / host_copilot.STATE_FOLDER / "flows" / session_key_of("bad")
+    folder = home / ".copilot" / hosts.STATE_FOLDER / "flows" / session_key_of("bad")
     folder.mkdir(parents=True)
     (folder / "flow.json").write_text("{damaged")
     stop = {"sessionId": "bad", "timestamp": 1, "cwd": str(tmp_path), "stopReason": "end_turn"}
