@@ -80,7 +80,7 @@ def install(project: Path, plugin_root: Path = PLUGIN_ROOT) -> Path:
     project = project.resolve()
     if not project.is_dir():
         raise InstallError(f"{project}: no such folder")
-    settings_file = project / host_gemini.SETTINGS_FILE
+    settings_file = project / host_gemini.HOOKS_FILE
     settings = merged_settings(_read_object(settings_file), plugin_root)
     settings_file.parent.mkdir(parents=True, exist_ok=True)
     settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")

@@ -128,6 +128,8 @@ def _last_text(transcript_path: str) -> tuple[str | None, bool]:
 # --- the hook set ----------------------------------------------------------------------------
 
 HOOKS_FILE = Path(".github") / "hooks" / "pytest-acceptance.json"
+HOOK_SET = "copilot"  # the hook set's folder under the plugin's hooks/
+HOOK_COMMAND = "bash"  # the field of a hook that holds its command
 HOOKS_VERSION = 1
 IMPLEMENT_PROMPT = hosts.IMPLEMENT_PROMPT
 SHELL_TOOL = "bash"
@@ -175,7 +177,7 @@ def specific_output(specific: Mapping[str, Any]) -> dict[str, Any]:
 
 def ours_hook(hook: object) -> bool:
     """A hook of ours: its command runs one of the plugin's Copilot scripts."""
-    command = hook.get("bash") if isinstance(hook, dict) else None
+    command = hook.get(HOOK_COMMAND) if isinstance(hook, dict) else None
     return isinstance(command, str) and any(
         f"/{SCRIPTS_FOLDER[0]}/{SCRIPTS_FOLDER[1]}/{script}" in command for _, script, _ in HOOKS
     )
@@ -222,7 +224,7 @@ def _user_settings() -> dict[str, Any] | None:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Copilot would skip a hook of ours in the project at `cwd`."""
-    return hosts.not_fully_gated("copilot", "copilot", hooks_problems(Path(cwd or os.getcwd())))
+    return hosts.not_fully_gated(HOOK_SET, HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
 
 
 # --- the guard: what a bash, create, edit or apply_patch call writes ----------------------------

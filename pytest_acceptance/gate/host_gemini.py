@@ -52,7 +52,9 @@ def read(payload: Mapping[str, Any]) -> StopEvent:
     return claude_style_stop(CONTRACT.name, payload, "prompt_response")
 
 
-SETTINGS_FILE = Path(".gemini") / "settings.json"
+HOOKS_FILE = Path(".gemini") / "settings.json"  # the project's settings hold our hooks
+HOOK_SET = "gemini"  # the hook set's folder under the plugin's hooks/
+HOOK_COMMAND = "command"  # the field of a hook that holds its command
 IMPLEMENT_PROMPT = hosts.IMPLEMENT_PROMPT
 SHELL_TOOL = "run_shell_command"
 FILE_TOOLS = {"write_file": "file_path", "replace": "file_path"}
@@ -100,12 +102,12 @@ def _hooks_config(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
-def settings_problems(project: Path) -> list[str]:
+def hooks_problems(project: Path) -> list[str]:
     """Why Gemini would skip a hook of ours in `project` (empty when none is skipped): our
     hooks missing from its `.gemini/settings.json`, a timeout under the installer's, the
     hooks switched off (``hooksConfig.enabled``, system settings over the project's over the
     user's) or one of ours in a ``hooksConfig.disabled`` list."""
-    path = project / SETTINGS_FILE
+    path = project / HOOKS_FILE
     settings = hosts.json_object(path)
     if settings is None:
         return [f"{path} is missing or unreadable"]
@@ -136,7 +138,7 @@ def settings_problems(project: Path) -> list[str]:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Gemini would skip a hook of ours in the project at `cwd`."""
-    return hosts.not_fully_gated("gemini", "gemini", settings_problems(Path(cwd or os.getcwd())))
+    return hosts.not_fully_gated(HOOK_SET, HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
 
 
 def protected_paths(flow: Flow) -> protect.Protected:
