@@ -35,7 +35,7 @@ from typing import Any, Mapping
 from pytest_acceptance.gate import host_claude, hosts, prompt_flow, protect
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
-from pytest_acceptance.gate.hosts import HostAdapter, StopEvent, claude_style_stop
+from pytest_acceptance.gate.hosts import StopEvent, claude_style_stop
 
 TRUST_RECORD = "trust.json"  # under the state folder: what the installer trusted
 HOOKS_FILE = Path(".codex") / "hooks.json"
@@ -253,12 +253,4 @@ def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
     return protect.describe(found) if found else None
 
 
-ADAPTER = HostAdapter(
-    CONTRACT,
-    recognises,
-    read,
-    flow_prompt=hosts.implement_args,
-    skipped_hooks=skipped_hooks,
-    words=in_codex_words,
-    home=codex_home,
-)
+ADAPTER = prompt_flow.adapter(CONTRACT, recognises, read, codex_home, skipped_hooks)

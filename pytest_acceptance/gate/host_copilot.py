@@ -42,7 +42,7 @@ from typing import Any, Mapping
 from pytest_acceptance.gate import hosts, prompt_flow, protect
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT, settle_seconds
-from pytest_acceptance.gate.hosts import HostAdapter, HostContract, StopEvent, text
+from pytest_acceptance.gate.hosts import HostContract, StopEvent, text
 from pytest_acceptance.tree.hostile import open_regular
 
 CONTRACT = HostContract(
@@ -262,14 +262,12 @@ def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
     return protect.describe(found) if found else None
 
 
-ADAPTER = HostAdapter(
+ADAPTER = prompt_flow.adapter(
     CONTRACT,
     recognises,
     read,
-    flow_prompt=hosts.implement_args,
-    skipped_hooks=skipped_hooks,
-    words=prompt_flow.in_flow_words,
+    copilot_home,
+    skipped_hooks,
     specific_output=specific_output,
-    home=copilot_home,
     hook_payload=neutral_payload,
 )

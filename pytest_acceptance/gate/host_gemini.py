@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from pytest_acceptance.gate import hook_io, hosts, prompt_flow, protect
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
-from pytest_acceptance.gate.hosts import HostAdapter, HostContract, StopEvent, claude_style_stop
+from pytest_acceptance.gate.hosts import HostContract, StopEvent, claude_style_stop
 
 CONTRACT = HostContract(
     name="gemini-cli",
@@ -189,12 +189,4 @@ def deny_tool_call(reason: str) -> None:
     hook_io.emit({"decision": "block", "reason": reason})
 
 
-ADAPTER = HostAdapter(
-    CONTRACT,
-    recognises,
-    read,
-    flow_prompt=hosts.implement_args,
-    skipped_hooks=skipped_hooks,
-    words=prompt_flow.in_flow_words,
-    home=gemini_home,
-)
+ADAPTER = prompt_flow.adapter(CONTRACT, recognises, read, gemini_home, skipped_hooks)
