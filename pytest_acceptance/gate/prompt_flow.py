@@ -36,7 +36,7 @@ from typing import Any, Callable
 from pytest_acceptance.gate import caps, gate, hook_io, hosts, isolation, pin
 from pytest_acceptance.gate.flow_state import Flow, data_dir
 from pytest_acceptance.gate.hosts import HostAdapter, HostContract, Reader, Recogniser
-from pytest_acceptance.gate.stop_decision import DEADLINE, REAL, Checks, Seen
+from pytest_acceptance.gate.stop_decision import REAL, Checks, Seen
 from pytest_acceptance.gate.transcript import BLOCK_TAG
 
 ESCALATE_MARK = "ESCALATE:"
@@ -250,9 +250,8 @@ def judge(
             f"This /implement flow has no pinned spec to verify ({flow.problem}): it cannot end "
             f"as done. Escalate: a message whose first line starts with {ESCALATE_MARK}"
         ), None
-    deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
     # Never a stored result: this decision is made on a run of this moment's tree.
-    reason, fingerprint = checks.gate_judge(flow, skill, deadline_at, False)
+    reason, fingerprint = checks.gate_run(flow, skill, False)
     if reason is None:
         return None, fingerprint
     reason = host.words(reason)
