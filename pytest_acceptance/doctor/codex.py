@@ -22,7 +22,7 @@ from typing import Any
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, WARN, Check, Options, probes
 from pytest_acceptance.doctor.codex_stop import codex_environment, synthetic_stop
-from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate import codex_install, host_codex, hosts
 
 HOST = "codex"
 # Codex's name of each event (hooks/list) and the script of ours it runs.
@@ -55,7 +55,7 @@ def checks(options: Options) -> list[Check]:
     rows = [Check(HOST, "codex CLI", OK, f"{codex} ({version})")]
     try:
         listed = _listed_hooks(project, codex)
-    except codex_install.InstallError as error:
+    except hosts.InstallError as error:
         return [*rows, Check(HOST, "hooks registered", FAIL, str(error), installer(project))]
     ours = _ours(listed, hooks_file)
     rows += [_registered(project, hooks_file, ours), _enabled(ours), _trusted(project, ours)]

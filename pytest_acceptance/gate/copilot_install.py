@@ -25,10 +25,7 @@ from typing import Any
 
 from pytest_acceptance.gate import host_copilot
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
-
-
-class InstallError(RuntimeError):
-    """The gate could not be installed (a file of the user's in its place, say)."""
+from pytest_acceptance.gate.hosts import InstallError
 
 
 def hooks_file_content(plugin_root: Path = PLUGIN_ROOT) -> dict[str, Any]:

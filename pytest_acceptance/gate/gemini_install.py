@@ -23,12 +23,9 @@ from typing import Any
 from pytest_acceptance.gate import host_gemini
 from pytest_acceptance.gate.flow_state import FlowStateError, write_json
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
+from pytest_acceptance.gate.hosts import InstallError
 
 TRUSTED_FOLDERS = "trustedFolders.json"  # under ~/.gemini
-
-
-class InstallError(RuntimeError):
-    """The gate could not be installed (an unreadable settings file, say)."""
 
 
 def hooks_definition(plugin_root: Path = PLUGIN_ROOT) -> dict[str, list[dict[str, Any]]]:

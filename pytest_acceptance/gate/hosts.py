@@ -242,6 +242,10 @@ def not_fully_gated(host: str, installer: str, problems: list[str]) -> str | Non
     )
 
 
+class InstallError(RuntimeError):
+    """A host's hook set could not be installed (a file of the user's in its place, say)."""
+
+
 def json_object(path: Path) -> dict[str, Any] | None:
     """A host's settings or hooks file as the JSON object it must be; None when it is
     missing, unreadable or not an object."""
