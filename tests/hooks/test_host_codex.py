@@ -6,11 +6,10 @@ are tested in test_prompt_flow.py."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from hook_transcripts import host_answer
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -139,22 +138,7 @@ def _run_stop_hook(payload: dict[str, object], codex_home: Path) -> dict[str, ob
 
 
 def _run_hook(script: str, payload: dict[str, object], codex_home: Path) -> dict[str, object]:
-    hooks = Path(__file__).resolve().parents[2] / "hooks"
-    environment = {"PATH": os.environ["PATH"], "CODEX_HOME": str(codex_home)}
-    done = subprocess.run(
-        ["/bin/sh", str(hooks / "python3"), str(hooks / "codex" / script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=codex_home.parent,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout or "{}")
-    assert isinstance(answer, dict)
-    return answer
+    return host_answer("codex", script, payload, {"CODEX_HOME": str(codex_home)}, codex_home.parent)
 
 
 def test_a_stop_whose_state_is_damaged_blocks_then_ends_forced(tmp_path: Path) -> None:

@@ -9,14 +9,13 @@ Copilot CLI in test_copilot_flow.py."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_transcripts import host_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -364,20 +363,7 @@ def test_doctors_synthetic_stop_fails_when_the_stop_hook_lets_it_through(
 
 
 def _run_hook(script: str, payload: dict[str, object], home: Path) -> dict[str, object]:
-    done = subprocess.run(
-        ["/bin/sh", str(HOOKS / "python3"), str(HOOKS / "copilot" / script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(home)},
-        cwd=home.parent,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout or "{}")
-    assert isinstance(answer, dict)
-    return answer
+    return host_answer("copilot", script, payload, {"HOME": str(home)}, home.parent)
 
 
 def test_the_guard_denies_in_copilots_shape_inside_a_flow(tmp_path: Path) -> None:

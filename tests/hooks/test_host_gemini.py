@@ -6,12 +6,11 @@ test_prompt_flow.py; the whole through the real Gemini CLI in test_gemini_flow.p
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_transcripts import host_answer
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -239,21 +238,7 @@ def test_the_users_hooks_switch_yields_to_the_projects(
 
 
 def _run_hook(script: str, payload: dict[str, object], home: Path) -> dict[str, object]:
-    hooks = Path(__file__).resolve().parents[2] / "hooks"
-    done = subprocess.run(
-        ["/bin/sh", str(hooks / "python3"), str(hooks / "gemini" / script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(home)},
-        cwd=home.parent,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout or "{}")
-    assert isinstance(answer, dict)
-    return answer
+    return host_answer("gemini", script, payload, {"HOME": str(home)}, home.parent)
 
 
 def test_a_stop_whose_state_is_damaged_is_denied_then_ends_forced(tmp_path: Path) -> None:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import SESSION_ID, run_hook
+from hook_transcripts import SESSION_ID, run_hook, run_host_script
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -439,25 +438,12 @@ def _guard(hook_set: str, tmp_path: Path, flow_json: str) -> tuple[str, str]:
     folder = host_home / hosts.STATE_FOLDER / "flows" / session_key_of("s-1")
     folder.mkdir(parents=True)
     (folder / "flow.json").write_text(flow_json)
-    environment = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    environment = {"HOME": str(home)}
     if variable is not None:
         environment[variable] = str(host_home)
     session = {"sessionId": "s-1"} if hook_set == "copilot" else {"session_id": "s-1"}
-    done = subprocess.run(
-        [
-            "/bin/sh",
-            str(REPO_ROOT / "hooks" / "python3"),
-            str(REPO_ROOT / "hooks" / hook_set / "pretool.py"),
-        ],
-        input=json.dumps({**call, **session, "cwd": str(tmp_path)}),
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    payload = {**call, **session, "cwd": str(tmp_path)}
+    done = run_host_script(hook_set, "pretool.py", payload, environment, tmp_path)
     return done.stdout, done.stderr
 
 
