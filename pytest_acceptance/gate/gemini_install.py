@@ -15,13 +15,11 @@ Standard library only, Python 3.8: hooks/gemini/install.py imports it.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.gate import host_gemini
-from pytest_acceptance.gate.flow_state import FlowStateError, write_json
+from pytest_acceptance.gate import host_gemini, hosts
+from pytest_acceptance.gate.flow_state import write_json
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
 from pytest_acceptance.gate.hosts import InstallError
 
@@ -89,12 +87,4 @@ def install(project: Path, plugin_root: Path = PLUGIN_ROOT) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """`install.py [PROJECT]`: install into PROJECT (default: the current folder)."""
-    project = Path(argv[0] if argv else os.getcwd())
-    try:
-        settings_file = install(project)
-    except (InstallError, OSError, FlowStateError) as error:
-        print(f"pytest-acceptance: {error}", file=sys.stderr)
-        return 1
-    print(f"pytest-acceptance: the gate's hooks are in {settings_file}; {project} is trusted")
-    return 0
+    return hosts.install_main(argv, install, "the gate's hooks are in {file}; {project} is trusted")

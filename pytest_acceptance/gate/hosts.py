@@ -23,9 +23,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from pytest_acceptance.gate.hook_io import HookInputError
 
 BLOCKING = "blocking"  # the host's stop hook can refuse a stop: the gate keeps its promise
 FOLLOW_UP = "follow-up only"  # the hook can only queue a message: the stop happens anyway
@@ -244,6 +247,20 @@ def not_fully_gated(host: str, installer: str, problems: list[str]) -> str | Non
 
 class InstallError(RuntimeError):
     """A host's hook set could not be installed (a file of the user's in its place, say)."""
+
+
+def install_main(argv: list[str], install: Callable[[Path], Path], done: str) -> int:
+    """An installer's command line, `install.py [PROJECT]`: install into PROJECT (default:
+    the current folder); `done` said on success (``{file}``: the file written, ``{project}``),
+    the reason on stderr and exit code 1 on failure."""
+    project = Path(argv[0] if argv else os.getcwd())
+    try:
+        written = install(project)
+    except (InstallError, OSError, HookInputError) as error:  # a state file unreadable too
+        print(f"pytest-acceptance: {error}", file=sys.stderr)
+        return 1
+    print("pytest-acceptance: " + done.format(file=written, project=project))
+    return 0
 
 
 def json_object(path: Path) -> dict[str, Any] | None:
