@@ -24,7 +24,8 @@ from pytest_acceptance.gate.stop_decision import DEADLINE, Seen
 
 PROMPT_DEADLINE = 100  # seconds; each host's prompt hook timeout is 120 s
 GUARD_TAG = "[pytest-acceptance guard]"
-# What a write that protect.py refuses would change, by the host whose guard refuses it.
+# A host's reading of a tool call in an open flow: what it would write among the protected
+# paths, described; None when it writes none of them (host_<name>.protected_target).
 ProtectedTarget = Callable[[Flow, Mapping[str, Any]], "str | None"]
 
 
