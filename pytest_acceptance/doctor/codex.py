@@ -31,8 +31,9 @@ _SANDBOX_MODE = re.compile(r'^\s*sandbox_mode\s*=\s*"([^"]*)"\s*$')
 
 
 def installer(project: Path, root: Path | None = None) -> str:
-    where = root if root is not None else Path("<plugin>")
-    return f"python3 {where / 'hooks' / 'codex' / 'install.py'} {project}"
+    return hosts.installer_command(
+        host_codex.HOOK_SET, project, root if root is not None else "<plugin>"
+    )
 
 
 def codex_binary() -> str | None:

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Check, Options
 from pytest_acceptance.doctor.claude_stop import StopOutcome
 from pytest_acceptance.gate import isolation
-from pytest_acceptance.gate.hosts import HostAdapter
+from pytest_acceptance.gate.hosts import HostAdapter, installer_command
 
 OurHooks = dict[str, dict[str, Any]]  # our hook of each event, by event
 
@@ -161,7 +161,7 @@ class HookFileHost(Protocol):
 
 
 def installer(host: HookFileHost, project: Path) -> str:
-    return f"python3 <plugin>/hooks/{host.HOOK_SET}/install.py {project}"
+    return installer_command(host.HOOK_SET, project)
 
 
 def hook_file(host: HookFileHost, options: Options) -> tuple[dict[str, str], list[Check]]:

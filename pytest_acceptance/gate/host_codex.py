@@ -39,6 +39,7 @@ from pytest_acceptance.gate.hosts import StopEvent, claude_style_stop
 
 TRUST_RECORD = "trust.json"  # under the state folder: what the installer trusted
 HOOKS_FILE = Path(".codex") / "hooks.json"
+HOOK_SET = "codex"  # the hook set's folder under the plugin's hooks/
 IMPLEMENT_SKILL = hosts.IMPLEMENT_SKILL
 
 # Claude-style command hooks: Claude Code's contract, but for the cap and the files.
@@ -124,7 +125,7 @@ def trust_problems(hooks_file: Path) -> list[str]:
     the hooks file changed since the installer trusted it, or config.toml no longer holds
     the trusted hash of each of its handlers."""
     project = hooks_file.parent.parent
-    fix = f"run the installer again (`python3 <plugin>/hooks/codex/install.py {project}`)"
+    fix = f"run the installer again (`{hosts.installer_command(HOOK_SET, project)}`)"
     try:
         record = TrustRecord.from_json(json.loads(trust_record_path(hooks_file).read_bytes()))
     except FileNotFoundError:

@@ -224,7 +224,7 @@ def _user_settings() -> dict[str, Any] | None:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Copilot would skip a hook of ours in the project at `cwd`."""
-    return hosts.not_fully_gated(HOOK_SET, HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
+    return hosts.not_fully_gated(HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
 
 
 # --- the guard: what a bash, create, edit or apply_patch call writes ----------------------------

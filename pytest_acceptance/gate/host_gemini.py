@@ -138,7 +138,7 @@ def hooks_problems(project: Path) -> list[str]:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Gemini would skip a hook of ours in the project at `cwd`."""
-    return hosts.not_fully_gated(HOOK_SET, HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
+    return hosts.not_fully_gated(HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
 
 
 def protected_paths(flow: Flow) -> protect.Protected:

@@ -232,16 +232,23 @@ def implement_args(prompt: str | None) -> str | None:
     return matched.group(1).strip() if matched else None
 
 
-def not_fully_gated(host: str, installer: str, problems: list[str]) -> str | None:
-    """The warning for a session of `host` that would skip a hook of ours (None when
-    nothing is wrong); `installer`: the hook set's folder under the plugin's hooks/."""
+def installer_command(
+    hook_set: str, project: object = "<project>", plugin: object = "<plugin>"
+) -> str:
+    """The command that installs (again) the hook set of `hook_set` (its folder under the
+    plugin's hooks/) into `project`."""
+    return f"python3 {plugin}/hooks/{hook_set}/install.py {project}"
+
+
+def not_fully_gated(hook_set: str, problems: list[str]) -> str | None:
+    """The warning for a session of the host of `hook_set` (its folder under the plugin's
+    hooks/) that would skip a hook of ours; None when nothing is wrong."""
     if not problems:
         return None
-    fix = f"run the installer again (`python3 <plugin>/hooks/{installer}/install.py <project>`)"
     return (
-        f"pytest-acceptance: THIS {host.upper()} SESSION IS NOT FULLY GATED: "
+        f"pytest-acceptance: THIS {hook_set.upper()} SESSION IS NOT FULLY GATED: "
         + "; ".join(problems)
-        + f". Fix: {fix}."
+        + f". Fix: run the installer again (`{installer_command(hook_set)}`)."
     )
 
 
