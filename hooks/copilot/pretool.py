@@ -14,36 +14,9 @@ from __future__ import annotations
 import os
 import sys
 
+# The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.gate import hook_io, host_copilot
-from pytest_acceptance.gate.flow_state import Flow
-
-TAG = "[pytest-acceptance guard]"
-
-
-def main() -> int:
-    hook_io.answer_with(host_copilot.ADAPTER.render)
-    host_copilot.use_copilot_state()
-    if not hook_io.env_enabled("ACCEPTANCE_HOOK_GUARD"):
-        return 0  # switched off by whoever started Copilot (to test the gate behind it)
-    payload = host_copilot.neutral_payload(hook_io.read_payload(sys.stdin.buffer.read()))
-    session_id = hook_io.session_id(payload)
-    flow = Flow.load(session_id) if session_id else None
-    if flow is None or not flow.is_open:
-        return 0
-    touched = host_copilot.protected_target(flow, payload)
-    if touched is not None:
-        hook_io.deny_tool_call(
-            f"{TAG} Inside the /implement flow, {touched} is protected: the gate verifies the "
-            "spec as it was pinned, and the hooks and Copilot's settings decide whether it "
-            "runs at all. Change the code, not these; escalate if the spec itself is wrong."
-        )
-    return 0
-
-
-def fail_closed(error: BaseException) -> None:
-    hook_io.deny_tool_call(f"{TAG} The guard could not check this call ({error}).")
-
+from pytest_acceptance.gate import host_copilot, host_hooks
 
 if __name__ == "__main__":
-    hook_io.run(main, fail_closed)
+    host_hooks.run_guard(host_copilot.ADAPTER, host_copilot.protected_target)

@@ -16,17 +16,7 @@ import sys
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.gate import hook_io, host_copilot, prompt_flow
-
-DEADLINE = 100  # seconds; the hook's timeoutSec in .github/hooks/ is 120
-
-
-def main() -> None:
-    hook_io.start_deadline(DEADLINE)
-    host_copilot.use_copilot_state()
-    raw = hook_io.read_payload(sys.stdin.buffer.read())
-    prompt_flow.prompt(host_copilot.neutral_payload(raw), host_copilot.ADAPTER)
-
+from pytest_acceptance.gate import host_copilot, host_hooks
 
 if __name__ == "__main__":
-    hook_io.run(main, prompt_flow.prompt_failed)  # never refuse a prompt for our own error
+    host_hooks.run_prompt(host_copilot.ADAPTER)  # never refuses a prompt for its own error

@@ -13,30 +13,10 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from pytest_acceptance.gate import hook_io, host_gemini, host_registry, prompt_flow
-from pytest_acceptance.gate.stop_decision import DEADLINE
-
-_SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
-
-
-def main() -> None:
-    hook_io.start_deadline(hook_io.env_int("ACCEPTANCE_HOOK_DEADLINE", DEADLINE))
-    host_gemini.use_gemini_state()
-    started = time.time()
-    raw = hook_io.read_payload(sys.stdin.buffer.read())
-    payload = host_registry.take(host_gemini.ADAPTER, raw)
-    if payload is not None:  # None never: no other host runs Gemini's settings files
-        prompt_flow.stop(payload, started, _SEEN, host_gemini.ADAPTER)
-
-
-def fail_closed(error: BaseException) -> None:
-    prompt_flow.stop_failed(error, _SEEN, host_gemini.ADAPTER)
-
+from pytest_acceptance.gate import host_gemini, host_hooks
 
 if __name__ == "__main__":
-    hook_io.run(main, fail_closed)  # inside a flow, never fail open
+    host_hooks.run_stop(host_gemini.ADAPTER)  # inside a flow, never fail open

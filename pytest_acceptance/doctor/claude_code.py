@@ -156,12 +156,5 @@ def _runs(tool: str) -> bool:
 
 
 def _synthetic(root: Path, commands: dict[tuple[str, str], str]) -> Check:
-    name = "synthetic stop"
     fix = "the Stop hook must block a /done on a failing criterion: reinstall the plugin"
-    try:
-        outcome = synthetic_stop(root, commands)
-    except Exception as error:  # whatever went wrong, the check failed and says why
-        return Check(HOST, name, FAIL, f"could not run: {error}", fix)
-    if outcome.blocked:
-        return Check(HOST, name, OK, f"blocked: {outcome.reason}")
-    return Check(HOST, name, FAIL, f"not blocked: {outcome.reason}", fix)
+    return probes.synthetic(HOST, fix, lambda: synthetic_stop(root, commands))

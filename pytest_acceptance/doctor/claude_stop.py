@@ -103,11 +103,13 @@ def _environment(root: Path, scratch: Path, project: Path) -> dict[str, str]:
     return env
 
 
-def _hook(command: str, root: Path, env: dict[str, str], payload: dict[str, Any]) -> Any:
+def run_hook(argv: list[str], cwd: str | Path, env: dict[str, str], payload: dict[str, Any]) -> Any:
+    """Run an installed hook's command as its host does (the payload on stdin); its JSON
+    answer ({} for none). A hook that exits non-zero raises with its last word."""
     done = subprocess.run(
-        ["/bin/sh", "-c", installation.expand(command, root)],
+        argv,
         input=json.dumps(payload),
-        cwd=env["CLAUDE_PROJECT_DIR"],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
@@ -118,6 +120,11 @@ def _hook(command: str, root: Path, env: dict[str, str], payload: dict[str, Any]
         said = done.stderr.strip().splitlines()[-1:] or [""]
         raise RuntimeError(f"the hook exited {done.returncode}: {said[0]}")
     return json.loads(done.stdout) if done.stdout.strip() else {}
+
+
+def _hook(command: str, root: Path, env: dict[str, str], payload: dict[str, Any]) -> Any:
+    argv = ["/bin/sh", "-c", installation.expand(command, root)]
+    return run_hook(argv, env["CLAUDE_PROJECT_DIR"], env, payload)
 
 
 def _expansion(lines: _Transcript, transcript: Path, prompt_id: str) -> dict[str, Any]:

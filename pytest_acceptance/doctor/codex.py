@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -23,7 +22,7 @@ from typing import Any
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, WARN, Check, Options, probes
 from pytest_acceptance.doctor.codex_stop import codex_environment, synthetic_stop
-from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate import codex_install, host_codex, hosts
 
 HOST = "codex"
 # Codex's name of each event (hooks/list) and the script of ours it runs.
@@ -32,8 +31,9 @@ _SANDBOX_MODE = re.compile(r'^\s*sandbox_mode\s*=\s*"([^"]*)"\s*$')
 
 
 def installer(project: Path, root: Path | None = None) -> str:
-    where = root if root is not None else Path("<plugin>")
-    return f"python3 {where / 'hooks' / 'codex' / 'install.py'} {project}"
+    return hosts.installer_command(
+        host_codex.HOOK_SET, project, root if root is not None else "<plugin>"
+    )
 
 
 def codex_binary() -> str | None:
@@ -56,16 +56,12 @@ def checks(options: Options) -> list[Check]:
     rows = [Check(HOST, "codex CLI", OK, f"{codex} ({version})")]
     try:
         listed = _listed_hooks(project, codex)
-    except codex_install.InstallError as error:
+    except hosts.InstallError as error:
         return [*rows, Check(HOST, "hooks registered", FAIL, str(error), installer(project))]
     ours = _ours(listed, hooks_file)
     rows += [_registered(project, hooks_file, ours), _enabled(ours), _trusted(project, ours)]
-    root = next(filter(None, map(_plugin_root, ours.values())), None)
-    if root is None:
-        found = "no hook of ours names the plugin's launcher"
-        rows.append(Check(HOST, "hooks' python3", FAIL, found, installer(project)))
-    else:
-        rows.append(probes.launcher_python(HOST, root, project, {}))
+    root = next(filter(None, (probes.plugin_root(h.get("command")) for h in ours.values())), None)
+    rows.append(probes.hooks_python(HOST, root, project, installer(project)))
     rows += [probes.writable_folder(HOST, host_codex.state_dir()), probes.isolation_level(HOST)]
     rows.append(_sandbox())
     if options.synthetic_stop:
@@ -158,17 +154,6 @@ def _trusted(project: Path, ours: dict[str, dict[str, Any]]) -> Check:
     return Check(HOST, "hooks trusted", FAIL, found, fix)
 
 
-def _plugin_root(handler: dict[str, Any]) -> Path | None:
-    """The plugin whose launcher a hook's command starts (`/bin/sh LAUNCHER SCRIPT`)."""
-    command = handler.get("command")
-    try:
-        words = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:
-        return None
-    launchers = [Path(w) for w in words if w.endswith("/hooks/python3")]
-    return launchers[0].parent.parent if launchers else None
-
-
 def _sandbox() -> Check:
     """Codex's sandbox as config.toml sets it (a session's --sandbox can still change it)."""
     config = host_codex.codex_home() / "config.toml"
@@ -198,15 +183,10 @@ def _configured_mode(config: Path) -> str | None:
 def _synthetic(
     codex: str, project: Path, hooks_file: Path, ours: dict[str, dict[str, Any]]
 ) -> Check:
-    name = "synthetic stop"
     fix = f"the Stop hook must block a claim of done on a failing criterion: {installer(project)}"
     commands = {event: str(handler.get("command")) for event, handler in ours.items()}
     if "userPromptSubmit" not in commands or "stop" not in commands:
-        return Check(HOST, name, FAIL, "not blocked: no prompt or no Stop hook to feed", fix)
-    try:
-        outcome = synthetic_stop(codex, hooks_file, commands)
-    except Exception as error:  # whatever went wrong, the check failed and says why
-        return Check(HOST, name, FAIL, f"could not run: {error}", fix)
-    if outcome.blocked:
-        return Check(HOST, name, OK, f"blocked: {outcome.reason}")
-    return Check(HOST, name, FAIL, f"not blocked: {outcome.reason}", fix)
+        return Check(
+            HOST, "synthetic stop", FAIL, "not blocked: no prompt or no Stop hook to feed", fix
+        )
+    return probes.synthetic(HOST, fix, lambda: synthetic_stop(codex, hooks_file, commands))

@@ -7,10 +7,8 @@ payload on stdin). The Stop hook must block: its gate runs the failing criterion
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -19,11 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.doctor.claude_stop import LAST_MESSAGE, SPEC, StopOutcome, project_with
-from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.doctor.claude_stop import (
+    LAST_MESSAGE,
+    SPEC,
+    StopOutcome,
+    project_with,
+    run_hook,
+)
+from pytest_acceptance.gate import codex_install, host_codex, hosts
 from pytest_acceptance.gate.flow_state import write_json
-
-_TIMEOUT = 600.0  # seconds: the Stop hook's own deadline is 840
 
 
 def synthetic_stop(codex: str, hooks_file: Path, commands: dict[str, str]) -> StopOutcome:
@@ -57,7 +59,7 @@ def _run(codex: str, hooks_file: Path, commands: dict[str, str], scratch: Path) 
     prompt = {
         **common,
         "hook_event_name": "UserPromptSubmit",
-        "prompt": f"${host_codex.IMPLEMENT_SKILL} {SPEC}",
+        "prompt": f"{hosts.IMPLEMENT_PROMPT} {SPEC}",
     }
     pinned = _hook(commands["userPromptSubmit"], project, env, prompt)
     if pinned.get("decision") == "block":
@@ -130,17 +132,4 @@ def _trust(project: Path, hooks_file: Path, codex: str) -> None:
 
 
 def _hook(command: str, project: Path, env: dict[str, str], payload: dict[str, Any]) -> Any:
-    done = subprocess.run(
-        ["/bin/sh", "-c", command],
-        input=json.dumps(payload),
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=_TIMEOUT,
-        check=False,
-    )
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines()[-1:] or [""]
-        raise RuntimeError(f"the hook exited {done.returncode}: {said[0]}")
-    return json.loads(done.stdout) if done.stdout.strip() else {}
+    return run_hook(["/bin/sh", "-c", command], project, env, payload)

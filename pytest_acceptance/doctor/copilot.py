@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,78 +23,37 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Check, Options, probes
-from pytest_acceptance.doctor.claude_stop import LAST_MESSAGE, SPEC, StopOutcome, project_with
+from pytest_acceptance.doctor import FAIL, Check, Options, probes
+from pytest_acceptance.doctor.claude_stop import (
+    LAST_MESSAGE,
+    SPEC,
+    StopOutcome,
+    project_with,
+    run_hook,
+)
 from pytest_acceptance.gate import host_copilot
 
 HOST = host_copilot.CONTRACT.name
-_TIMEOUT = 600.0  # seconds: the stop hook's own deadline is 840
 
 
 def installer(project: Path) -> str:
-    return f"python3 <plugin>/hooks/copilot/install.py {project}"
+    return probes.installer(host_copilot, project)
 
 
 def checks(options: Options) -> list[Check]:
-    project = options.project
-    hooks_file = project / host_copilot.HOOKS_FILE
-    try:
-        config = json.loads(hooks_file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        found = f"no {host_copilot.HOOKS_FILE} in {project}"
-        return [Check(HOST, "installed", NOT_INSTALLED, found, installer(project))]
-    except (OSError, ValueError) as error:
-        found = f"{hooks_file} cannot be read ({error})"
-        return [Check(HOST, "hooks installed", FAIL, found, installer(project))]
-    hooks = host_copilot.our_hooks(config) if isinstance(config, dict) else {}
-    if not hooks:
-        return [Check(HOST, "installed", NOT_INSTALLED, f"no hook of ours in {hooks_file}")]
-    rows = [_installed(hooks, project)]
-    root = options.plugin_root or next(filter(None, map(_plugin_root, hooks.values())), None)
-    if root is None:
-        found = "no hook of ours names the plugin's launcher"
-        rows.append(Check(HOST, "hooks' python3", FAIL, found, installer(project)))
-    else:
-        rows.append(probes.launcher_python(HOST, root, project, {}))
-    state = host_copilot.copilot_home() / host_copilot.STATE_FOLDER
-    rows += [probes.writable_folder(HOST, state), probes.isolation_level(HOST)]
-    if options.synthetic_stop:
-        rows.append(_synthetic(project, hooks))
+    commands, rows = probes.hook_file(host_copilot, options)
+    if commands and options.synthetic_stop:
+        rows.append(_synthetic(options.project, commands))
     return rows
 
 
-def _plugin_root(hook: dict[str, Any]) -> Path | None:
-    """The plugin's folder, from the launcher our hook's command starts."""
-    try:
-        words = shlex.split(str(hook.get("bash", "")))
-    except ValueError:
-        return None
-    launcher = Path(words[1]) if len(words) > 1 else None
-    if launcher is None or launcher.parts[-2:] != ("hooks", "python3"):
-        return None
-    return launcher.parent.parent
-
-
-def _installed(hooks: dict[str, dict[str, Any]], project: Path) -> Check:
-    problems = host_copilot.hooks_problems(project)
-    if problems:
-        return Check(HOST, "hooks installed", FAIL, "; ".join(problems), installer(project))
-    return Check(HOST, "hooks installed", OK, ", ".join(sorted(hooks)))
-
-
-def _synthetic(project: Path, hooks: dict[str, dict[str, Any]]) -> Check:
-    name = "synthetic stop"
+def _synthetic(project: Path, commands: dict[str, str]) -> Check:
     fix = f"the stop hook must block a claim of done on a failing criterion: {installer(project)}"
-    commands = {event: str(hook.get("bash")) for event, hook in hooks.items()}
     if "userPromptSubmitted" not in commands or host_copilot.CONTRACT.stop_event not in commands:
-        return Check(HOST, name, FAIL, "not blocked: no prompt or no stop hook to feed", fix)
-    try:
-        outcome = synthetic_stop(commands)
-    except Exception as error:  # whatever went wrong, the check failed and says why
-        return Check(HOST, name, FAIL, f"could not run: {error}", fix)
-    if outcome.blocked:
-        return Check(HOST, name, OK, f"blocked: {outcome.reason}")
-    return Check(HOST, name, FAIL, f"not blocked: {outcome.reason}", fix)
+        return Check(
+            HOST, "synthetic stop", FAIL, "not blocked: no prompt or no stop hook to feed", fix
+        )
+    return probes.synthetic(HOST, fix, lambda: synthetic_stop(commands))
 
 
 def synthetic_stop(commands: dict[str, str]) -> StopOutcome:
@@ -157,17 +114,4 @@ def _environment(scratch: Path) -> dict[str, str]:
 
 
 def _hook(command: str, project: Path, env: dict[str, str], payload: dict[str, Any]) -> Any:
-    done = subprocess.run(
-        ["bash", "-c", command],
-        input=json.dumps(payload),
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=_TIMEOUT,
-        check=False,
-    )
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines()[-1:] or [""]
-        raise RuntimeError(f"the hook exited {done.returncode}: {said[0]}")
-    return json.loads(done.stdout) if done.stdout.strip() else {}
+    return run_hook(["bash", "-c", command], project, env, payload)

@@ -30,6 +30,7 @@ from typing import Any
 from pytest_acceptance.gate import host_codex
 from pytest_acceptance.gate.flow_state import write_json
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
+from pytest_acceptance.gate.hosts import InstallError
 
 APP_SERVER_TIMEOUT = 60.0
 TRUSTED = "trusted"
@@ -39,10 +40,6 @@ HANDLERS = (
     ("PreToolUse", "^(Bash|apply_patch)$", "pretool.py", 30),
     ("Stop", None, "stop.py", 900),
 )
-
-
-class InstallError(RuntimeError):
-    """The gate could not be installed, or Codex does not report it trusted."""
 
 
 def hooks_definition(plugin_root: Path = PLUGIN_ROOT) -> dict[str, Any]:

@@ -18,17 +18,12 @@ Standard library only, Python 3.8: hooks/copilot/install.py imports it.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.gate import host_copilot
+from pytest_acceptance.gate import host_copilot, hosts
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
-
-
-class InstallError(RuntimeError):
-    """The gate could not be installed (a file of the user's in its place, say)."""
+from pytest_acceptance.gate.hosts import InstallError
 
 
 def hooks_file_content(plugin_root: Path = PLUGIN_ROOT) -> dict[str, Any]:
@@ -79,16 +74,9 @@ def install(project: Path, plugin_root: Path = PLUGIN_ROOT) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """`install.py [PROJECT]`: install into PROJECT (default: the current folder)."""
-    project = Path(argv[0] if argv else os.getcwd())
-    try:
-        hooks_file = install(project)
-    except (InstallError, OSError) as error:
-        print(f"pytest-acceptance: {error}", file=sys.stderr)
-        return 1
-    print(
-        f"pytest-acceptance: the gate's hooks are in {hooks_file}. Copilot runs a project's "
-        "hooks only in a folder you trust: start it there with --trust-folder or trust the "
-        "folder when it asks."
+    return hosts.install_main(
+        argv,
+        install,
+        "the gate's hooks are in {file}. Copilot runs a project's hooks only in a folder you "
+        "trust: start it there with --trust-folder or trust the folder when it asks.",
     )
-    return 0

@@ -15,20 +15,15 @@ Standard library only, Python 3.8: hooks/gemini/install.py imports it.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.gate import host_gemini
-from pytest_acceptance.gate.flow_state import FlowStateError, write_json
+from pytest_acceptance.gate import host_gemini, hosts
+from pytest_acceptance.gate.flow_state import write_json
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
+from pytest_acceptance.gate.hosts import InstallError
 
 TRUSTED_FOLDERS = "trustedFolders.json"  # under ~/.gemini
-
-
-class InstallError(RuntimeError):
-    """The gate could not be installed (an unreadable settings file, say)."""
 
 
 def hooks_definition(plugin_root: Path = PLUGIN_ROOT) -> dict[str, list[dict[str, Any]]]:
@@ -80,7 +75,7 @@ def install(project: Path, plugin_root: Path = PLUGIN_ROOT) -> Path:
     project = project.resolve()
     if not project.is_dir():
         raise InstallError(f"{project}: no such folder")
-    settings_file = project / host_gemini.SETTINGS_FILE
+    settings_file = project / host_gemini.HOOKS_FILE
     settings = merged_settings(_read_object(settings_file), plugin_root)
     settings_file.parent.mkdir(parents=True, exist_ok=True)
     settings_file.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
@@ -92,12 +87,4 @@ def install(project: Path, plugin_root: Path = PLUGIN_ROOT) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """`install.py [PROJECT]`: install into PROJECT (default: the current folder)."""
-    project = Path(argv[0] if argv else os.getcwd())
-    try:
-        settings_file = install(project)
-    except (InstallError, OSError, FlowStateError) as error:
-        print(f"pytest-acceptance: {error}", file=sys.stderr)
-        return 1
-    print(f"pytest-acceptance: the gate's hooks are in {settings_file}; {project} is trusted")
-    return 0
+    return hosts.install_main(argv, install, "the gate's hooks are in {file}; {project} is trusted")

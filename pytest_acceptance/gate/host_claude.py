@@ -16,30 +16,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pytest_acceptance.gate.hosts import (
-    BLOCKING,
-    HostAdapter,
-    HostContract,
-    StopEvent,
-    claude_style_stop,
-)
+from pytest_acceptance.gate.hosts import HostAdapter, HostContract, StopEvent, claude_style_stop
 
 CONTRACT = HostContract(
     name="claude-code",
     title="Claude Code",
-    support=BLOCKING,
     stop_event="Stop",
-    block_fields=(("decision", "block"),),
-    reason_field="reason",
-    answer_exit_code=0,
     exit_2="blocks the stop; stderr is the reason",
-    timeout_unit="s",
     default_timeout=600,
-    timeout_fails_open=True,
     block_cap=8,
-    loop_flag="stop_hook_active",
-    message_field="systemMessage",
-    ends_session=True,
     neutral_answers=True,
     settings_files=(
         "~/.claude/settings.json",

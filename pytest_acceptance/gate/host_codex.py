@@ -6,7 +6,7 @@ what they need to know of Codex is here, on its adapter:
 
 - No Skill tool. The flow is pinned from the user's own prompt (UserPromptSubmit, which the
   model cannot send): a prompt that starts with ``$acceptance-implement SPEC``
-  (:func:`implement_args`). Every stop of the flow is a claim of done, or an escalation
+  (hosts.implement_args). Every stop of the flow is a claim of done, or an escalation
   (prompt_flow.py); the gate's reasons are said in the steps Codex's agent can take
   (:func:`in_codex_words`).
 - No cap on Stop blocks (its contract's ``block_cap`` is None): the gate counts its own
@@ -23,6 +23,7 @@ The flow's state lives in ``$CODEX_HOME/pytest-acceptance`` (outside the project
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -31,41 +32,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_acceptance.gate import prompt_flow, protect
+from pytest_acceptance.gate import host_claude, hosts, prompt_flow, protect
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
-from pytest_acceptance.gate.hosts import (
-    BLOCKING,
-    HostAdapter,
-    HostContract,
-    StopEvent,
-    claude_style_stop,
-)
+from pytest_acceptance.gate.hosts import StopEvent, claude_style_stop
 
-STATE_FOLDER = "pytest-acceptance"  # under $CODEX_HOME
 TRUST_RECORD = "trust.json"  # under the state folder: what the installer trusted
 HOOKS_FILE = Path(".codex") / "hooks.json"
-IMPLEMENT_SKILL = "acceptance-implement"
-_IMPLEMENT = re.compile(rf"\A\s*\${IMPLEMENT_SKILL}(?![\w-])(.*)\Z", re.DOTALL)
+HOOK_SET = "codex"  # the hook set's folder under the plugin's hooks/
+IMPLEMENT_SKILL = hosts.IMPLEMENT_SKILL
 
-
-CONTRACT = HostContract(
+# Claude-style command hooks: Claude Code's contract, but for the cap and the files.
+CONTRACT = dataclasses.replace(
+    host_claude.CONTRACT,
     name="codex",
     title="OpenAI Codex CLI",
-    support=BLOCKING,
-    stop_event="Stop",
-    block_fields=(("decision", "block"),),
-    reason_field="reason",
-    answer_exit_code=0,
-    exit_2="blocks the stop; stderr is the reason",
-    timeout_unit="s",
-    default_timeout=600,
-    timeout_fails_open=True,
     block_cap=None,
-    loop_flag="stop_hook_active",
-    message_field="systemMessage",
-    ends_session=True,
-    neutral_answers=True,
     settings_files=(
         "$CODEX_HOME/config.toml",
         "$CODEX_HOME/hooks.json",
@@ -91,22 +73,7 @@ def codex_home() -> Path:
 
 
 def state_dir() -> Path:
-    return codex_home() / STATE_FOLDER
-
-
-def use_codex_state() -> None:
-    """The shared flow modules keep their state in $CLAUDE_PLUGIN_DATA: on Codex that is
-    the state folder under $CODEX_HOME, whatever the environment says."""
-    os.environ["CLAUDE_PLUGIN_DATA"] = str(state_dir())
-
-
-# --- the user's prompt and the agent's last message -----------------------------------------
-
-
-def implement_args(prompt: str | None) -> str | None:
-    """The arguments of a prompt that starts an /implement flow, None for any other."""
-    matched = _IMPLEMENT.match(prompt or "")
-    return matched.group(1).strip() if matched else None
+    return codex_home() / hosts.STATE_FOLDER
 
 
 in_codex_words = prompt_flow.in_flow_words  # the same steps: a command, a stop, a message
@@ -158,7 +125,7 @@ def trust_problems(hooks_file: Path) -> list[str]:
     the hooks file changed since the installer trusted it, or config.toml no longer holds
     the trusted hash of each of its handlers."""
     project = hooks_file.parent.parent
-    fix = f"run the installer again (`python3 <plugin>/hooks/codex/install.py {project}`)"
+    fix = f"run the installer again (`{hosts.installer_command(HOOK_SET, project)}`)"
     try:
         record = TrustRecord.from_json(json.loads(trust_record_path(hooks_file).read_bytes()))
     except FileNotFoundError:
@@ -254,8 +221,6 @@ def skipped_hooks(cwd: str | None) -> str | None:
 
 # --- the guard: what a Bash or apply_patch call writes --------------------------------------
 
-_PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
-
 
 def protected_paths(flow: Flow) -> protect.Protected:
     """The pinned spec, the project's `.codex/`, Codex's home (config, sessions, the gate's
@@ -264,18 +229,16 @@ def protected_paths(flow: Flow) -> protect.Protected:
     trees = [
         (Path(flow.repo) / ".codex", "`.codex/` holds the hooks that gate this flow"),
         (codex_home(), "Codex's home holds its configuration, hook trust and the gate's state"),
-        (PLUGIN_ROOT, "it is the pytest-acceptance plugin itself"),
+        (PLUGIN_ROOT, protect.PLUGIN_WHY),
         (
             Path("/etc/codex"),
             "Codex's managed configuration (requirements.toml) is the administrator's",
         ),
     ]
-    resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
-    spec = Path(os.path.realpath(flow.spec_path)) if flow.spec_path else None
-    return protect.Protected(spec=spec, trees=tuple(dict.fromkeys([*trees, *resolved])))
+    return protect.protecting(flow.spec_path, trees)
 
 
-def protected_target(flow: Flow, payload: dict[str, Any]) -> str | None:
+def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
     """What a `Bash` or `apply_patch` call would write among the protected paths, described;
     None when it writes none of them."""
     tool_input = payload.get("tool_input")
@@ -285,23 +248,10 @@ def protected_target(flow: Flow, payload: dict[str, Any]) -> str | None:
     cwd = Path(str(payload.get("cwd") or flow.repo))
     protected = protected_paths(flow)
     if payload.get("tool_name") == "apply_patch":
-        found = [
-            protect.Violation(target, path, why, "apply_patch")
-            for target in _PATCH_TARGET.findall(command)
-            for path in protect.resolve(target, cwd)
-            for why in [protected.why(path)]
-            if why is not None
-        ]
+        found = protect.patch_violations(command, cwd, protected)
     else:
         found = protect.bash_violations(command, cwd, protected)
     return protect.describe(found) if found else None
 
 
-ADAPTER = HostAdapter(
-    CONTRACT,
-    recognises,
-    read,
-    flow_prompt=implement_args,
-    skipped_hooks=skipped_hooks,
-    words=in_codex_words,
-)
+ADAPTER = prompt_flow.adapter(CONTRACT, recognises, read, codex_home, skipped_hooks)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -43,26 +42,18 @@ from typing import Any, Mapping
 from pytest_acceptance.gate import hosts, prompt_flow, protect
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT, settle_seconds
-from pytest_acceptance.gate.hosts import BLOCKING, HostAdapter, HostContract, StopEvent, text
+from pytest_acceptance.gate.hosts import HostContract, StopEvent, text
 from pytest_acceptance.tree.hostile import open_regular
 
 CONTRACT = HostContract(
     name="copilot-cli",
     title="GitHub Copilot CLI",
-    support=BLOCKING,
     stop_event="agentStop",
-    block_fields=(("decision", "block"),),
-    reason_field="reason",
-    answer_exit_code=0,
     exit_2="a warning only: the agent stops",
-    timeout_unit="s",
     default_timeout=30,
-    timeout_fails_open=True,
     block_cap=8,
-    loop_flag="stop_hook_active",
     message_field=None,
     ends_session=False,
-    neutral_answers=False,
     settings_files=(".github/hooks/*.json", ".claude/settings.json"),
 )
 
@@ -137,8 +128,9 @@ def _last_text(transcript_path: str) -> tuple[str | None, bool]:
 # --- the hook set ----------------------------------------------------------------------------
 
 HOOKS_FILE = Path(".github") / "hooks" / "pytest-acceptance.json"
+HOOK_SET = "copilot"  # the hook set's folder under the plugin's hooks/
+HOOK_COMMAND = "bash"  # the field of a hook that holds its command
 HOOKS_VERSION = 1
-STATE_FOLDER = "pytest-acceptance"  # under ~/.copilot
 IMPLEMENT_PROMPT = hosts.IMPLEMENT_PROMPT
 SHELL_TOOL = "bash"
 FILE_TOOLS = ("create", "edit")  # their target in toolArgs.path
@@ -157,12 +149,6 @@ SCRIPTS_FOLDER = ("hooks", "copilot")
 
 def copilot_home() -> Path:
     return Path("~/.copilot").expanduser()
-
-
-def use_copilot_state() -> None:
-    """The shared flow modules keep their state in $CLAUDE_PLUGIN_DATA: on Copilot that is
-    the state folder under ~/.copilot, whatever the environment says."""
-    os.environ["CLAUDE_PLUGIN_DATA"] = str(copilot_home() / STATE_FOLDER)
 
 
 def neutral_payload(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +177,7 @@ def specific_output(specific: Mapping[str, Any]) -> dict[str, Any]:
 
 def ours_hook(hook: object) -> bool:
     """A hook of ours: its command runs one of the plugin's Copilot scripts."""
-    command = hook.get("bash") if isinstance(hook, dict) else None
+    command = hook.get(HOOK_COMMAND) if isinstance(hook, dict) else None
     return isinstance(command, str) and any(
         f"/{SCRIPTS_FOLDER[0]}/{SCRIPTS_FOLDER[1]}/{script}" in command for _, script, _ in HOOKS
     )
@@ -208,20 +194,12 @@ def our_hooks(config: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _json_object(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def hooks_problems(project: Path) -> list[str]:
     """Why Copilot would skip a hook of ours in `project` (empty when none is skipped): our
     hooks file missing or not version 1, a hook of ours missing or with a timeout under the
     installer's, or ``disableAllHooks`` in that file or the user's settings."""
     path = project / HOOKS_FILE
-    config = _json_object(path)
+    config = hosts.json_object(path)
     if config is None:
         return [f"{path} is missing or unreadable"]
     problems = []
@@ -241,20 +219,15 @@ def hooks_problems(project: Path) -> list[str]:
 
 
 def _user_settings() -> dict[str, Any] | None:
-    return _json_object(copilot_home() / "settings.json")
+    return hosts.json_object(copilot_home() / "settings.json")
 
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Copilot would skip a hook of ours in the project at `cwd`."""
-    return hosts.not_fully_gated("copilot", "copilot", hooks_problems(Path(cwd or os.getcwd())))
-
-
-implement_args = hosts.implement_args
+    return hosts.not_fully_gated(HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
 
 
 # --- the guard: what a bash, create, edit or apply_patch call writes ----------------------------
-
-_PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
 
 
 def protected_paths(flow: Flow) -> protect.Protected:
@@ -266,11 +239,9 @@ def protected_paths(flow: Flow) -> protect.Protected:
         (Path(flow.repo) / HOOKS_FOLDER, "`.github/hooks/` holds the hooks that gate this flow"),
         (Path(flow.repo) / ".claude", "Copilot also runs the hooks of `.claude/settings.json`"),
         (copilot_home(), "Copilot's home holds its settings, the sessions and the gate's state"),
-        (PLUGIN_ROOT, "it is the pytest-acceptance plugin itself"),
+        (PLUGIN_ROOT, protect.PLUGIN_WHY),
     ]
-    resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
-    spec = Path(os.path.realpath(flow.spec_path)) if flow.spec_path else None
-    return protect.Protected(spec=spec, trees=tuple(dict.fromkeys([*trees, *resolved])))
+    return protect.protecting(flow.spec_path, trees)
 
 
 def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
@@ -283,33 +254,20 @@ def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
         command = tool_input.get("command")
         found = protect.bash_violations(command, cwd, protected) if isinstance(command, str) else []
     elif tool_name in FILE_TOOLS and isinstance(tool_input, dict):
-        found = _written(str(tool_name), [tool_input.get("path")], cwd, protected)
+        found = protect.named_violations(str(tool_name), [tool_input.get("path")], cwd, protected)
     elif tool_name == PATCH_TOOL and isinstance(tool_input, str):
-        found = _written(PATCH_TOOL, _PATCH_TARGET.findall(tool_input), cwd, protected)
+        found = protect.patch_violations(tool_input, cwd, protected)
     else:
         return None
     return protect.describe(found) if found else None
 
 
-def _written(
-    tool_name: str, targets: list[object], cwd: Path, protected: protect.Protected
-) -> list[protect.Violation]:
-    return [
-        protect.Violation(target, path, why, tool_name)
-        for target in targets
-        if isinstance(target, str) and target
-        for path in protect.resolve(target, cwd)
-        for why in [protected.why(path)]
-        if why is not None
-    ]
-
-
-ADAPTER = HostAdapter(
+ADAPTER = prompt_flow.adapter(
     CONTRACT,
     recognises,
     read,
-    flow_prompt=implement_args,
-    skipped_hooks=skipped_hooks,
-    words=prompt_flow.in_flow_words,
+    copilot_home,
+    skipped_hooks,
     specific_output=specific_output,
+    hook_payload=neutral_payload,
 )

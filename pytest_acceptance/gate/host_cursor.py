@@ -26,16 +26,12 @@ CONTRACT = HostContract(
     stop_event="stop",
     block_fields=(),
     reason_field="followup_message",
-    answer_exit_code=0,
     exit_2="not a refusal: the stop has already happened",
-    timeout_unit="s",
     default_timeout=30,
-    timeout_fails_open=True,
     block_cap=5,
     loop_flag="loop_count",
     message_field=None,
     ends_session=False,
-    neutral_answers=False,
     settings_files=("~/.cursor/hooks.json", ".cursor/hooks.json", ".claude/settings.json"),
 )
 

@@ -22,39 +22,24 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_acceptance.gate import hosts, prompt_flow, protect
+from pytest_acceptance.gate import hook_io, hosts, prompt_flow, protect
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
-from pytest_acceptance.gate.hosts import (
-    BLOCKING,
-    HostAdapter,
-    HostContract,
-    StopEvent,
-    claude_style_stop,
-)
+from pytest_acceptance.gate.hosts import HostContract, StopEvent, claude_style_stop
 
 CONTRACT = HostContract(
     name="gemini-cli",
     title="Gemini CLI",
-    support=BLOCKING,
     stop_event="AfterAgent",
     block_fields=(("decision", "deny"),),
-    reason_field="reason",
-    answer_exit_code=0,
     exit_2="rejects the response and retries with stderr as the prompt",
     timeout_unit="ms",
     default_timeout=60000,
-    timeout_fails_open=True,
     block_cap=None,
-    loop_flag="stop_hook_active",
-    message_field="systemMessage",
-    ends_session=True,
-    neutral_answers=False,
     settings_files=("~/.gemini/settings.json", ".gemini/settings.json"),
 )
 
@@ -67,8 +52,9 @@ def read(payload: Mapping[str, Any]) -> StopEvent:
     return claude_style_stop(CONTRACT.name, payload, "prompt_response")
 
 
-SETTINGS_FILE = Path(".gemini") / "settings.json"
-STATE_FOLDER = "pytest-acceptance"  # under ~/.gemini
+HOOKS_FILE = Path(".gemini") / "settings.json"  # the project's settings hold our hooks
+HOOK_SET = "gemini"  # the hook set's folder under the plugin's hooks/
+HOOK_COMMAND = "command"  # the field of a hook that holds its command
 IMPLEMENT_PROMPT = hosts.IMPLEMENT_PROMPT
 SHELL_TOOL = "run_shell_command"
 FILE_TOOLS = {"write_file": "file_path", "replace": "file_path"}
@@ -88,12 +74,6 @@ def gemini_home() -> Path:
     return Path("~/.gemini").expanduser()
 
 
-def use_gemini_state() -> None:
-    """The shared flow modules keep their state in $CLAUDE_PLUGIN_DATA: on Gemini that is
-    the state folder under ~/.gemini, whatever the environment says."""
-    os.environ["CLAUDE_PLUGIN_DATA"] = str(gemini_home() / STATE_FOLDER)
-
-
 def ours_hook(hook: object) -> bool:
     return isinstance(hook, dict) and str(hook.get("name", "")).startswith(HOOK_NAME_PREFIX)
 
@@ -102,14 +82,6 @@ def ours(group: object) -> bool:
     """A hook group of settings.json that holds a hook of ours (by its name)."""
     hooks = group.get("hooks") if isinstance(group, dict) else None
     return isinstance(hooks, list) and any(ours_hook(hook) for hook in hooks)
-
-
-def _settings(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def our_hooks(settings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -130,13 +102,13 @@ def _hooks_config(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
-def settings_problems(project: Path) -> list[str]:
+def hooks_problems(project: Path) -> list[str]:
     """Why Gemini would skip a hook of ours in `project` (empty when none is skipped): our
     hooks missing from its `.gemini/settings.json`, a timeout under the installer's, the
     hooks switched off (``hooksConfig.enabled``, system settings over the project's over the
     user's) or one of ours in a ``hooksConfig.disabled`` list."""
-    path = project / SETTINGS_FILE
-    settings = _settings(path)
+    path = project / HOOKS_FILE
+    settings = hosts.json_object(path)
     if settings is None:
         return [f"{path} is missing or unreadable"]
     problems = []
@@ -148,9 +120,9 @@ def settings_problems(project: Path) -> list[str]:
         elif not isinstance(hook.get("timeout"), int) or hook["timeout"] < timeout:
             problems.append(f"the {event} hook's timeout in {path} is under {timeout} ms")
     layers = [
-        _settings(SYSTEM_SETTINGS / "settings.json"),
+        hosts.json_object(SYSTEM_SETTINGS / "settings.json"),
         settings,
-        _settings(gemini_home() / "settings.json"),
+        hosts.json_object(gemini_home() / "settings.json"),
     ]
     switches = [_hooks_config(layer).get("enabled") for layer in layers]
     if next((s for s in switches if isinstance(s, bool)), True) is False:
@@ -166,10 +138,7 @@ def settings_problems(project: Path) -> list[str]:
 
 def skipped_hooks(cwd: str | None) -> str | None:
     """The warning to give when Gemini would skip a hook of ours in the project at `cwd`."""
-    return hosts.not_fully_gated("gemini", "gemini", settings_problems(Path(cwd or os.getcwd())))
-
-
-implement_args = hosts.implement_args
+    return hosts.not_fully_gated(HOOK_SET, hooks_problems(Path(cwd or os.getcwd())))
 
 
 def protected_paths(flow: Flow) -> protect.Protected:
@@ -183,11 +152,9 @@ def protected_paths(flow: Flow) -> protect.Protected:
         ),
         (gemini_home(), "Gemini's home holds its settings, the sessions and the gate's state"),
         (SYSTEM_SETTINGS, "Gemini CLI's system settings are the administrator's"),
-        (PLUGIN_ROOT, "it is the pytest-acceptance plugin itself"),
+        (PLUGIN_ROOT, protect.PLUGIN_WHY),
     ]
-    resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
-    spec = Path(os.path.realpath(flow.spec_path)) if flow.spec_path else None
-    return protect.Protected(spec=spec, trees=tuple(dict.fromkeys([*trees, *resolved])))
+    return protect.protecting(flow.spec_path, trees)
 
 
 def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
@@ -201,7 +168,8 @@ def protected_target(flow: Flow, payload: Mapping[str, Any]) -> str | None:
     if tool_name == SHELL_TOOL:
         found = _shell_violations(tool_input, cwd, protected)
     elif tool_name in FILE_TOOLS:
-        found = _file_violations(tool_name, tool_input.get(FILE_TOOLS[tool_name]), cwd, protected)
+        target = tool_input.get(FILE_TOOLS[tool_name])
+        found = protect.named_violations(tool_name, [target], cwd, protected)
     else:
         return None
     return protect.describe(found) if found else None
@@ -216,24 +184,9 @@ def _shell_violations(
     return protect.bash_violations(command, cwd, protected) if isinstance(command, str) else []
 
 
-def _file_violations(
-    tool_name: str, target: object, cwd: Path, protected: protect.Protected
-) -> list[protect.Violation]:
-    if not isinstance(target, str) or not target:
-        return []
-    return [
-        protect.Violation(target, path, why, tool_name)
-        for path in protect.resolve(target, cwd)
-        for why in [protected.why(path)]
-        if why is not None
-    ]
+def deny_tool_call(reason: str) -> None:
+    """Gemini's BeforeTool refusal: the neutral block, rendered as its deny."""
+    hook_io.emit({"decision": "block", "reason": reason})
 
 
-ADAPTER = HostAdapter(
-    CONTRACT,
-    recognises,
-    read,
-    flow_prompt=implement_args,
-    skipped_hooks=skipped_hooks,
-    words=prompt_flow.in_flow_words,
-)
+ADAPTER = prompt_flow.adapter(CONTRACT, recognises, read, gemini_home, skipped_hooks)

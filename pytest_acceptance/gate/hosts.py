@@ -20,14 +20,21 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from pytest_acceptance.gate.hook_io import HookInputError
 
 BLOCKING = "blocking"  # the host's stop hook can refuse a stop: the gate keeps its promise
 FOLLOW_UP = "follow-up only"  # the hook can only queue a message: the stop happens anyway
 NOT_SUPPORTED = "not supported"  # no adapter: nothing of the gate runs there
 SUPPORT_LEVELS = (BLOCKING, FOLLOW_UP, NOT_SUPPORTED)
+STATE_FOLDER = "pytest-acceptance"  # the gate's state, under the home of a host that has one
 
 
 @dataclass(frozen=True)
@@ -42,21 +49,22 @@ class HostContract:
 
     name: str
     title: str
-    support: str
     stop_event: str
-    block_fields: tuple[tuple[str, str], ...]
-    reason_field: str
-    answer_exit_code: int
     exit_2: str
-    timeout_unit: str  # "s" or "ms": the unit of the hook's timeout setting
     default_timeout: int  # in timeout_unit
-    timeout_fails_open: bool
     block_cap: int | None
-    loop_flag: str | None  # the payload field that says this stop follows a block
-    message_field: str | None  # where a note for the user goes; None: nowhere
-    ends_session: bool  # it reads {"continue": false, "stopReason": ...}: a forced stop said
-    neutral_answers: bool  # it reads the neutral vocabulary as is: answers pass unchanged
     settings_files: tuple[str, ...]
+    # What most hosts document alike: a stop refused by a decision and its reason.
+    support: str = BLOCKING
+    block_fields: tuple[tuple[str, str], ...] = (("decision", "block"),)
+    reason_field: str = "reason"
+    answer_exit_code: int = 0
+    timeout_unit: str = "s"  # "s" or "ms": the unit of the hook's timeout setting
+    timeout_fails_open: bool = True
+    loop_flag: str | None = "stop_hook_active"  # the field that says a stop follows a block
+    message_field: str | None = "systemMessage"  # where a note for the user goes; None: nowhere
+    ends_session: bool = True  # it reads {"continue": false, "stopReason": ...}: a forced stop
+    neutral_answers: bool = False  # it reads the neutral vocabulary as is: answers unchanged
 
     def __post_init__(self) -> None:
         if self.support not in SUPPORT_LEVELS:
@@ -138,7 +146,10 @@ class HostAdapter:
     hook of ours in the project at `cwd` (None: it runs them all). `words`: the gate's
     reasons, which name the slash commands, in the steps the host's agent can take.
     `specific_output`: a prompt or tool hook's ``hookSpecificOutput`` (the context for the
-    model, a tool call's denial) in the fields the host reads."""
+    model, a tool call's denial) in the fields the host reads. `home`: the host's own folder
+    outside the project, where the flow's state lives (None: $CLAUDE_PLUGIN_DATA as given).
+    `hook_payload`: a prompt or tool hook's payload in the field names the shared modules
+    read (``session_id``, ``tool_name``, ``tool_input``)."""
 
     contract: HostContract
     recognises: Recogniser
@@ -147,6 +158,18 @@ class HostAdapter:
     skipped_hooks: Callable[[str | None], str | None] = runs_every_hook
     words: Callable[[str], str] = same_words
     specific_output: Callable[[Mapping[str, Any]], dict[str, Any]] = specific_output_as_is
+    home: Callable[[], Path] | None = None
+    hook_payload: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
+
+    def state_dir(self) -> Path | None:
+        return self.home() / STATE_FOLDER if self.home is not None else None
+
+    def use_state(self) -> None:
+        """The shared flow modules keep their state in $CLAUDE_PLUGIN_DATA: on a host with a
+        home of its own, that is the state folder under it, whatever the environment says."""
+        folder = self.state_dir()
+        if folder is not None:
+            os.environ["CLAUDE_PLUGIN_DATA"] = str(folder)
 
     def shares_settings_with(self, other: HostAdapter) -> bool:
         """Whether one of the two runs the hooks of a settings file the other reads."""
@@ -198,7 +221,8 @@ def claude_style_stop(host: str, payload: Mapping[str, Any], last_message_key: s
 
 # The prompt that starts an /implement flow on a host with no skill tool: the word the
 # hook sets install, then the spec (and anything after it).
-IMPLEMENT_PROMPT = "$acceptance-implement"
+IMPLEMENT_SKILL = "acceptance-implement"
+IMPLEMENT_PROMPT = f"${IMPLEMENT_SKILL}"
 _IMPLEMENT = re.compile(rf"\A\s*{re.escape(IMPLEMENT_PROMPT)}(?![\w-])(.*)\Z", re.DOTALL)
 
 
@@ -208,14 +232,49 @@ def implement_args(prompt: str | None) -> str | None:
     return matched.group(1).strip() if matched else None
 
 
-def not_fully_gated(host: str, installer: str, problems: list[str]) -> str | None:
-    """The warning for a session of `host` that would skip a hook of ours (None when
-    nothing is wrong); `installer`: the hook set's folder under the plugin's hooks/."""
+def installer_command(
+    hook_set: str, project: object = "<project>", plugin: object = "<plugin>"
+) -> str:
+    """The command that installs (again) the hook set of `hook_set` (its folder under the
+    plugin's hooks/) into `project`."""
+    return f"python3 {plugin}/hooks/{hook_set}/install.py {project}"
+
+
+def not_fully_gated(hook_set: str, problems: list[str]) -> str | None:
+    """The warning for a session of the host of `hook_set` (its folder under the plugin's
+    hooks/) that would skip a hook of ours; None when nothing is wrong."""
     if not problems:
         return None
-    fix = f"run the installer again (`python3 <plugin>/hooks/{installer}/install.py <project>`)"
     return (
-        f"pytest-acceptance: THIS {host.upper()} SESSION IS NOT FULLY GATED: "
+        f"pytest-acceptance: THIS {hook_set.upper()} SESSION IS NOT FULLY GATED: "
         + "; ".join(problems)
-        + f". Fix: {fix}."
+        + f". Fix: run the installer again (`{installer_command(hook_set)}`)."
     )
+
+
+class InstallError(RuntimeError):
+    """A host's hook set could not be installed (a file of the user's in its place, say)."""
+
+
+def install_main(argv: list[str], install: Callable[[Path], Path], done: str) -> int:
+    """An installer's command line, `install.py [PROJECT]`: install into PROJECT (default:
+    the current folder); `done` said on success (``{file}``: the file written, ``{project}``),
+    the reason on stderr and exit code 1 on failure."""
+    project = Path(argv[0] if argv else os.getcwd())
+    try:
+        written = install(project)
+    except (InstallError, OSError, HookInputError) as error:  # a state file unreadable too
+        print(f"pytest-acceptance: {error}", file=sys.stderr)
+        return 1
+    print("pytest-acceptance: " + done.format(file=written, project=project))
+    return 0
+
+
+def json_object(path: Path) -> dict[str, Any] | None:
+    """A host's settings or hooks file as the JSON object it must be; None when it is
+    missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -31,12 +31,12 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from pytest_acceptance.gate import caps, gate, hook_io, isolation, pin
+from pytest_acceptance.gate import caps, gate, hook_io, hosts, isolation, pin
 from pytest_acceptance.gate.flow_state import Flow, data_dir
-from pytest_acceptance.gate.hosts import HostAdapter
-from pytest_acceptance.gate.stop_decision import DEADLINE, REAL, Checks, Seen
+from pytest_acceptance.gate.hosts import HostAdapter, HostContract, Reader, Recogniser
+from pytest_acceptance.gate.stop_decision import REAL, Checks, Seen
 from pytest_acceptance.gate.transcript import BLOCK_TAG
 
 ESCALATE_MARK = "ESCALATE:"
@@ -61,6 +61,30 @@ def in_flow_words(reason: str) -> str:
     ):
         reason = reason.replace(command, steps)
     return reason
+
+
+def adapter(
+    contract: HostContract,
+    recognises: Recogniser,
+    read: Reader,
+    home: Callable[[], Path],
+    skipped_hooks: Callable[[str | None], str | None],
+    **host_specific: Any,
+) -> HostAdapter:
+    """The adapter of a host with no skill tool, whose flow is pinned from the user's own
+    prompt: the prompt that starts a flow (hosts.implement_args), the gate's reasons in the
+    steps its agent can take (in_flow_words), the flow's state in the host's `home`, the
+    warning when it would skip a hook of ours; the rest as the host says."""
+    return HostAdapter(
+        contract,
+        recognises,
+        read,
+        flow_prompt=hosts.implement_args,
+        skipped_hooks=skipped_hooks,
+        words=in_flow_words,
+        home=home,
+        **host_specific,
+    )
 
 
 def outcomes_relative(host: HostAdapter) -> Path:
@@ -226,9 +250,8 @@ def judge(
             f"This /implement flow has no pinned spec to verify ({flow.problem}): it cannot end "
             f"as done. Escalate: a message whose first line starts with {ESCALATE_MARK}"
         ), None
-    deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
     # Never a stored result: this decision is made on a run of this moment's tree.
-    reason, fingerprint = checks.gate_judge(flow, skill, deadline_at, False)
+    reason, fingerprint = checks.gate_run(flow, skill, False)
     if reason is None:
         return None, fingerprint
     reason = host.words(reason)

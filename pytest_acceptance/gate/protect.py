@@ -128,7 +128,7 @@ def protected_set(
     cwd: Path | None = None,
 ) -> Protected:
     trees: list[tuple[Path, str]] = [
-        (plugin_root, "it is the pytest-acceptance plugin itself"),
+        (plugin_root, PLUGIN_WHY),
         (Path("/etc/claude-code"), "Claude Code's managed settings are the administrator's"),
         (home / ".gitconfig", "git's global configuration decides what git reports"),
         (home / ".config" / "git", "git's global configuration decides what git reports"),
@@ -146,10 +146,20 @@ def protected_set(
         trees.append(
             (Path(transcript_path) if inside else folder, "it holds the session transcript")
         )
-    resolved = [(Path(os.path.realpath(tree)), why) for tree, why in trees]
+    return protecting(spec, trees)
+
+
+PLUGIN_WHY = "it is the pytest-acceptance plugin itself"
+
+
+def protecting(spec: str | Path | None, trees: Iterable[tuple[Path, str]]) -> Protected:
+    """The spec and the trees protected, each as named and as resolved (a tree reached
+    through a symlink is protected by either name)."""
+    named = list(trees)
+    resolved = [(Path(os.path.realpath(tree)), why) for tree, why in named]
     return Protected(
         spec=Path(os.path.realpath(spec)) if spec else None,
-        trees=tuple(dict.fromkeys([*trees, *resolved])),
+        trees=tuple(dict.fromkeys([*named, *resolved])),
     )
 
 
@@ -196,6 +206,27 @@ def _check(protected: Protected, target: str, cwd: Path, how: str) -> list[Viola
         if why is not None:
             found.append(Violation(target, path, why, how))
     return found
+
+
+def named_violations(
+    how: str, targets: Iterable[object], cwd: Path, protected: Protected
+) -> list[Violation]:
+    """The protected paths among the files a tool call names (a file tool's path, a
+    patch's targets); what is not a non-empty string names nothing."""
+    return [
+        violation
+        for target in targets
+        if isinstance(target, str) and target
+        for violation in _check(protected, target, cwd, how)
+    ]
+
+
+# The files an apply_patch call writes (Codex and Copilot CLI use the same patch format).
+_PATCH_TARGET = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
+
+
+def patch_violations(patch: str, cwd: Path, protected: Protected) -> list[Violation]:
+    return named_violations("apply_patch", _PATCH_TARGET.findall(patch), cwd, protected)
 
 
 def resolve(target: str, cwd: Path) -> list[Path]:

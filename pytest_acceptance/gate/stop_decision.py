@@ -82,6 +82,12 @@ class Checks:
     gate_judge: GateJudge = gate.judge
     escaped: Callable[[str], list[str]] = background.escaped
 
+    def gate_run(self, pin: PinnedFlow, skill: str, reuse: bool) -> tuple[str | None, str | None]:
+        """The gate's judgement, its run ending a minute before the hook's own deadline (so
+        that the hook still answers, and in time)."""
+        deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
+        return self.gate_judge(pin, skill, deadline_at, reuse)
+
 
 REAL = Checks()
 Seen = Dict[str, Any]  # what a hook learnt before it failed, for its fail-closed handler
@@ -204,8 +210,7 @@ def _gate_refusal(pin: PinnedFlow, skill: str, checks: Checks, reuse: bool) -> s
     the gate's run that let it through, whose stored result may then stand for this stop."""
     if skill == "escalate" and _gate_let_escalate_through(pin):
         return None
-    deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
-    reason, fingerprint = checks.gate_judge(pin, skill, deadline_at, reuse)
+    reason, fingerprint = checks.gate_run(pin, skill, reuse)
     if reason is None:
         pin.note_terminal(skill, fingerprint)
     return reason
@@ -419,10 +424,9 @@ def _problem(skill: str, verified: bool, pin: PinnedFlow, checks: Checks) -> str
             f"Must call /pytest-acceptance:verify before /pytest-acceptance:{skill}: {skill} "
             "only with the evidence of a verification run of the spec in this /implement flow."
         )
-    deadline_at = time.monotonic() + min(gate.deadline_seconds(), DEADLINE - 60)
     # Never a stored result: whatever the agent did since, outside any fingerprint too (a file
     # outside the project, an empty folder), this decision is made on a run of this moment.
-    reason, fingerprint = checks.gate_judge(pin, skill, deadline_at, False)
+    reason, fingerprint = checks.gate_run(pin, skill, False)
     if reason is None:
         pin.record_terminal(skill, fingerprint)
     return reason

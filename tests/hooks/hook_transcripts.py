@@ -988,3 +988,33 @@ def wait_until(condition: Any, seconds: float) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def run_host_script(
+    hook_set: str, script: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """A script of a host's hook set (hooks/<hook_set>/) run as that host runs it: through
+    the plugin's launcher, the payload on stdin, PATH and `env` its whole environment. Fails
+    the test on a non-zero exit."""
+    hooks = REPO_ROOT / "hooks"
+    done = subprocess.run(
+        ["/bin/sh", str(hooks / "python3"), str(hooks / hook_set / script)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], **env},
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def host_answer(
+    hook_set: str, script: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: Path
+) -> dict[str, Any]:
+    """The JSON answer of a host's hook script ({} when it wrote none)."""
+    answer = json.loads(run_host_script(hook_set, script, payload, env, cwd).stdout or "{}")
+    assert isinstance(answer, dict)
+    return answer

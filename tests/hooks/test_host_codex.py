@@ -6,15 +6,14 @@ are tested in test_prompt_flow.py."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from hook_transcripts import host_answer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_acceptance.gate import codex_install, host_codex
+from pytest_acceptance.gate import codex_install, host_codex, hosts
 from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
@@ -33,12 +32,12 @@ from pytest_acceptance.gate.flow_state import session_key as session_key_of
     ],
 )
 def test_only_a_prompt_that_starts_with_the_skill_pins(prompt: str, args: str | None) -> None:
-    assert host_codex.implement_args(prompt) == args
+    assert hosts.implement_args(prompt) == args
 
 
 @given(st.text())
 def test_any_prompt_is_read_without_error(prompt: str) -> None:
-    args = host_codex.implement_args(prompt)
+    args = hosts.implement_args(prompt)
     assert args is None or prompt.lstrip().startswith("$acceptance-implement")
 
 
@@ -139,22 +138,7 @@ def _run_stop_hook(payload: dict[str, object], codex_home: Path) -> dict[str, ob
 
 
 def _run_hook(script: str, payload: dict[str, object], codex_home: Path) -> dict[str, object]:
-    hooks = Path(__file__).resolve().parents[2] / "hooks"
-    environment = {"PATH": os.environ["PATH"], "CODEX_HOME": str(codex_home)}
-    done = subprocess.run(
-        ["/bin/sh", str(hooks / "python3"), str(hooks / "codex" / script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=codex_home.parent,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout or "{}")
-    assert isinstance(answer, dict)
-    return answer
+    return host_answer("codex", script, payload, {"CODEX_HOME": str(codex_home)}, codex_home.parent)
 
 
 def test_a_stop_whose_state_is_damaged_blocks_then_ends_forced(tmp_path: Path) -> None:

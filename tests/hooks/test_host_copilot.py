@@ -9,20 +9,19 @@ Copilot CLI in test_copilot_flow.py."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_transcripts import host_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
 from pytest_acceptance.doctor import copilot as copilot_doctor
-from pytest_acceptance.gate import caps, copilot_install, host_copilot
+from pytest_acceptance.gate import caps, copilot_install, host_copilot, hosts
 from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
@@ -364,27 +363,14 @@ def test_doctors_synthetic_stop_fails_when_the_stop_hook_lets_it_through(
 
 
 def _run_hook(script: str, payload: dict[str, object], home: Path) -> dict[str, object]:
-    done = subprocess.run(
-        ["/bin/sh", str(HOOKS / "python3"), str(HOOKS / "copilot" / script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(home)},
-        cwd=home.parent,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout or "{}")
-    assert isinstance(answer, dict)
-    return answer
+    return host_answer("copilot", script, payload, {"HOME": str(home)}, home.parent)
 
 
 def test_the_guard_denies_in_copilots_shape_inside_a_flow(tmp_path: Path) -> None:
     home = tmp_path / "home"
     project = tmp_path / "project"
     (project / ".github" / "hooks").mkdir(parents=True)
-    folder = home / ".copilot" / host_copilot.STATE_FOLDER / "flows" / session_key_of("open")
+    folder = home / ".copilot" / hosts.STATE_FOLDER / "flows" / session_key_of("open")
     folder.mkdir(parents=True)
     data = {"version": STATE_VERSION, "session_id": "open", "status": "open", "repo": str(project)}
     (folder / "flow.json").write_text(json.dumps(data))
@@ -401,7 +387,7 @@ def test_a_stop_whose_state_is_damaged_is_blocked(tmp_path: Path) -> None:
     """The pin cannot be read: the stop is blocked (whether a flow is open is unknown);
     Copilot's own cap of 8 ends a session stuck on it."""
     home = tmp_path / "home"
-    folder = home / ".copilot" / host_copilot.STATE_FOLDER / "flows" / session_key_of("bad")
+    folder = home / ".copilot" / hosts.STATE_FOLDER / "flows" / session_key_of("bad")
     folder.mkdir(parents=True)
     (folder / "flow.json").write_text("{damaged")
     stop = {"sessionId": "bad", "timestamp": 1, "cwd": str(tmp_path), "stopReason": "end_turn"}

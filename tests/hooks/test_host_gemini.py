@@ -6,18 +6,17 @@ test_prompt_flow.py; the whole through the real Gemini CLI in test_gemini_flow.p
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hook_transcripts import host_answer
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_acceptance.doctor import FAIL, NOT_INSTALLED, OK, Options
 from pytest_acceptance.doctor import gemini as gemini_doctor
-from pytest_acceptance.gate import gemini_install, host_gemini
+from pytest_acceptance.gate import gemini_install, host_gemini, hosts
 from pytest_acceptance.gate.flow_state import STATE_VERSION, Flow
 from pytest_acceptance.gate.flow_state import session_key as session_key_of
 
@@ -39,7 +38,7 @@ def test_only_a_prompt_that_starts_with_the_flow_prompt_pins(prompt: str, args: 
 
 @given(st.text())
 def test_any_prompt_is_read_without_error(prompt: str) -> None:
-    args = host_gemini.implement_args(prompt)
+    args = hosts.implement_args(prompt)
     assert args is None or prompt.lstrip().startswith(host_gemini.IMPLEMENT_PROMPT)
 
 
@@ -239,21 +238,7 @@ def test_the_users_hooks_switch_yields_to_the_projects(
 
 
 def _run_hook(script: str, payload: dict[str, object], home: Path) -> dict[str, object]:
-    hooks = Path(__file__).resolve().parents[2] / "hooks"
-    done = subprocess.run(
-        ["/bin/sh", str(hooks / "python3"), str(hooks / "gemini" / script)],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        env={"PATH": os.environ["PATH"], "HOME": str(home)},
-        cwd=home.parent,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout or "{}")
-    assert isinstance(answer, dict)
-    return answer
+    return host_answer("gemini", script, payload, {"HOME": str(home)}, home.parent)
 
 
 def test_a_stop_whose_state_is_damaged_is_denied_then_ends_forced(tmp_path: Path) -> None:
@@ -261,7 +246,7 @@ def test_a_stop_whose_state_is_damaged_is_denied_then_ends_forced(tmp_path: Path
     counted, since Gemini would retry for ever; past the cap it goes through, FORCED."""
     home = tmp_path / "home"
     session = "damaged"
-    folder = home / ".gemini" / host_gemini.STATE_FOLDER / "flows" / session_key_of(session)
+    folder = home / ".gemini" / hosts.STATE_FOLDER / "flows" / session_key_of(session)
     folder.mkdir(parents=True)
     (folder / "flow.json").write_text("{damaged")
     payload = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": "AfterAgent"}
@@ -281,7 +266,7 @@ def test_the_guard_denies_in_geminis_shape_inside_a_flow(tmp_path: Path) -> None
     home = tmp_path / "home"
     project = tmp_path / "project"
     (project / ".gemini").mkdir(parents=True)
-    folder = home / ".gemini" / host_gemini.STATE_FOLDER / "flows" / session_key_of("open")
+    folder = home / ".gemini" / hosts.STATE_FOLDER / "flows" / session_key_of("open")
     folder.mkdir(parents=True)
     data = {"version": STATE_VERSION, "session_id": "open", "status": "open", "repo": str(project)}
     (folder / "flow.json").write_text(json.dumps(data))

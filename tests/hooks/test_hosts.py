@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import SESSION_ID, run_hook
+from hook_transcripts import SESSION_ID, run_hook, run_host_script
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -30,6 +30,8 @@ from pytest_acceptance.gate import (
     host_registry,
     hosts,
 )
+from pytest_acceptance.gate.flow_state import STATE_VERSION
+from pytest_acceptance.gate.flow_state import session_key as session_key_of
 from pytest_acceptance.gate.hosts import BLOCKING, FOLLOW_UP, HostAdapter, StopEvent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -395,3 +397,72 @@ def test_a_host_without_an_adapter_is_never_recognised_in_its_place() -> None:
     assert unsupported and not set(unsupported) & titles
     bare_stop = {"session_id": "s", "cwd": "/p", "hook_event_name": "Stop"}
     assert host_registry.whose(bare_stop) is CLAUDE
+
+
+# --- the hook sets of prompt-pinned flows: one guard (host_hooks.py), each host's shape -------
+
+# (hook set, the host's home under HOME and its variable, a shell call in its tool payload,
+# how its answer says "denied")
+GUARDS = {
+    "codex": (
+        Path("codex-home"),
+        "CODEX_HOME",
+        {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "true"}},
+        lambda answer: answer["hookSpecificOutput"]["permissionDecision"] == "deny",
+    ),
+    "copilot": (
+        Path(".copilot"),
+        None,
+        {"timestamp": 1, "toolName": "bash", "toolArgs": {"command": "true"}},
+        lambda answer: answer["permissionDecision"] == "deny",
+    ),
+    "gemini": (
+        Path(".gemini"),
+        None,
+        {
+            "hook_event_name": "BeforeTool",
+            "tool_name": "run_shell_command",
+            "tool_input": {"command": "true"},
+        },
+        lambda answer: answer["decision"] == "deny",
+    ),
+}
+
+
+def _guard(hook_set: str, tmp_path: Path, flow_json: str) -> tuple[str, str]:
+    """The hook set's guard run as its host runs it, a flow state file written first: its
+    stdout and stderr."""
+    home_below, variable, call, _ = GUARDS[hook_set]
+    home = tmp_path / "home"
+    host_home = home / home_below
+    folder = host_home / hosts.STATE_FOLDER / "flows" / session_key_of("s-1")
+    folder.mkdir(parents=True)
+    (folder / "flow.json").write_text(flow_json)
+    environment = {"HOME": str(home)}
+    if variable is not None:
+        environment[variable] = str(host_home)
+    session = {"sessionId": "s-1"} if hook_set == "copilot" else {"session_id": "s-1"}
+    payload = {**call, **session, "cwd": str(tmp_path)}
+    done = run_host_script(hook_set, "pretool.py", payload, environment, tmp_path)
+    return done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("hook_set", sorted(GUARDS))
+def test_a_guard_that_cannot_read_the_flow_denies_in_its_hosts_shape(
+    hook_set: str, tmp_path: Path
+) -> None:
+    """Whether a flow is open cannot be read: the guard denies the call, in one answer the
+    host reads as a denial, and no traceback."""
+    stdout, stderr = _guard(hook_set, tmp_path, "{damaged")
+    (line,) = stdout.splitlines()
+    answer = json.loads(line)
+    assert GUARDS[hook_set][3](answer), answer
+    assert "could not check this call" in line and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("hook_set", sorted(GUARDS))
+def test_a_guard_lets_a_harmless_call_through_an_open_flow(hook_set: str, tmp_path: Path) -> None:
+    """The control beside it: a readable open flow and a call that writes nothing protected
+    get no answer at all."""
+    flow = {"version": STATE_VERSION, "session_id": "s-1", "status": "open", "repo": str(tmp_path)}
+    assert _guard(hook_set, tmp_path, json.dumps(flow)) == ("", "")

@@ -46,7 +46,7 @@ NOT_GATED = "NOT FULLY GATED"
 
 @pytest.fixture(autouse=True)
 def codex_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Codex's home and the gate's state in it, as host_codex.use_codex_state sets them."""
+    """Codex's home and the gate's state in it, as the Codex adapter's use_state sets them."""
     home = tmp_path / "codex-home"
     monkeypatch.setenv("CODEX_HOME", str(home))
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(host_codex.state_dir()))
