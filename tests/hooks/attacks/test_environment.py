@@ -84,6 +84,7 @@ from support.claude_harness import (
 from pytest_acceptance.gate import (
     flow_state,
     interpreter_paths,
+    isolation,
 )
 from pytest_acceptance.gate.pins import table
 
@@ -731,6 +732,11 @@ def test_variant_code_a_criterion_runs_writes_into_its_environment_during_the_ru
     assert not planted.exists()
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
+    if isolation.current().name == isolation.FULL:
+        # The run's world holds that path as an empty read-only folder (apart.py): the write
+        # fails, app.py with it, and AC-1 fails; nothing is planted for a later criterion.
+        assert "AC-1" in done.deny_reason and not planted.exists(), done.deny_reason
+        return
     assert "the gate's run changed the environment it runs in" in done.deny_reason
     assert f"{planted}: changed" in done.deny_reason, done.deny_reason  # pinned as absent
 
