@@ -23,7 +23,8 @@ wrapper of apart.py starts here:
   that started it, and can write into its answer or signal it.
 
 Each level below ``full`` has one sentence a person acts on. The hooks say it at /implement
-and in every answer of a flow's stop, /done and /escalate; ``doctor`` says it with the reason
+and in every answer of a flow's stop, /done and /escalate (where at ``full`` they say what
+the run saw instead); ``doctor`` says it with the reason
 the probe found. The level is probed in each hook process (apart.prefix), never cached in a
 file the agent could write.
 """
@@ -51,6 +52,12 @@ class Level:
     fix: str
 
     @property
+    def said(self) -> str:
+        """The sentence of /done's and /escalate's answers: below full what is left open,
+        at full what the run saw."""
+        return self.warning or f"pytest-acceptance: {self.gives} (isolation: {self.name})."
+
+    @property
     def warning(self) -> str | None:
         """The sentence the hooks say at this level; None at full."""
         if not self.leaves_open:
@@ -61,8 +68,8 @@ class Level:
 LEVELS = {
     FULL: Level(
         FULL,
-        "bubblewrap: a PID namespace in a world of its own: the system's folders and what "
-        "the hooks trust and the pins name read-only, the project writable, nothing else",
+        "the gate's run sees only the project, the system's folders, the pinned environments "
+        "and tools, and the declared inputs (acceptance_reads)",
         "",
         "",
     ),
@@ -119,6 +126,11 @@ def why() -> str:
         works = "starts" if apart.works(wrapper) else "does not start"
         found.append(f"{name}: {wrapper[0]} {works} {what} as your user")
     return "; ".join(found)
+
+
+def tell() -> None:
+    """Add this level's sentence to /done's or /escalate's answer, at every level."""
+    hook_io.tell_user(current().said)
 
 
 def tell_if_open() -> None:
