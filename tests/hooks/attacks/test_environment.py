@@ -136,7 +136,7 @@ def test_a_tampered_startup_file_of_the_gates_venv_blocks_done(
     venv_seeing_this_run(repo)
     env = {"ACCEPTANCE_GATE_PYTHON": ""}  # discovery picks <repo>/.venv/bin/python
     gate, stop = attempt_done(repo, tmp_path, tamper, env)
-    assert_stopped(gate, stop, "the Python environment the gate runs in changed")
+    assert_stopped(gate, stop, "what the gate pinned at /implement changed since")
     assert str(site_packages(repo)) in gate.deny_reason  # it names the tampered file
 
 
@@ -1017,7 +1017,7 @@ def test_a_changed_module_of_the_projects_virtualenv_blocks_done(
     tamper(venv_site)
     done = ask_gate(builder, repo, tmp_path, "done", env)
     assert done.denied, done.stdout
-    assert "environment the gate runs in changed" in done.deny_reason, done.deny_reason
+    assert "what the gate pinned at /implement changed since" in done.deny_reason, done.deny_reason
     assert str(venv_site) in done.deny_reason
 
 
