@@ -124,6 +124,22 @@ class DeclaredInputsPin(base.RecordPin[DeclaredInputs]):
 PIN = DeclaredInputsPin(NAME, COVERS, DeclaredInputs.from_json)
 
 
+def refusal(flow: Flow) -> str | None:
+    """Why the declared inputs could not be pinned at /implement (the gate refuses every run
+    of the flow for it), said at /implement already; None when they were, or when no pin
+    was taken at all (the prompt hook says that itself)."""
+    if flow.collection is None:
+        return None
+    try:
+        read(flow)
+    except base.PinError as error:
+        return (
+            f"pytest-acceptance: {error}. The gate refuses every run of this flow for it: "
+            f"fix {SETTING} in the project's pytest configuration, then start /implement again."
+        )
+    return None
+
+
 def declared(flow: Flow) -> list[str]:
     """The paths the pinned configuration declares, expanded and absolute, each once."""
     collection = flow.collection

@@ -39,6 +39,7 @@ from hook_transcripts import (
     LEVELS,
     NO_WORLD_OF_ITS_OWN,
     TEST_APP,
+    TranscriptBuilder,
     level_params,
     make_repo,
     refused,
@@ -335,3 +336,22 @@ def passes_at_done_reading(tmp_path: Path, repo: Path, app: str) -> None:
     (repo / "app.py").write_text(app)
     done = ask(builder, repo, tmp_path)
     assert not done.denied, done.deny_reason
+
+
+def test_a_declared_input_that_is_missing_is_said_at_implement_and_refuses_done(
+    tmp_path: Path,
+) -> None:
+    """pytest.ini declares a file that does not exist: /implement's answer says so with the
+    fix, and /done is refused with the same reason (never a run without it)."""
+    repo = make_repo(tmp_path / "repo", spec_with("true"))
+    declare_reads(repo, tmp_path / "nowhere.txt")
+    builder = TranscriptBuilder(repo)
+    expanded = builder.implement("specs/feature.md")
+    assert expanded is not None and not expanded.blocked
+    assert f"{tmp_path / 'nowhere.txt'}, which acceptance_reads declares, does not exist" in (
+        expanded.message
+    ), expanded.message
+    assert "fix acceptance_reads" in expanded.message, expanded.message
+    builder.verify(repo / "specs" / "feature.md")
+    done = ask(builder, repo, tmp_path)
+    assert done.denied and "does not exist" in done.deny_reason, done.stdout
