@@ -8,10 +8,11 @@ wrapper of apart.py starts here:
   nothing (apart.py): the system's own folders (apart.SYSTEM_FOLDERS), the plugin, its
   state, Claude Code's configuration and what the pin table names (the pinned
   environments, the interpreter's path, each PATH folder and pinned tool, the toolchains'
-  folders), all read-only; the project and the gate's private folders (the run's HOME and
-  TMPDIR among them) writable; a fresh ``/tmp``, ``/dev`` and ``/proc``. Nothing else of
-  the machine: a file no pin covers (in HOME, beside the project, in ``/var/tmp``) is not
-  there.
+  folders, what the configuration declares in ``acceptance_reads``), all read-only; the
+  project and the gate's private folders (the run's HOME and TMPDIR among them)
+  writable; a fresh ``/tmp``, ``/dev`` and ``/proc``. Nothing else of the machine: a file
+  no pin covers (in HOME, beside the project, in ``/var/tmp``) is not there. At this level
+  /done's and /escalate's answers say what the run saw.
 - ``view``: util-linux's ``unshare`` and ``mount``, no working bubblewrap. The PID
   namespace, and the same read-only view of what the hooks trust, made in a mount
   namespace of the run's own; the rest of the file system stays visible to the run as it
