@@ -16,6 +16,7 @@ import sys
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pytest_acceptance.gate import hook_io, installation, pin
+from pytest_acceptance.gate.pins import declared_inputs
 
 DEADLINE = 100  # seconds; the hook's timeout in hooks.json is 120
 
@@ -40,6 +41,9 @@ def main() -> int:
         notice = installation.implement_notice(hook_io.PLUGIN_ROOT)
         if notice is not None:
             hook_io.tell_user(notice)
+        undeclarable = declared_inputs.refusal(flow)
+        if undeclarable is not None:
+            hook_io.tell_user(undeclarable)
         if flow.problem is None and flow.pin_pending:
             hook_io.tell_user(
                 "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "

@@ -98,6 +98,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("acceptance_format", "the spec format to force (default: detect)", default="")
     parser.addini(
+        "acceptance_reads",
+        "files or folders outside the project that the criteria read, one a line (the "
+        "Claude Code gate pins them at /implement and shows them to its run read-only)",
+        type="linelist",
+        default=[],
+    )
+    parser.addini(
         "acceptance_specs",
         "specs, directories or globs that --acceptance without a value collects",
         type="args",

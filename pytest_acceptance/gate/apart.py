@@ -85,9 +85,8 @@ def candidates() -> list[tuple[str, ...]]:
     SIGTERM it has no handler for)."""
     found: list[tuple[str, ...]] = []
     bwrap = installed("bwrap")
-    if bwrap is not None:  # the whole file system as it is, but a /proc of its own
-        mounts = ("--dev-bind", "/", "/", "--proc", "/proc")
-        found.append((bwrap, *mounts, "--unshare-pid", "--die-with-parent", "--"))
+    if bwrap is not None:  # the probe's world: the system and the hook's own interpreter
+        found.append((bwrap, *_bwrap_world(_interpreter_folders(), ()), "--"))
     return found + _unshare_wrappers()
 
 
@@ -225,32 +224,147 @@ def works(wrapper: tuple[str, ...]) -> bool:
 
 
 def command(
-    words: list[str], flow: Flow, writable: Iterable[str] = (), read_only: Iterable[str] = ()
+    words: list[str],
+    flow: Flow,
+    writable: Iterable[str] = (),
+    read_only: Iterable[str] = (),
+    pinning: bool = False,
 ) -> list[str]:
-    """`words`, to be run apart when this machine can. Under bubblewrap, what the hooks
-    trust is read-only to the run (:func:`trusted`): code the run executes cannot rewrite
-    the plugin's hooks, its state, Claude Code's settings and transcripts, or the pinned
-    interpreter's files; the project and `writable` stay writable, but for `read_only`
-    (what the gate puts into the run's own processes, inside a writable folder)."""
+    """`words`, to be run apart when this machine can. Under bubblewrap, in a world built
+    from nothing (:func:`_bwrap_world`): the system's folders and what the hooks trust
+    read-only (:func:`trusted`), the project and `writable` writable, but for `read_only`
+    (what the gate puts into the run's own processes, inside a writable folder); nothing
+    else of the machine. Code the run executes cannot rewrite the plugin's hooks, its
+    state, Claude Code's settings and transcripts, or the pinned environments, and cannot
+    read a file no pin covers. `pinning`: the run that takes the pins at /implement (the
+    witness's collection) sees the machine as it is, what the hooks trust read-only: what
+    it reads is what gets pinned, so it cannot be limited to what is pinned already."""
     wrapper = prefix()
     if has_view(wrapper):
         kept = _existing([*trusted(flow), *read_only])
         return in_view(wrapper, words, kept, _existing([flow.repo, *writable]))
     if not wrapper or os.path.basename(wrapper[0]) != "bwrap":
         return [*wrapper, *words]
+    shown, opened = [*trusted(flow), *read_only], [flow.repo, *writable]
+    world = _bwrap_machine(shown, opened) if pinning else _bwrap_world(shown, opened)
+    return [wrapper[0], *world, "--", *words]
+
+
+# The system's own folders, read-only in the run's world; nothing else of the machine is
+# there but what a pin, the plugin or the gate names (:func:`command`). Each is here for
+# what an honest run needs of it:
+SYSTEM_FOLDERS = (
+    "/usr",  # programs, shared libraries, the locale archive, the system's Pythons and git
+    "/bin",  # on most systems links into /usr (kept as links); elsewhere the folders
+    "/sbin",
+    "/lib",  # the dynamic loader and libc
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    # user and group names (git, getpass, ssh), the loader's cache, locale and time zone
+    # settings, CA certificates (/etc/ssl), name resolution (resolv.conf, hosts,
+    # nsswitch.conf), git's system configuration
+    "/etc",
+    "/opt",  # software the administrator installed for every user (a browser, a toolchain)
+    # systemd-resolved's resolv.conf, which /etc/resolv.conf links to on such systems: the
+    # only part of /run shown (the rest holds sockets of the user's session and daemons)
+    "/run/systemd/resolve",
+    # the kernel's view of CPUs and cgroups, which toolchains read to size their work
+    # (read-only; it holds no file of the user's)
+    "/sys",
+)
+
+
+def _bwrap_world(shown: Iterable[str], opened: Iterable[str]) -> list[str]:
+    """bubblewrap's arguments for a root built from nothing: :data:`SYSTEM_FOLDERS`
+    read-only, a /dev and /proc of its own, a fresh empty /tmp, `shown` read-only and
+    `opened` read-write (both after /tmp: the gate's folders live there), and what of
+    `shown` lies inside `opened` read-only again; the root itself read-only. Not /home,
+    /root, /srv, /mnt, /media, /var, the rest of /run: a file there that no pin names is
+    not in the run's world. HOME's own path holds only what is pinned below it
+    (bubblewrap's root is an empty tmpfs of its own): the run's HOME variable names the
+    gate's fresh folder (gate_env.py), which holds only the HOME files the pins show."""
+    world = ["--unshare-pid", "--die-with-parent"]
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):  # merged /usr: /bin -> usr/bin
+            world += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            world += ["--ro-bind", folder, folder]
+    world += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    shown = list(shown)
+    world += _binds(shown, opened)
+    shown_folders = [*_existing(shown), *_existing(opened), *_existing(SYSTEM_FOLDERS)]
+    for where, target in _links(shown, shown_folders).items():
+        world += ["--symlink", target, where]
+    for path in _absent_in_fresh_tmp(shown, _existing(opened)):
+        world += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
+    # Nothing can be created outside the project, the writable folders and the fresh /tmp:
+    # a file the run made where a pin says there is none (a user site folder, a conftest.py
+    # above the project) would reach a later criterion's process, and go with the run.
+    return [*world, "--remount-ro", "/"]
+
+
+def _absent_in_fresh_tmp(shown: list[str], opened: list[str]) -> list[str]:
+    """The pinned paths that do not exist and that the run could create in its fresh /tmp
+    (a conftest.py or pytest.ini above a project in /tmp, pinned as absent): each is held
+    by an empty read-only folder, which no Python or pytest takes for a file, so none can
+    be made there for a later criterion's process, and go unseen with the run's /tmp."""
+    found: dict[str, None] = {}
+    for path in shown:
+        path = os.path.normpath(path)
+        if not os.path.isabs(path) or os.path.lexists(path) or not _within(path, "/tmp"):
+            continue
+        if not any(_within(path, folder) for folder in opened):
+            found[path] = None
+    return list(found)
+
+
+def _bwrap_machine(shown: Iterable[str], opened: Iterable[str]) -> list[str]:
+    """bubblewrap's arguments for the machine's whole file system with a /proc of its own,
+    `shown` read-only, `opened` read-write and what of `shown` lies inside `opened`
+    read-only again."""
+    world = ["--unshare-pid", "--die-with-parent", "--dev-bind", "/", "/", "--proc", "/proc"]
+    return world + _binds(shown, opened)
+
+
+def _binds(shown: Iterable[str], opened: Iterable[str]) -> list[str]:
+    kept = _existing(shown)
+    writable = _existing(opened)
     binds: list[str] = []
-    kept = _existing([*trusted(flow), *read_only])
-    opened = _existing([flow.repo, *writable])
     for path in kept:
         binds += ["--ro-bind", path, path]
-    for path in opened:
+    for path in writable:
         binds += ["--bind", path, path]
     # A later mount covers an earlier one: what the hooks trust inside the project (its own
     # .venv, pinned as a criterion's or the gate's environment) is made read-only again.
     for path in kept:
-        if any(_within(path, folder) for folder in opened):
+        if any(_within(path, folder) for folder in writable):
             binds += ["--ro-bind", path, path]
-    return [*wrapper[:-1], *binds, "--", *words]
+    return binds
+
+
+def _links(paths: Iterable[str], shown: list[str]) -> dict[str, str]:
+    """{where: target} of each of `paths` that is a symbolic link in a folder the world
+    does not show (a hop of the pinned interpreter's path, /usr/bin/python3 -> python3.11
+    in a folder of its own): made again there, so the name the pin holds resolves as it
+    did. Its target is shown on its own (:func:`_existing` follows it)."""
+    found: dict[str, str] = {}
+    for path in paths:
+        if not os.path.isabs(path) or not os.path.islink(path):
+            continue
+        where = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+        if where in SYSTEM_FOLDERS or any(
+            where == folder or _within(where, folder) for folder in shown
+        ):
+            continue
+        found[where] = os.readlink(path)
+    return found
+
+
+def _interpreter_folders() -> list[str]:
+    """What the hook's own interpreter needs to start with -I -S (the probe): its file and
+    its installation's folders."""
+    return [sys.executable, os.path.realpath(sys.executable), sys.prefix, sys.base_prefix]
 
 
 def _within(path: str, folder: str) -> bool:

@@ -135,9 +135,10 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     changed = pinned_changes(flow, table.before_run)
     if changed:
         raise GateError(
-            f"the Python environment the gate runs in changed since /implement started: "
-            f"{', '.join(changed[:5])}. Restore it (reinstall the packages), or start a new "
-            "/implement so the gate pins the environment again."
+            f"what the gate pinned at /implement changed since (its Python environment, "
+            f"its tools, the inputs acceptance_reads declares): {', '.join(changed[:5])}. "
+            "Restore it (reinstall the packages, put the file back), or start a new "
+            "/implement so the gate pins it again."
         )
     watched = _pinned(witnessed_criteria.read, flow)
     purge_bytecode_caches(flow.repo)

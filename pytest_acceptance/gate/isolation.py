@@ -4,13 +4,19 @@ The gate's run executes the project's code as your user, outside Claude Code's s
 (hooks run outside it). How far that code is kept from what judges it depends on which
 wrapper of apart.py starts here:
 
-- ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, and a read-only view
-  of what the hooks trust (the plugin, its state, Claude Code's configuration, the pinned
-  environments).
+- ``full``: bubblewrap. A PID namespace with a ``/proc`` of its own, in a world built from
+  nothing (apart.py): the system's own folders (apart.SYSTEM_FOLDERS), the plugin, its
+  state, Claude Code's configuration and what the pin table names (the pinned
+  environments, the interpreter's path, each PATH folder and pinned tool, the toolchains'
+  folders, what the configuration declares in ``acceptance_reads``), all read-only; the
+  project and the gate's private folders (the run's HOME and TMPDIR among them)
+  writable; a fresh ``/tmp``, ``/dev`` and ``/proc``. Nothing else of the machine: a file
+  no pin covers (in HOME, beside the project, in ``/var/tmp``) is not there. At this level
+  /done's and /escalate's answers say what the run saw.
 - ``view``: util-linux's ``unshare`` and ``mount``, no working bubblewrap. The PID
   namespace, and the same read-only view of what the hooks trust, made in a mount
-  namespace of the run's own. What it leaves open is Claude Code's own sandbox, which
-  needs bubblewrap.
+  namespace of the run's own; the rest of the file system stays visible to the run as it
+  is, and Claude Code's own sandbox, which needs bubblewrap, cannot run.
 - ``pid``: util-linux's ``unshare`` without its ``mount``. The PID namespace holds; the
   read-only view does not: the run can rewrite the plugin's hooks and the modules they
   import next.
@@ -18,7 +24,8 @@ wrapper of apart.py starts here:
   that started it, and can write into its answer or signal it.
 
 Each level below ``full`` has one sentence a person acts on. The hooks say it at /implement
-and in every answer of a flow's stop, /done and /escalate; ``doctor`` says it with the reason
+and in every answer of a flow's stop, /done and /escalate (where at ``full`` they say what
+the run saw instead); ``doctor`` says it with the reason
 the probe found. The level is probed in each hook process (apart.prefix), never cached in a
 file the agent could write.
 """
@@ -46,6 +53,12 @@ class Level:
     fix: str
 
     @property
+    def said(self) -> str:
+        """The sentence of /done's and /escalate's answers: below full what is left open,
+        at full what the run saw."""
+        return self.warning or f"pytest-acceptance: {self.gives} (isolation: {self.name})."
+
+    @property
     def warning(self) -> str | None:
         """The sentence the hooks say at this level; None at full."""
         if not self.leaves_open:
@@ -56,16 +69,17 @@ class Level:
 LEVELS = {
     FULL: Level(
         FULL,
-        "bubblewrap: a PID namespace, and what the hooks trust read-only",
+        "the gate's run sees only the project, the system's folders, the pinned environments "
+        "and tools, and the declared inputs (acceptance_reads)",
         "",
         "",
     ),
     VIEW: Level(
         VIEW,
         "unshare and mount: a PID namespace, and what the hooks trust read-only",
-        "the gate's run has a PID namespace and what the hooks trust read-only, but without "
-        "bubblewrap Claude Code's own sandbox cannot run, so the agent's commands are not "
-        "sandboxed and what only that sandbox closes stays open",
+        "the gate's run has a PID namespace and what the hooks trust read-only, but no "
+        "bubblewrap to show it only what was pinned, so files outside the project that no "
+        "pin covers stay visible to the run, and Claude Code's own sandbox cannot run",
         INSTALL_BUBBLEWRAP,
     ),
     PID: Level(
@@ -73,7 +87,7 @@ LEVELS = {
         "unshare: a PID namespace, no read-only view",
         "the gate's run has a PID namespace but no read-only view (no working bubblewrap), "
         "so the project's code it runs can rewrite the plugin's hooks, their modules and "
-        "state, and what judges the next /done",
+        "state, and what judges the next /done, and read files no pin covers",
         INSTALL_BUBBLEWRAP,
     ),
     NONE: Level(
@@ -81,7 +95,7 @@ LEVELS = {
         "none: the run shares the hook's namespace",
         "the gate's run is not set apart (neither bubblewrap nor unshare starts a PID "
         "namespace here), so the project's code it runs can signal the hook, write into "
-        "its answer, and rewrite the plugin's hooks and state",
+        "its answer, rewrite the plugin's hooks and state, and read files no pin covers",
         f"allow unprivileged user namespaces, {INSTALL_BUBBLEWRAP}",
     ),
 }
@@ -113,6 +127,11 @@ def why() -> str:
         works = "starts" if apart.works(wrapper) else "does not start"
         found.append(f"{name}: {wrapper[0]} {works} {what} as your user")
     return "; ".join(found)
+
+
+def tell() -> None:
+    """Add this level's sentence to /done's or /escalate's answer, at every level."""
+    hook_io.tell_user(current().said)
 
 
 def tell_if_open() -> None:

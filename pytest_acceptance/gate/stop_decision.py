@@ -394,10 +394,10 @@ def skill_call(payload: dict[str, Any], seen: Seen, checks: Checks = REAL) -> No
                 "/pytest-acceptance:implement <spec>."
             )
     elif situation.pin.problem is not None:
-        isolation.tell_if_open()
+        isolation.tell()
         _unverifiable_call(skill, situation.pin)
     else:
-        isolation.tell_if_open()
+        isolation.tell()
         problem = _problem(skill, situation.flow.called("verify"), situation.pin, checks)
         if problem is not None:
             deny(problem)

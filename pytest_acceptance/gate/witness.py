@@ -368,7 +368,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             deadline_at = time.monotonic() + PIN_BUDGET
             with concurrent.futures.ThreadPoolExecutor(PIN_WORKERS) as pool:
                 for item in criteria:
-                    pool.submit(_collect, flow, item, env, deadline_at)
+                    pool.submit(_collect, flow, item, env, folder, deadline_at)
             # A reporter or a bytecode folder written over during the collection: nothing it
             # recorded is the gate's.
             trusted = untouched(env) and (kept is None or kept[0].untouched())
@@ -437,10 +437,18 @@ def _outside(repo: str, paths: list[str]) -> set[str]:
     return found
 
 
-def _collect(flow: Flow, item: Criterion, env: dict[str, str], deadline_at: float) -> None:
-    """Run one criterion's command as its collection (`env`: the gate's, with the reporter)."""
-    words = ["bash", "-c", item.command or ""]
-    command = apart.command(words, flow, read_only=[plugin_folder(env)])
+def _collect(
+    flow: Flow, item: Criterion, env: dict[str, str], folder: str, deadline_at: float
+) -> None:
+    """Run one criterion's command as its collection (`env`: the gate's, with the reporter;
+    `folder`: the collection's private folder, where its records and temporary files go)."""
+    command = apart.command(
+        ["bash", "-c", item.command or ""],
+        flow,
+        writable=[folder],
+        read_only=[plugin_folder(env)],
+        pinning=True,
+    )
     env = {**criteria_env(env), "PYTEST_ACCEPTANCE_CRITERION": item.id}
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         process = subprocess.Popen(

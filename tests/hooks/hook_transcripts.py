@@ -29,7 +29,7 @@ import pytest
 from support.isolation import LEVELS
 
 from pytest_acceptance.gate.isolation import LEVELS as LEVEL_SENTENCES
-from pytest_acceptance.gate.isolation import NONE, PID
+from pytest_acceptance.gate.isolation import NONE, PID, VIEW
 from pytest_acceptance.store import output_dir
 from pytest_acceptance.tree.fingerprint import tree_fingerprint
 
@@ -869,8 +869,11 @@ def level_params(open_at: Sequence[str]) -> list[Any]:
     ]
 
 
-# The levels that leave each class open: without a read-only view of what the hooks trust
-# (pid, none; view has one, made by unshare and mount), and without a PID namespace (none).
+# The levels that leave each class open: without bubblewrap's world built from nothing
+# (view, pid, none: a file no pin covers stays visible), without a read-only view of what
+# the hooks trust (pid, none; view has one, made by unshare and mount), and without a PID
+# namespace (none).
+NO_WORLD_OF_ITS_OWN = (VIEW, PID, NONE)
 NO_READ_ONLY_VIEW = (PID, NONE)
 NO_PID_NAMESPACE = (NONE,)
 

@@ -10,7 +10,9 @@ import errno
 import os
 import subprocess
 import sys
+import tempfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,12 +61,11 @@ def test_the_run_sees_no_process_outside_it(name: str) -> None:
 def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None:
     """A stand-in hook starts the run apart as the gate does (its first process told to die
     with it) and is SIGKILLed: the run and a daemon it left (setsid, double fork) end."""
-    marker = tmp_path / "alive"
     sleeps = f"sleep {pause(tmp_path)} & sleep {pause(tmp_path)}"
-    run = (
+    run = (  # its command line names tmp_path, which its world need not hold
+        f"# {tmp_path}\n"
         "import os, subprocess, sys, time\n"
         f"subprocess.Popen(['setsid', 'sh', '-c', {sleeps!r}])\n"
-        f"open({str(marker)!r}, 'w').close()\n"
         "time.sleep(300)\n"
     )
     hook = (
@@ -77,7 +78,7 @@ def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None
     )
     stand_in = subprocess.Popen([sys.executable, "-c", hook])
     try:
-        assert wait_until(marker.exists, 60), "the run never started"
+        assert wait_until(lambda: len(sleeping(tmp_path)) == 2, 60), "the run never started"
         assert run_processes(tmp_path), "the run's processes are not seen from outside"
         stand_in.kill()
         stand_in.wait()
@@ -92,6 +93,17 @@ def test_nothing_of_the_run_outlives_the_hook(name: str, tmp_path: Path) -> None
 def pause(tmp_path: Path) -> str:
     """The sleeps' duration, this test's own (another test's sleeps are not its run's)."""
     return f"300.{zlib.crc32(str(tmp_path).encode()) % 10**6:06d}"
+
+
+def sleeping(tmp_path: Path) -> list[int]:
+    """The run's sleeps, alive."""
+    wanted = f"sleep\0{pause(tmp_path)}\0".encode()
+    found = []
+    for pid in run_processes(tmp_path):
+        with contextlib.suppress(OSError):
+            if Path("/proc", str(pid), "cmdline").read_bytes() == wanted:
+                found.append(pid)
+    return found
 
 
 def run_processes(tmp_path: Path) -> list[int]:
@@ -268,3 +280,79 @@ def test_mount_points_are_read_as_the_kernel_writes_them(names: list[str]) -> No
         for n, point in enumerate(points)
     ]
     assert apart.mount_points("\n".join(lines).encode()) == list(dict.fromkeys(points))
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> Iterator[list[Path]]:
+    """A file in each place the run must not see, removed after: beside the project, in the
+    real HOME, in /var/tmp and /dev/shm (any user may write both), in the machine's /tmp."""
+    places = [tmp_path / "beside", Path.home(), Path("/var/tmp"), Path("/dev/shm"), Path("/tmp")]
+    files = []
+    for place in places:
+        place.mkdir(exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".acceptance-unpinned-", dir=place)
+        os.close(handle)
+        files.append(Path(name))
+    try:
+        yield files
+    finally:
+        for path in files:
+            path.unlink(missing_ok=True)
+
+
+def test_the_run_sees_nothing_of_the_machine_no_pin_names(
+    tmp_path: Path, planted: list[Path]
+) -> None:
+    """Under bubblewrap the run's world is built from nothing: the system's folders, the
+    project, the run's private folder and what a pin names are there; a file anywhere else
+    is not, and HOME's own path holds only what is pinned below it."""
+    require_tool("bwrap", why="the run's world of its own")
+    repo, private, site = tmp_path / "repo", tmp_path / "private", tmp_path / "site"
+    for folder in (repo, private, site):
+        folder.mkdir()
+    (site / "pinned.py").write_text("")
+    (repo / "app.py").write_text("")
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "collection": collected(sys.executable)})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": [str(site)]})
+    seen = [repo / "app.py", site / "pinned.py", private, Path("/etc/passwd"), Path("/usr/bin")]
+    probe = "import os, sys\nfor path in sys.argv[1:]:\n    print(os.path.exists(path), path)\n"
+    paths = [*map(str, [*seen, *planted]), "/srv", "/mnt", "/media", "/var", "/run/user"]
+    words = apart.command([sys.executable, "-c", probe, *paths], flow, writable=[str(private)])
+    said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
+    for path in paths:
+        assert f"{path in map(str, seen)} {path}" in said.splitlines(), said
+
+
+def test_a_path_folder_in_home_is_in_the_world_read_only_and_nothing_else_of_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the run takes from HOME is what the pins show: a folder of the PATH pinned at
+    /implement (~/.local/bin) is there, read-only, with its tools; the rest of HOME is not."""
+    require_tool("bwrap", why="the run's world of its own")
+    home, repo = tmp_path / "home", tmp_path / "repo"
+    userbin = home / ".local" / "bin"
+    userbin.mkdir(parents=True)
+    repo.mkdir()
+    (userbin / "tool").write_text("#!/bin/sh\n")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{userbin}{os.pathsep}{os.environ['PATH']}")
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "collection": collected(sys.executable)})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": []})
+    probe = (
+        "import os, sys\n"
+        "tool, key, new = sys.argv[1:]\n"
+        "print('tool', os.path.exists(tool), 'key', os.path.exists(key))\n"
+        "try:\n"
+        "    open(new, 'w').close()\n"
+        "    print('written')\n"
+        "except OSError:\n"
+        "    print('refused')\n"
+    )
+    paths = [userbin / "tool", home / ".ssh" / "id_ed25519", userbin / "planted"]
+    words = apart.command([sys.executable, "-c", probe, *map(str, paths)], flow)
+    said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
+    assert said.split() == ["tool", "True", "key", "False", "refused"], said

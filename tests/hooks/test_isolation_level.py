@@ -1,7 +1,8 @@
 """The gate run's isolation level is said where a person acts on it: at /implement and in
 every answer of a flow's stop and /done, with the one sentence gate/isolation.py holds for
-that level, and nothing at full. Each test runs at every level this machine can be put at,
-the lower ones for real (the wrapper hidden: support/isolation.py)."""
+that level; at full, /done and /escalate say what the run saw, and nothing else says a
+word. Each test runs at every level this machine can be put at, the lower ones for real
+(the wrapper hidden: support/isolation.py)."""
 
 from __future__ import annotations
 
@@ -78,6 +79,18 @@ def test_every_stop_and_done_answer_says_it(tmp_path: Path, isolation_level: str
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied and "AC-1" in done.deny_reason, done.stdout
     said(isolation_level, done.message)
+    assert isolation.LEVELS[isolation_level].said in done.message, done.message
+
+
+def test_at_full_done_says_what_the_run_saw() -> None:
+    """/done's and /escalate's answer names the level at full too: what the run saw, no
+    warning (in-process: the sentence each level's answer carries)."""
+    full = isolation.LEVELS[isolation.FULL]
+    assert full.warning is None
+    assert full.said.endswith("(isolation: full).")
+    assert "declared inputs (acceptance_reads)" in full.said
+    for level in (isolation.VIEW, isolation.PID, isolation.NONE):
+        assert isolation.LEVELS[level].said == isolation.LEVELS[level].warning
 
 
 def test_outside_a_flow_a_stop_says_nothing(tmp_path: Path) -> None:

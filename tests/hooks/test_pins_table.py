@@ -20,6 +20,7 @@ from pytest_acceptance.gate.flow_state import Flow, OlderFlowError
 from pytest_acceptance.gate.pins import (
     base,
     criterion_integrity,
+    declared_inputs,
     interpreter_path,
     path_and_home,
     path_folders,
@@ -41,6 +42,8 @@ ROW = re.compile(r"^\| `([a-z-]+)` \| (.+) \|$")
 RECORDS = [
     criterion_integrity.CriterionIntegrity,
     criterion_integrity.Watch,
+    declared_inputs.DeclaredInput,
+    declared_inputs.DeclaredInputs,
     path_and_home.PathAndHome,
     path_folders.PathFolders,
     interpreter_path.InterpreterPath,

@@ -154,6 +154,15 @@ def commit_all(repo: Path, message: str) -> None:
     git(repo, "commit", "-qm", message)
 
 
+def declare_reads(repo: Path, *paths: Path | str) -> None:
+    """The project's pytest.ini declares `paths` (outside it) as what its criteria read
+    (``acceptance_reads``), committed: the gate pins them at /implement and shows them to
+    its run (gate/pins/declared_inputs.py)."""
+    lines = "".join(f"\n    {path}" for path in paths)
+    (repo / "pytest.ini").write_text(f"[pytest]\nacceptance_reads ={lines}\n")
+    commit_all(repo, "declare what the criteria read outside the project")
+
+
 class GotThrough(AssertionError):
     """The gate let /done or the stop through after the attack. The open routes' xfail
     expects exactly this, so a test that breaks earlier (its setup, its proof that the gate

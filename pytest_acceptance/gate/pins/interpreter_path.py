@@ -5,6 +5,7 @@ bin entry changed, removed or new in front of a command on the run's PATH, refus
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from pytest_acceptance.gate import gate_env, interpreter_paths
@@ -51,7 +52,9 @@ def read(flow: Flow) -> InterpreterPath:
 
 
 class InterpreterPathPin(base.RecordPin[InterpreterPath]):
-    """Its folders are read-only to the run as the gate's environment's (gate_environment)."""
+    """The interpreter's folder (pinned entry by entry), each link of its path and the
+    file they end at are read-only to the run, and what its world holds of them; the rest
+    of its installation is the gate's environment's (gate_environment)."""
 
     def take(self, flow: Flow, taking: base.Taking) -> None:
         python = flow.python
@@ -64,6 +67,10 @@ class InterpreterPathPin(base.RecordPin[InterpreterPath]):
         rest = gate_env.rest_of_path(path_and_home.read(flow), flow)
         hops = [list(hop) for hop in pinned.hops]
         return interpreter_paths.changes(pinned.python, hops, dict(pinned.bin), rest)
+
+    def read_only(self, flow: Flow) -> list[str]:
+        pinned = read(flow)  # each link of its path is made again in the run's world
+        return [os.path.dirname(pinned.python), *(hop[0] for hop in pinned.hops)]
 
 
 PIN = InterpreterPathPin(NAME, COVERS, InterpreterPath.from_json)

@@ -74,7 +74,9 @@ def read(flow: Flow) -> PathAndHome:
 
 
 class PathAndHomePin(base.RecordPin[PathAndHome]):
-    """Its links and copies live in the plugin's state, read-only to the run as a whole."""
+    """Its links and copies live in the plugin's state, read-only to the run as a whole;
+    what the links name (each tool's file) and the toolchains' folders are read-only to
+    the run too, and all the run's world holds of them."""
 
     def take(self, flow: Flow, taking: base.Taking) -> None:
         try:
@@ -95,6 +97,10 @@ class PathAndHomePin(base.RecordPin[PathAndHome]):
                     f"{tool.target} (the tool `{tool.name}` the criteria run, pinned at /implement)"
                 )
         return found
+
+    def read_only(self, flow: Flow) -> list[str]:
+        pinned = read(flow)
+        return [tool.target for tool in pinned.tools] + [f for _, f in pinned.toolchains]
 
 
 PIN = PathAndHomePin(NAME, COVERS, PathAndHome.from_json)

@@ -58,6 +58,9 @@ def read(flow: Flow) -> PathFolders:
 
 
 class PathFoldersPin(base.RecordPin[PathFolders]):
+    """Its folders are what the run's PATH shows (the run's world holds nothing else of
+    the user's): read-only to the run, so no command is planted there during it."""
+
     def take(self, flow: Flow, taking: base.Taking) -> None:
         folders = [Folder(path, _entries(path)) for path in _folders(flow)]
         base.write(flow, NAME, PathFolders(tuple(folders)).to_json())
@@ -75,6 +78,9 @@ class PathFoldersPin(base.RecordPin[PathFolders]):
                 if later and shutil.which(name, path=later) is not None:
                     found.append(f"{os.path.join(folder.path, name)} (new, shadows {name} on PATH)")
         return found
+
+    def read_only(self, flow: Flow) -> list[str]:
+        return [folder.path for folder in read(flow).folders]
 
 
 PIN = PathFoldersPin(NAME, COVERS, PathFolders.from_json)

@@ -17,6 +17,7 @@ from pytest_acceptance.gate.pins import (
     base,
     criteria_environments,
     criterion_integrity,
+    declared_inputs,
     gate_environment,
     interpreter_path,
     path_and_home,
@@ -27,6 +28,7 @@ from pytest_acceptance.gate.pins import (
 
 PINS: tuple[base.Pin, ...] = (
     criterion_integrity.PIN,
+    declared_inputs.PIN,
     path_and_home.PIN,
     path_folders.PIN,
     interpreter_path.PIN,

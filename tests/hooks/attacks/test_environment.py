@@ -84,6 +84,7 @@ from support.claude_harness import (
 from pytest_acceptance.gate import (
     flow_state,
     interpreter_paths,
+    isolation,
 )
 from pytest_acceptance.gate.pins import table
 
@@ -135,7 +136,7 @@ def test_a_tampered_startup_file_of_the_gates_venv_blocks_done(
     venv_seeing_this_run(repo)
     env = {"ACCEPTANCE_GATE_PYTHON": ""}  # discovery picks <repo>/.venv/bin/python
     gate, stop = attempt_done(repo, tmp_path, tamper, env)
-    assert_stopped(gate, stop, "the Python environment the gate runs in changed")
+    assert_stopped(gate, stop, "what the gate pinned at /implement changed since")
     assert str(site_packages(repo)) in gate.deny_reason  # it names the tampered file
 
 
@@ -731,6 +732,11 @@ def test_variant_code_a_criterion_runs_writes_into_its_environment_during_the_ru
     assert not planted.exists()
     done = ask_gate(builder, repo, tmp_path, "done")
     refused(done.denied, f"/done let through after the attack: {done.stdout}")
+    if isolation.current().name == isolation.FULL:
+        # The run's world holds that path as an empty read-only folder (apart.py): the write
+        # fails, app.py with it, and AC-1 fails; nothing is planted for a later criterion.
+        assert "AC-1" in done.deny_reason and not planted.exists(), done.deny_reason
+        return
     assert "the gate's run changed the environment it runs in" in done.deny_reason
     assert f"{planted}: changed" in done.deny_reason, done.deny_reason  # pinned as absent
 
@@ -1011,7 +1017,7 @@ def test_a_changed_module_of_the_projects_virtualenv_blocks_done(
     tamper(venv_site)
     done = ask_gate(builder, repo, tmp_path, "done", env)
     assert done.denied, done.stdout
-    assert "environment the gate runs in changed" in done.deny_reason, done.deny_reason
+    assert "what the gate pinned at /implement changed since" in done.deny_reason, done.deny_reason
     assert str(venv_site) in done.deny_reason
 
 

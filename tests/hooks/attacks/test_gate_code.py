@@ -228,7 +228,10 @@ def test_project_code_attacking_the_gates_runner_is_refused(
     # then the honest failure shows; the killer kills again).
     assert stop.blocked, stop.stdout
     assert REFUSED_BECAUSE[attack] in stop.reason or FAILING in stop.reason, stop.reason
-    assert (tmp_path / "forged").exists() == (attack == "second_verdict_on_the_pipe")
+    # At full the mark goes into the run's own /tmp, gone with it (apart.py): the forger
+    # forges at every run, and each is refused as above.
+    marked = attack == "second_verdict_on_the_pipe" and isolation_level != isolation.FULL
+    assert (tmp_path / "forged").exists() == marked
 
 
 def ignored_activated_venv(repo: Path) -> Path:

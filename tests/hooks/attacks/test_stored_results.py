@@ -57,6 +57,7 @@ from support.attack_kit import (
     assert_never_a_clean_stop,
     assert_refused,
     commit_all,
+    declare_reads,
     hidden,
     honest_exit,
     honestly,
@@ -122,6 +123,7 @@ def test_a_symlink_to_a_folder_above_the_project_is_never_walked(tmp_path: Path)
     (tmp_path / "helper.py").write_text("OK = True\n")
     (repo / "lib").symlink_to("..", target_is_directory=True)
     commit_all(repo, "vendored lib")
+    declare_reads(repo, tmp_path / "helper.py")  # what the link leads to, outside
     builder = pin(repo)
     store_a_pass(builder, repo, tmp_path)
     (tmp_path / "helper.py").write_text("OK = False\n")
@@ -194,6 +196,7 @@ def test_a_file_symlink_out_of_the_tree_is_hashed_by_content(tmp_path: Path) -> 
     (tmp_path / "real_helper.py").write_text("OK = True\n")
     (repo / "helper.py").symlink_to("../real_helper.py")
     commit_all(repo, "helper")
+    declare_reads(repo, "../real_helper.py")  # relative to the configuration's folder
     builder = pin(repo)
     store_a_pass(builder, repo, tmp_path)
     (tmp_path / "real_helper.py").write_text("OK = False\n")
@@ -303,11 +306,14 @@ def test_a_helper_read_by_an_absolute_path_outside_the_project(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
     """No symlink at all. app.py imports its helper from a folder beside the
-    project by absolute path (a "shared" folder). A pass is stored, the helper is turned to
-    1, /done."""
+    project by absolute path (a "shared" folder the configuration declares, so the gate's
+    run sees it). A pass is stored, the helper is turned to 1, /done."""
     repo = project(tmp_path)
-    outside = str(tmp_path / "shared")
-    session = stale_session(repo, outside, (claude_home, claude_bin, messages_api))
+    outside = tmp_path / "shared"
+    outside.mkdir()
+    (outside / "helper.py").write_text("VALUE = 2\n")  # the agent writes it again, the same
+    declare_reads(repo, outside)
+    session = stale_session(repo, str(outside), (claude_home, claude_bin, messages_api))
     assert_blocked(session)
 
 
@@ -479,6 +485,7 @@ def module_behind_a_symlink_out_of_the_tree(repo: Path, tmp_path: Path) -> Calla
     (repo / "lib").symlink_to(outside, target_is_directory=True)
     git(repo, "add", "lib")
     git(repo, "commit", "-qm", "vendored lib")
+    declare_reads(repo, outside)
     return lambda: (outside / "helper.py").write_text("OK = False\n")
 
 
@@ -512,7 +519,10 @@ def test_a_pass_stored_by_a_refused_escalate_is_not_reused_after_a_hidden_change
     change()  # what git does not show: the stored pass must not stand in for a run
     done = ask_gate(builder, repo, tmp_path, "done")
     assert done.denied, done.stdout
-    assert "AC-1" in done.deny_reason and "fail" in done.deny_reason, done.deny_reason
+    if hide is module_behind_a_symlink_out_of_the_tree:  # declared: its pin sees the change
+        assert "helper.py: changed (acceptance_reads)" in done.deny_reason, done.deny_reason
+    else:
+        assert "AC-1" in done.deny_reason and "fail" in done.deny_reason, done.deny_reason
 
 
 def test_done_runs_afresh_and_only_the_stop_right_after_it_reuses_its_run(
@@ -589,13 +599,16 @@ BREAK_AFTER_DONE = (
 )
 
 
-def outside_config(project: Path, tmp_path: Path) -> Path:
-    """The project's spec reads `shared/config.txt` outside the project (it says 2)."""
+def outside_config(project: Path, tmp_path: Path, declared: bool = True) -> Path:
+    """The project's spec reads `shared/config.txt` outside the project (it says 2), which
+    its configuration declares (unless not `declared`)."""
     config = tmp_path / "shared" / "config.txt"
     config.parent.mkdir()
     config.write_text("2\n")
     (project / "spec.md").write_text(OUTSIDE_CONFIG_SPEC.format(config=config))
     git(project, "commit", "-qam", "the spec reads the shared configuration")
+    if declared:
+        declare_reads(project, config)
     return config
 
 
