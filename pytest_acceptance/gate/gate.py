@@ -150,6 +150,7 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     if stored is not None:
         return stored
     started = time.time()
+    checks_before = set(integrity_findings(flow)) if watched.criteria else set()
     with private_pycache() as pycache:
         witness_env = witness.prepare(pycache, watched.distributions)
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
@@ -157,6 +158,8 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     result = _result(flow, verdict, returncode, tail, before, before)
     after = fingerprint(flow.repo, deadline_at, flow.hashes_file)
     joined = witness.joined(flow, watched, result.criteria, witnessed)
+    if joined:
+        _refuse_what_the_run_planted(flow, checks_before)
     alone = _pinned_alone(
         flow, deadline_at, watched, joined, witness.pinned_sources(flow, witnessed)
     )
@@ -180,6 +183,20 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     if key is not None and trustworthy and reuse_key(flow, deadline_at) == key:
         flow.store_result(result, key)
     return result
+
+
+def _refuse_what_the_run_planted(flow: Flow, before: set[str]) -> None:
+    """The pinned-only run judges the pinned tests where no new test file ran; it must not
+    load what the first run wrote among the checks (a conftest the ignore rules hide from
+    the tree fingerprint, a test configuration). What criterion integrity reports now and did
+    not before the run was planted by the run itself: the second run is never started."""
+    planted = [finding for finding in integrity_findings(flow) if finding not in before]
+    if planted:
+        raise GateError(
+            f"the gate's own run changed the checks its next run would load: "
+            f"{' '.join(planted[:LISTED])} Code a criterion runs may not write test files "
+            "or test configuration; remove what it wrote and call /done again"
+        )
 
 
 def pinned_changes(flow: Flow, check: Callable[[Flow], list[str]]) -> list[str]:
