@@ -1,6 +1,6 @@
 """What the Claude Code gate pins when an /implement flow starts, read with the package itself.
 
-    python -I -m pytest_acceptance.gate_probe --config-dir DIR SPEC
+    python -I -m pytest_acceptance.gate_probe --config-dir DIR [--origin PATH --rootdir DIR] SPEC
 
 prints one JSON object: the spec's criteria as parsed (or the collection error naming
 ``file:line``), the project's ``acceptance_*`` settings (the gate's own runs take them from
@@ -37,13 +37,23 @@ class ProbeError(Exception):
     """The probe cannot give a trustworthy answer: it prints no report (the gate blocks)."""
 
 
-def criteria(spec: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """The spec's criteria as plain dicts (what a change report compares), or the error."""
+def criteria(
+    spec: Path, origin: Path | None = None, rootdir: Path | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The spec's criteria as plain dicts (what a change report compares), or the error.
+    With ``origin`` (the project's spec ``spec`` is a copy of) and ``rootdir``, read as the
+    gate's run reads the copy (``collect.load_spec``): as the origin, its scenarios bound
+    to the project's BDD runner, so the pinned method, command and pass condition are
+    those the run must report."""
     from pytest_acceptance.model import SpecError
-    from pytest_acceptance.spec.load import parse_spec
+    from pytest_acceptance.spec.bdd import bound
+    from pytest_acceptance.spec.load import parse_spec, parse_spec_as
 
     try:
-        parsed = parse_spec(spec)
+        if origin is None or rootdir is None:
+            parsed = parse_spec(spec)
+        else:
+            parsed = bound(parse_spec_as(spec, origin), rootdir)
     except SpecError as error:
         return [], str(error)
     except OSError as error:
@@ -231,6 +241,8 @@ def _listdir(folder: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_acceptance.gate_probe")
     parser.add_argument("--config-dir", required=True, type=Path)
+    parser.add_argument("--origin", type=Path, default=None)  # the spec the copy stands for
+    parser.add_argument("--rootdir", type=Path, default=None)  # the project's
     parser.add_argument("spec", type=Path)
     arguments = parser.parse_args(argv)
     try:
@@ -238,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     except ProbeError as error:  # no report: the gate never runs on settings it could not read
         sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
         return 2
-    found, problem = criteria(arguments.spec)
+    found, problem = criteria(arguments.spec, arguments.origin, arguments.rootdir)
     report = {
         "criteria": found,
         "error": problem,
