@@ -84,6 +84,17 @@ def acceptance_settings(config_dir: Path) -> dict[str, str]:
     """The ``acceptance_*`` keys of the first pytest configuration file in ``config_dir`` (the
     copies the gate pinned, in pytest's own order of precedence), as strings; ProbeError
     when pytest cannot read them."""
+    found = pinned_config(config_dir)
+    return {
+        key: _setting(raw)
+        for key, raw in found.items()
+        if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
+    }
+
+
+def pinned_config(config_dir: Path) -> dict[str, Any]:
+    """Every setting of the first pytest configuration file in ``config_dir`` (pytest's own
+    order of precedence); ProbeError when pytest cannot read it."""
     load = config_reader()
     for name in CONFIG_FILES:
         path = config_dir / name
@@ -92,12 +103,28 @@ def acceptance_settings(config_dir: Path) -> dict[str, str]:
         except Exception as error:  # pytest's UsageError for a malformed file, among others
             raise ProbeError(f"pytest cannot read the pinned {name}: {error}") from None
         if found is not None:
-            return {
-                key: _setting(raw)
-                for key, raw in found.items()
-                if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
-            }
+            return found
     return {}
+
+
+def foreign_hooks(spec: Path, rootdir: Path, config_dir: Path) -> str | None:
+    """Why the gate cannot verify this spec when the project's honest run would consult its
+    own implementations of pytest-acceptance's hooks (project_hooks), which the gate's run
+    does not load; None when it would consult none."""
+    from pytest_acceptance.project_hooks import implementations
+
+    addopts = _setting(pinned_config(config_dir).get("addopts", ""))
+    found = implementations(spec, rootdir, addopts)
+    if not found:
+        return None
+    return (
+        "the gate cannot verify a project that changes how pytest-acceptance reads or "
+        "judges its spec through its own hooks, and its honest run would load "
+        + "; ".join(found[:10])
+        + (f" (and {len(found) - 10} more)" if len(found) > 10 else "")
+        + ": move them out of what `pytest --acceptance` of this spec loads, or end this "
+        "flow with /pytest-acceptance:escalate"
+    )
 
 
 def config_reader() -> Callable[[Path], dict[str, Any] | None]:
@@ -251,6 +278,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
         return 2
     found, problem = criteria(arguments.spec, arguments.origin, arguments.rootdir)
+    if arguments.rootdir is not None:
+        try:
+            hooks = foreign_hooks(
+                arguments.origin or arguments.spec, arguments.rootdir, arguments.config_dir
+            )
+        except ProbeError as error:
+            sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
+            return 2
+        problem = "; ".join(p for p in (problem, hooks) if p) or None
     report = {
         "criteria": found,
         "error": problem,
