@@ -20,6 +20,7 @@ and without the project's conftest files or plugins. Closed by three mechanisms:
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -29,7 +30,10 @@ import pytest
 from hook_transcripts import make_repo, spec_with
 from support.attack_kit import ask, assert_refused, commit_all, pin, refused_before_the_attack
 
+from pytest_acceptance.gate import verdict_check
+from pytest_acceptance.gate.pinned_collection import Criterion as Pinned
 from pytest_acceptance.project_hooks import implementations
+from pytest_acceptance.spec.bdd import BEHAVE_PASSED
 
 REPRESENTATIVE = "test_a_behave_scenario_is_run_by_behave_never_judged_by_an_agent"
 SPEC = "specs/feature.md"
@@ -270,3 +274,60 @@ def test_every_place_pytest_loads_a_deciding_hook_from_is_named(tmp_path: Path) 
             f"{tmp_path / 'by_addopts.py'}:1: pytest_acceptance_judge",
         ]
     )
+
+
+# --- what the gate ran, against what it pinned -------------------------------------------------
+
+PINNED = Pinned(
+    id="AC-1",
+    title="the value is two",
+    method="bash",
+    line=3,
+    command="python -m behave --no-color --format progress features/value.feature:3",
+    pass_condition=BEHAVE_PASSED,
+    description="",
+    agent=None,
+    checks=(),
+    model=None,
+    timeout=None,
+    retries=None,
+    priority="MUST",
+    cwd=None,
+)
+
+
+def verdict_of(**criterion: object) -> bytes:
+    """A verdict of the shape pytest-acceptance writes, its one criterion passed."""
+    entry = {"id": "AC-1", "title": "t", "status": "passed", "method": "bash"}
+    entry |= {"command": PINNED.command, "pass_condition": PINNED.pass_condition}
+    verdict = {
+        "schema": "pytest-acceptance/verdict", "version": 1, "status": "pass", "exit_code": 0,
+        "started_at": "2026-01-01T00:00:00+00:00", "finished_at": "2026-01-01T00:00:01+00:00",
+        "started_at_epoch": 1.0, "finished_at_epoch": 2.0, "rootdir": "/repo",
+        "fingerprint": "f", "fingerprint_after": "f", "complete": True,
+        "specs": [{"path": "/s.md", "criteria_total": 1, "selected": 1}],
+        "counts": {"passed": 1}, "criteria": [{**entry, **criterion}], "problems": [],
+    }  # fmt: skip
+    return json.dumps(verdict).encode()
+
+
+@pytest.mark.parametrize(
+    "field, ran",
+    [("method", "subagent"), ("command", "python -m behave other.feature:3"),
+     ("pass_condition", None)],
+)  # fmt: skip
+def test_a_criterion_run_otherwise_than_pinned_is_refused_naming_it(
+    field: str, ran: object
+) -> None:
+    """Whatever made the run read the spec otherwise, a criterion it ran with another
+    method, command or pass condition than /implement pinned is no verdict on the pinned
+    criterion: refused, naming the criterion and the field."""
+    verdict, why = verdict_check.parse(verdict_of(**{field: ran}), ["AC-1"], [PINNED])
+    assert verdict is None and why is not None
+    assert "criterion AC-1" in why and field in why, why
+    unsaid, why = verdict_check.parse(verdict_of(), ["AC-1"], [PINNED])
+    assert unsaid is not None and why is None, "the same criterion, run as pinned, is a verdict"
+    missing = json.loads(verdict_of())
+    del missing["criteria"][0][field]
+    verdict, why = verdict_check.parse(json.dumps(missing).encode(), ["AC-1"], [PINNED])
+    assert verdict is None and why is not None and field in why, "a verdict that does not say"
