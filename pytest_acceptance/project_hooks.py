@@ -48,12 +48,11 @@ def implementations(spec: Path, rootdir: Path, addopts: str = "") -> list[str]:
         found += _in_file(conftest)
     search = [str(rootdir), *(str(c.parent) for c in conftests)]
     named = [*_plugins_named(conftests), *_dash_p(addopts)]
-    for module in _modules(named, search):
-        found += _in_file(module)
-    for distribution, files in _installed_plugins():
-        found += [
-            f"{where} (installed plugin {distribution})" for f in files for where in _in_file(f)
-        ]
+    for plugin in _modules(named, search):
+        found += _in_file(plugin)
+    for distribution, entry_module in _installed_plugins():
+        for path in _modules([entry_module], []):
+            found += [f"{where} (installed plugin {distribution})" for where in _in_file(path)]
     return list(dict.fromkeys(found))
 
 
@@ -75,6 +74,8 @@ def _in_file(path: Path) -> list[str]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
+        return []
+    if not _NAMED.search(text):  # most files: no syntax tree needed
         return []
     try:
         lines = sorted(_named_in_tree(ast.parse(text)))
@@ -101,14 +102,15 @@ def _named_in_tree(tree: ast.AST) -> Iterator[tuple[int, str]]:
 
 
 def _plugins_named(files: Iterable[Path]) -> list[str]:
-    """The module names the files' ``pytest_plugins`` assignments give."""
+    """The module names the files' module-level ``pytest_plugins`` give (what pytest reads)."""
     names: list[str] = []
     for path in files:
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            tree = ast.parse(text) if "pytest_plugins" in text else None
         except (OSError, SyntaxError, ValueError):
             continue
-        for node in ast.walk(tree):
+        for node in tree.body if tree is not None else ():
             if isinstance(node, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets
             ):
@@ -167,17 +169,16 @@ def _module_file(name: str, search: list[str]) -> Path | None:
     return Path(origin) if origin and origin.endswith(".py") else None
 
 
-def _installed_plugins() -> Iterator[tuple[str, list[Path]]]:
-    """(distribution, its Python files) for each installed pytest plugin but ours."""
-    seen: set[str] = set()
+def _installed_plugins() -> Iterator[tuple[str, str]]:
+    """(distribution, the module its entry point loads) for each installed pytest plugin but
+    ours. Its module, and the plugins that module names in turn, are read: the rest of a
+    distribution only through them (reading every file of every plugin would cost /implement
+    a noticeable wait)."""
     for entry in importlib.metadata.entry_points(group="pytest11"):
         distribution = entry.dist
         name = distribution.metadata["Name"] if distribution is not None else None
-        if distribution is None or not name or _normal(name) in OURS or name in seen:
-            continue
-        seen.add(name)
-        files = distribution.files or ()
-        yield name, [Path(str(distribution.locate_file(f))) for f in files if f.suffix == ".py"]
+        if name and _normal(name) not in OURS:
+            yield name, entry.module
 
 
 def _normal(name: str) -> str:
