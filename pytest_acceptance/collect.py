@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -29,44 +29,61 @@ from pytest_acceptance.model import (
     listed_errors,
     raise_all,
 )
-from pytest_acceptance.options import read_ini, spec_origins
+from pytest_acceptance.options import origin_of, read_ini, spec_origins
 from pytest_acceptance.run.conditions import ConditionError, NaturalLanguage, parse_condition
 from pytest_acceptance.spec.cache import parse_spec_cached
 from pytest_acceptance.store import optional_dir
 from pytest_acceptance.text import display_path, spec_location
 from pytest_acceptance.verdict.decision import message_beyond_issues
 
-_parsed: dict[tuple[Path, int, int, bytes], Spec] = {}
+if TYPE_CHECKING:
+    from pytest_acceptance.spec.formats import FormatChoice
+
+_parsed: dict[tuple[Path, int, int, bytes, Path | None], Spec] = {}
 # The order criterion items were made in: the spec order a shuffle of the items is undone to.
 _made = itertools.count()
 
 
-def load_spec(path: Path, rootdir: Path) -> Spec:
+def load_spec(path: Path, rootdir: Path, origin: Path | None = None) -> Spec:
     """Parse once per process (the controller and the collector may both need it), and
     across runs keep the parsed spec keyed by its bytes, as Python keeps bytecode: a large
-    spec is not re-parsed by every run and every xdist worker."""
+    spec is not re-parsed by every run and every xdist worker. ``origin``: the project's
+    spec that ``path`` is a copy of (the gate verifies a pinned copy), whose reading it is:
+    the format and the BDD runner are decided where the origin lies, so the copy gives the
+    criteria the origin gives (only their locations name the copy)."""
     from pytest_acceptance.spec.formats import active
 
     choice = active()  # the run's formats (plugin.spec_paths activates them)
     stat = path.stat()
-    key = (path.resolve(), stat.st_mtime_ns, stat.st_size, choice.key)
+    key = (path.resolve(), stat.st_mtime_ns, stat.st_size, choice.key, origin)
     if key not in _parsed:
-        # The Claude Code gate's own run sets ACCEPTANCE_PARSE_CACHE=0: no pickle is loaded
-        # from the agent-writable .acceptance/.
-        gate_run = os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0"
-        cache = None if gate_run else optional_dir(rootdir, "parse-cache")
-        spec = parse_spec_cached(path, cache, choice)
-        if any(criterion.scenario is not None for criterion in spec.criteria):
-            from pytest_acceptance.spec.bdd import bind  # the project's BDD runner, if any
-
-            spec = dataclasses.replace(spec, criteria=bind(spec.criteria, rootdir))
-        _parsed[key] = spec
+        _parsed[key] = _read(path, rootdir, origin, choice)
     return _parsed[key]
+
+
+def spec_of_run(config: pytest.Config, path: Path) -> Spec:
+    """``load_spec`` of one of the run's specs, read as its origin when it is a copy."""
+    return load_spec(path, config.rootpath, origin_of(config, path))
+
+
+def _read(path: Path, rootdir: Path, origin: Path | None, choice: FormatChoice) -> Spec:
+    from pytest_acceptance.spec.bdd import bound  # the project's BDD runner, if any
+
+    if origin is not None:  # never from or into the parse cache: it is keyed by its path
+        from pytest_acceptance.spec.load import parse_spec_as, relocated
+
+        spec = parse_spec_as(path, origin, choice.formats, choice.forced)
+        return relocated(bound(spec, rootdir), origin, path)
+    # The Claude Code gate's own run sets ACCEPTANCE_PARSE_CACHE=0: no pickle is loaded
+    # from the agent-writable .acceptance/.
+    gate_run = os.environ.get("ACCEPTANCE_PARSE_CACHE") == "0"
+    cache = None if gate_run else optional_dir(rootdir, "parse-cache")
+    return bound(parse_spec_cached(path, cache, choice), rootdir)
 
 
 class SpecFile(pytest.File):
     def collect(self) -> Iterator[CriterionItem]:
-        spec = load_spec(self.path, self.config.rootpath)
+        spec = spec_of_run(self.config, self.path)
         errors: list[SpecError] = []
         for criterion in spec.criteria:
             try:

@@ -1,6 +1,6 @@
 """What the Claude Code gate pins when an /implement flow starts, read with the package itself.
 
-    python -I -m pytest_acceptance.gate_probe --config-dir DIR SPEC
+    python -I -m pytest_acceptance.gate_probe --config-dir DIR [--origin PATH --rootdir DIR] SPEC
 
 prints one JSON object: the spec's criteria as parsed (or the collection error naming
 ``file:line``), the project's ``acceptance_*`` settings (the gate's own runs take them from
@@ -37,13 +37,23 @@ class ProbeError(Exception):
     """The probe cannot give a trustworthy answer: it prints no report (the gate blocks)."""
 
 
-def criteria(spec: Path) -> tuple[list[dict[str, Any]], str | None]:
-    """The spec's criteria as plain dicts (what a change report compares), or the error."""
+def criteria(
+    spec: Path, origin: Path | None = None, rootdir: Path | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The spec's criteria as plain dicts (what a change report compares), or the error.
+    With ``origin`` (the project's spec ``spec`` is a copy of) and ``rootdir``, read as the
+    gate's run reads the copy (``collect.load_spec``): as the origin, its scenarios bound
+    to the project's BDD runner, so the pinned method, command and pass condition are
+    those the run must report."""
     from pytest_acceptance.model import SpecError
-    from pytest_acceptance.spec.load import parse_spec
+    from pytest_acceptance.spec.bdd import bound
+    from pytest_acceptance.spec.load import parse_spec, parse_spec_as
 
     try:
-        parsed = parse_spec(spec)
+        if origin is None or rootdir is None:
+            parsed = parse_spec(spec)
+        else:
+            parsed = bound(parse_spec_as(spec, origin), rootdir)
     except SpecError as error:
         return [], str(error)
     except OSError as error:
@@ -74,6 +84,17 @@ def acceptance_settings(config_dir: Path) -> dict[str, str]:
     """The ``acceptance_*`` keys of the first pytest configuration file in ``config_dir`` (the
     copies the gate pinned, in pytest's own order of precedence), as strings; ProbeError
     when pytest cannot read them."""
+    found = pinned_config(config_dir)
+    return {
+        key: _setting(raw)
+        for key, raw in found.items()
+        if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
+    }
+
+
+def pinned_config(config_dir: Path) -> dict[str, Any]:
+    """Every setting of the first pytest configuration file in ``config_dir`` (pytest's own
+    order of precedence); ProbeError when pytest cannot read it."""
     load = config_reader()
     for name in CONFIG_FILES:
         path = config_dir / name
@@ -82,12 +103,28 @@ def acceptance_settings(config_dir: Path) -> dict[str, str]:
         except Exception as error:  # pytest's UsageError for a malformed file, among others
             raise ProbeError(f"pytest cannot read the pinned {name}: {error}") from None
         if found is not None:
-            return {
-                key: _setting(raw)
-                for key, raw in found.items()
-                if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
-            }
+            return found
     return {}
+
+
+def foreign_hooks(spec: Path, rootdir: Path, config_dir: Path) -> str | None:
+    """Why the gate cannot verify this spec when the project's honest run would consult its
+    own implementations of pytest-acceptance's hooks (project_hooks), which the gate's run
+    does not load; None when it would consult none."""
+    from pytest_acceptance.project_hooks import implementations
+
+    addopts = _setting(pinned_config(config_dir).get("addopts", ""))
+    found = implementations(spec, rootdir, addopts)
+    if not found:
+        return None
+    return (
+        "the gate cannot verify a project that changes how pytest-acceptance reads or "
+        "judges its spec through its own hooks, and its honest run would load "
+        + "; ".join(found[:10])
+        + (f" (and {len(found) - 10} more)" if len(found) > 10 else "")
+        + ": move them out of what `pytest --acceptance` of this spec loads, or end this "
+        "flow with /pytest-acceptance:escalate"
+    )
 
 
 def config_reader() -> Callable[[Path], dict[str, Any] | None]:
@@ -231,6 +268,8 @@ def _listdir(folder: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_acceptance.gate_probe")
     parser.add_argument("--config-dir", required=True, type=Path)
+    parser.add_argument("--origin", type=Path, default=None)  # the spec the copy stands for
+    parser.add_argument("--rootdir", type=Path, default=None)  # the project's
     parser.add_argument("spec", type=Path)
     arguments = parser.parse_args(argv)
     try:
@@ -238,7 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     except ProbeError as error:  # no report: the gate never runs on settings it could not read
         sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
         return 2
-    found, problem = criteria(arguments.spec)
+    found, problem = criteria(arguments.spec, arguments.origin, arguments.rootdir)
+    if arguments.rootdir is not None:
+        try:
+            hooks = foreign_hooks(
+                arguments.origin or arguments.spec, arguments.rootdir, arguments.config_dir
+            )
+        except ProbeError as error:
+            sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
+            return 2
+        problem = "; ".join(p for p in (problem, hooks) if p) or None
     report = {
         "criteria": found,
         "error": problem,

@@ -81,6 +81,15 @@ def spec_origins(config: pytest.Config) -> tuple[tuple[Path, Path], ...]:
     return ((specs[0].resolve(), origin),)
 
 
+def origin_of(config: pytest.Config, spec: Path) -> Path | None:
+    """The project's spec that ``spec`` is a copy of (``spec_origins``), or None: a copy is
+    read as its origin (``collect.load_spec``)."""
+    for copy, origin in spec_origins(config):
+        if spec == copy or spec.resolve() == copy:
+            return origin
+    return None
+
+
 def _markdown_arguments(config: pytest.Config) -> list[str]:
     """The markdown files the command line's paths and node ids name (not ini
     ``testpaths``)."""

@@ -46,7 +46,7 @@ def available_cpus() -> int:
 
 def selected_criteria(config: pytest.Config) -> list[Criterion]:
     """The criteria this run will select, as far as the command line tells."""
-    from pytest_acceptance.collect import load_spec  # cached: collection reuses the parse
+    from pytest_acceptance.collect import spec_of_run  # cached: collection reuses the parse
     from pytest_acceptance.options import spec_paths
 
     rootdir = config.rootpath
@@ -57,7 +57,7 @@ def selected_criteria(config: pytest.Config) -> list[Criterion]:
     found = []
     for path in spec_paths(config):
         try:
-            spec = load_spec(path, rootdir)
+            spec = spec_of_run(config, path)
         except (SpecError, OSError):
             continue  # collection reports it
         wanted = named.get(path.resolve())  # None: the whole spec

@@ -122,10 +122,10 @@ class FragmentWriter:
     def spec_facts(self, spec_path: Path) -> tuple[EvidenceLog, dict[str, int]]:
         """The spec's evidence file (opened once) and each criterion's index."""
         if spec_path not in self.specs:
-            from pytest_acceptance.collect import load_spec
+            from pytest_acceptance.collect import spec_of_run
             from pytest_acceptance.evidence.fragments import EvidenceLog, evidence_path, prepare_dir
 
-            spec = load_spec(spec_path, self.rootdir)
+            spec = spec_of_run(self.config, spec_path)
             indexes = {c.id: i for i, c in enumerate(spec.criteria)}
             prepare_dir(self.rootdir, spec_path)
             self.specs[spec_path] = (EvidenceLog(evidence_path(self.rootdir, spec_path)), indexes)
@@ -145,7 +145,7 @@ class EvidenceReporter:
         self.verdict: Verdict | None = None
         self.reports: list[tuple[Path, dict[str, Any]]] = []  # (report.md, report)
         self.problems: list[str] = []
-        self.loaded = _load_specs(specs, self.rootdir)  # as the workers will see them
+        self.loaded = _load_specs(config, specs)  # as the workers will see them
         self.locks: list[Any] = []
         if not config.option.collectonly:  # before any worker starts
             from pytest_acceptance.options import lock_timeout, spec_origins
@@ -186,7 +186,7 @@ class EvidenceReporter:
         return [f"evidence: {problem}" for problem in self.problems]
 
     def _assemble(self, spec_path: Path, results: dict[str, Result], fingerprint: str) -> None:
-        from pytest_acceptance.collect import load_spec
+        from pytest_acceptance.collect import spec_of_run
         from pytest_acceptance.evidence.fragments import FragmentError, prepare_dir
         from pytest_acceptance.evidence.report import (
             Expected,
@@ -197,7 +197,7 @@ class EvidenceReporter:
         )
         from pytest_acceptance.tree.hostile import write_atomic
 
-        spec = self.loaded.get(spec_path) or load_spec(spec_path, self.rootdir)
+        spec = self.loaded.get(spec_path) or spec_of_run(self.config, spec_path)
         expected = [
             Expected(index, criterion, results[criterion.id])
             for index, criterion in enumerate(spec.criteria)
@@ -394,14 +394,14 @@ def _could_not_write_report(spec_path: Path, error: OSError) -> str:
     return f"could not write the report of {spec_path.name}: {describe_os_error(error)}"
 
 
-def _load_specs(paths: list[Path], rootdir: Path) -> dict[Path, Spec]:
-    from pytest_acceptance.collect import load_spec
+def _load_specs(config: pytest.Config, paths: list[Path]) -> dict[Path, Spec]:
+    from pytest_acceptance.collect import spec_of_run
     from pytest_acceptance.model import SpecError
 
     loaded = {}
     for path in paths:
         with contextlib.suppress(SpecError, OSError):  # collection reports it, with file:line
-            loaded[path] = load_spec(path, rootdir)
+            loaded[path] = spec_of_run(config, path)
     return loaded
 
 

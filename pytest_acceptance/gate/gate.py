@@ -350,8 +350,8 @@ def _pytest(
         return "the gate's own bytecode folder changed during its run", returncode, tail
     if not criteria_bytecode.untouched():
         return "the criteria's bytecode folder changed during the gate's run", returncode, tail
-    pinned_ids = _collection(flow).ids
-    verdict, untrusted = parse_verdict(b"".join(chunks), pinned_ids)
+    pinned = _collection(flow)
+    verdict, untrusted = parse_verdict(b"".join(chunks), pinned.ids, pinned.criteria)
     return (untrusted if untrusted is not None else verdict), returncode, tail
 
 

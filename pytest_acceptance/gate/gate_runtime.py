@@ -40,43 +40,57 @@ def candidate_pythons(repo: Path) -> list[str]:
     return [*found, "python3"]
 
 
-def probe(python: str, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
+def probe(
+    python: str,
+    spec: Path,
+    config_dir: Path,
+    timeout: float,
+    read_as: tuple[str, str] | None = None,
+) -> dict[str, Any]:
     """Run pytest_acceptance.gate_probe with `python`; its JSON, or GateError. It reads the
     bytecode the gate's last run of `python` read (gate_bytecode.latest), when that is
-    exactly as the gate built it, before and after the probe; else it compiles afresh."""
+    exactly as the gate built it, before and after the probe; else it compiles afresh.
+    `read_as`: (the project's spec, its rootdir) when `spec` is a copy, read as the gate's
+    run reads it (`--acceptance-spec-origin`, `--rootdir`)."""
+    words = ["--origin", read_as[0], "--rootdir", read_as[1]] if read_as else []
+    arguments = ["-m", "pytest_acceptance.gate_probe", "--config-dir", str(config_dir)]
+    arguments += [*words, str(spec)]
     kept = gate_bytecode.latest(python)
     with interpreter_paths.private_pycache() as pycache:
         if kept is not None:
             try:
-                report = _probe(python, spec, config_dir, timeout, pycache, str(kept.path))
+                report = _probe(python, arguments, config_dir, timeout, pycache, str(kept.path))
             except GateError:
                 report = None  # said again below, by the probe that compiles afresh
             if report is not None and kept.untouched():
                 return report
-        return _probe(python, spec, config_dir, timeout, pycache)
+        return _probe(python, arguments, config_dir, timeout, pycache)
 
 
 def _probe(
     python: str,
-    spec: Path,
+    arguments: list[str],
     config_dir: Path,
     timeout: float,
     pycache: str,
     bytecode: str = "",
 ) -> dict[str, Any]:
-    arguments = ["-m", "pytest_acceptance.gate_probe", "--config-dir", str(config_dir), str(spec)]
     report = probe_report(python, arguments, pycache, timeout, str(config_dir), bytecode)
     if not isinstance(report.get("criteria"), list):
         raise GateError(f"{python}: pytest_acceptance.gate_probe answered {report!r:.200}")
     return report
 
 
-def discover(repo: Path, spec: Path, config_dir: Path, timeout: float) -> dict[str, Any]:
-    """The probe of the first candidate interpreter that can run it."""
+def discover(
+    repo: Path, spec: Path, config_dir: Path, timeout: float, origin: str | None = None
+) -> dict[str, Any]:
+    """The probe of the first candidate interpreter that can run it (`spec`, a copy of the
+    project's `origin`, read as the origin)."""
     failures = []
+    read_as = (origin, str(repo)) if origin else None
     for python in candidate_pythons(repo):
         try:
-            return {**probe(python, spec, config_dir, timeout), "python": python}
+            return {**probe(python, spec, config_dir, timeout, read_as), "python": python}
         except GateError as error:
             failures.append(str(error))
     raise GateError(
@@ -105,7 +119,7 @@ def complete_pin(flow: Flow, timeout: float) -> None:
     """Parse the pinned spec and pin the interpreter: at /implement only (pin.py)."""
     if flow.collection is not None:
         return
-    report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout)
+    report = discover(Path(flow.repo), flow.spec_copy, flow.config_folder, timeout, flow.spec_path)
     python = interpreter_paths.absolute_python(str(report["python"]))
     try:
         flow.pin_collection(Collection.from_probe(report, python))

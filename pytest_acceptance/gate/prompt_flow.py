@@ -153,6 +153,12 @@ def _tell_model(flow: Flow, host: HostAdapter) -> None:
             f"It can only end with an escalation: a message whose first line starts with "
             f"{ESCALATE_MARK}"
         )
+    elif flow.collection is not None and flow.collection.error:
+        note = (
+            f"pytest-acceptance pinned the spec {flow.spec_path}, but the gate cannot verify "
+            f"it ({flow.collection.error}). This flow can only end with an escalation: a "
+            f"message whose first line starts with {ESCALATE_MARK}"
+        )
     else:
         note = (
             f"pytest-acceptance pinned the spec {flow.spec_path}. This session ends only when "

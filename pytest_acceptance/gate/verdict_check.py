@@ -11,7 +11,10 @@ The real fix is the sandbox or a separate user for the gate (README, Threat mode
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
+
+from pytest_acceptance.gate.pinned_collection import Criterion as Pinned
 
 TAMPERED = "the gate's result channel was tampered with"
 STATUSES = {"pass", "fail", "error", "manual", "interrupted"}
@@ -42,6 +45,8 @@ CRITERION: dict[str, tuple[type, ...]] = {
     "spec": (str,),
     "line": (int,),
     "method": (str,),
+    "command": (str, type(None)),
+    "pass_condition": (str, type(None)),
     "category": (str,),
     "priority": (str,),
     "status": (str,),
@@ -89,9 +94,12 @@ SPEC_ENTRY: dict[str, tuple[type, ...]] = {
 SPEC_ENTRY_OPTIONAL: dict[str, tuple[type, ...]] = {"relative": (str,), "sha256": (str,)}
 
 
-def parse(raw: bytes, pinned_ids: list[str]) -> tuple[dict[str, Any] | None, str | None]:
+def parse(
+    raw: bytes, pinned_ids: list[str], pinned: Sequence[Pinned] = ()
+) -> tuple[dict[str, Any] | None, str | None]:
     """(the verdict, None), (None, None) when nothing arrived, or (None, why it is not
-    trusted). Exactly one JSON value, of the known shape, naming pinned ids at most once."""
+    trusted). Exactly one JSON value, of the known shape, naming pinned ids at most once,
+    each criterion run as `pinned` holds it (`unlike_the_pin`)."""
     if not raw.strip():
         return None, None
     try:
@@ -101,7 +109,35 @@ def parse(raw: bytes, pinned_ids: list[str]) -> tuple[dict[str, Any] | None, str
     problem = shape_problem(verdict, pinned_ids)
     if problem is not None:
         return None, f"{TAMPERED} ({problem})"
-    return verdict, None
+    unlike = unlike_the_pin(verdict, pinned)
+    return (verdict, None) if unlike is None else (None, unlike)
+
+
+# What a criterion of the verdict must hold exactly as /implement pinned it: how it was
+# verified. A run that read the spec otherwise (another runner, another command, another
+# condition) verified something else under the same id.
+COMPARED = ("method", "command", "pass_condition")
+
+
+def unlike_the_pin(verdict: dict[str, Any], pinned: Sequence[Pinned]) -> str | None:
+    """Why the verdict's criteria are not those pinned, field by field (naming the first
+    criterion and field that differ), or None."""
+    by_id = {criterion.id: criterion for criterion in pinned}
+    for entry in verdict["criteria"]:
+        expected = by_id.get(entry["id"])
+        if expected is None:
+            continue  # shape_problem refuses an id never pinned
+        for field in COMPARED:
+            if field not in entry:
+                return f"the gate's run did not say the {field} of criterion {entry['id']}"
+            if entry[field] != getattr(expected, field):
+                return (
+                    f"the gate's run verified criterion {entry['id']} with {field} "
+                    f"{entry[field]!r:.200}, not the {getattr(expected, field)!r:.200} pinned at "
+                    "/implement: it read the spec otherwise than /implement did, so its verdict "
+                    "is not one on the pinned criteria"
+                )
+    return None
 
 
 def shape_problem(verdict: object, pinned_ids: list[str]) -> str | None:

@@ -27,11 +27,19 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from pytest_acceptance.model import Criterion, Method
+from pytest_acceptance.model import Criterion, Method, Spec
 
 SCAN_LIMIT = 5_000  # Python files read to find an import of pytest_bdd
 _SKIP = frozenset({"node_modules", "venv", ".venv", "site-packages", "__pycache__", "build"})
 BEHAVE_PASSED = "output matches '^[1-9][0-9]* scenarios? passed, 0 failed'"
+
+
+def bound(spec: Spec, rootdir: Path) -> Spec:
+    """``spec`` with its Gherkin scenarios bound to the project's runner, if any: decided
+    where the spec's criteria lie (for a copy, read as its origin: ``load.parse_spec_as``)."""
+    if not any(criterion.scenario is not None for criterion in spec.criteria):
+        return spec
+    return dataclasses.replace(spec, criteria=bind(spec.criteria, rootdir))
 
 
 def bind(criteria: Iterable[Criterion], rootdir: Path) -> tuple[Criterion, ...]:

@@ -7,11 +7,12 @@ recognises it (``spec.formats``). Nothing here knows about pytest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from pytest_acceptance.model import Spec, SpecError
+from pytest_acceptance.model import Location, Spec, SpecError
 from pytest_acceptance.spec.file import read_spec_bytes
 from pytest_acceptance.spec.formats import SpecFormat, parse_text
 from pytest_acceptance.spec.formats.reference import CRITERION_SHAPE
@@ -23,6 +24,31 @@ def parse_spec(
     """Read ``path`` (any extension) as UTF-8 markdown and parse it."""
     data = read_spec_bytes(Path(path))
     return parse_spec_text(decode(data, path), path, formats, forced)
+
+
+def parse_spec_as(
+    path: Path, origin: Path, formats: Sequence[SpecFormat] | None = None, forced: str | None = None
+) -> Spec:
+    """The spec in ``path`` read as the spec at ``origin`` it is a copy of: every decision a
+    format takes from where the spec lies (an OpenSpec capability is its folder's name, a
+    task list belongs to a change by its folders) is the origin's, and so are the locations
+    of its criteria and of its errors (``relocated`` moves them back onto the copy)."""
+    data = read_spec_bytes(Path(path))
+    return parse_spec_text(decode(data, origin), origin, formats, forced)
+
+
+def relocated(spec: Spec, origin: Path, path: Path) -> Spec:
+    """``spec``, read as ``origin``, with what lies there (its criteria, its requirements)
+    located in ``path`` instead, on the same lines."""
+
+    def moved(location: Location) -> Location:
+        return Location(path, location.line) if location.path == origin else location
+
+    criteria = tuple(dataclasses.replace(c, location=moved(c.location)) for c in spec.criteria)
+    requirements = tuple(
+        dataclasses.replace(r, location=moved(r.location)) for r in spec.requirements
+    )
+    return dataclasses.replace(spec, path=path, criteria=criteria, requirements=requirements)
 
 
 def parse_spec_text(

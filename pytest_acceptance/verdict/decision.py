@@ -593,6 +593,9 @@ def _criterion_json(outcome: Outcome, spec: str) -> dict[str, Any]:
         "spec": spec,
         "line": criterion.location.line,
         "method": criterion.method.value,
+        # What ran and what it had to show: the gate compares them with what it pinned.
+        "command": criterion.command,
+        "pass_condition": criterion.pass_condition,
         "category": criterion.category,
         "priority": criterion.priority.value,
         "status": result.status.value,

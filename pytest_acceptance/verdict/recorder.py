@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from pytest_acceptance.collect import CriterionItem, load_spec
+from pytest_acceptance.collect import CriterionItem, spec_of_run
 from pytest_acceptance.model import Criterion, Result, Spec, SpecError, Status
 from pytest_acceptance.options import SHARDS_TREE, VERDICT_DECIDED
 from pytest_acceptance.run.guard import STOPPED_BY, VANISHED
@@ -73,7 +73,7 @@ class Recorder:
     def __init__(self, config: pytest.Config, spec_paths: list[Path]) -> None:
         self.config = config
         self.rootdir = config.rootpath
-        self.specs = _load_specs(spec_paths, self.rootdir)
+        self.specs = _load_specs(config, spec_paths)
         self.selected: list[str] = []  # node ids of selected criteria, in collection order
         self.criteria: dict[str, Criterion] = {}
         self.results: dict[str, Result] = {}  # each criterion's results, combined
@@ -413,11 +413,11 @@ def collection_line(specs: list[Spec], selected: list[Criterion], rootdir: Path)
     return f"{line} ({kinds})" if kinds else line
 
 
-def _load_specs(paths: list[Path], rootdir: Path) -> list[Spec]:
+def _load_specs(config: pytest.Config, paths: list[Path]) -> list[Spec]:
     specs = []
     for path in paths:
         try:
-            spec = load_spec(path, rootdir)
+            spec = spec_of_run(config, path)
         except (SpecError, OSError):
             continue  # collection reports it, with file:line
         specs.append(Spec(path.resolve(), spec.criteria, spec.title, spec.requirements))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.collect import load_spec
+from pytest_acceptance.collect import spec_of_run
 from pytest_acceptance.model import Method, SpecError
 from pytest_acceptance.options import spec_paths
 
@@ -68,7 +68,7 @@ def _warning(config: pytest.Config) -> str | None:
 def _runs_in_the_rootdir(path: Path, config: pytest.Config) -> bool:
     """Whether the spec has a bash criterion without ``cwd:``."""
     try:
-        criteria = load_spec(path, config.rootpath).criteria
+        criteria = spec_of_run(config, path).criteria
     except (SpecError, OSError):
         return False  # collection reports it
     return any(c.method is Method.BASH and c.cwd is None for c in criteria)

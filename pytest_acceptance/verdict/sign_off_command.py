@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_acceptance.collect import load_spec
+from pytest_acceptance.collect import spec_of_run
 from pytest_acceptance.model import Criterion, Method, SpecError
 from pytest_acceptance.options import spec_paths
 from pytest_acceptance.text import display_path
@@ -108,7 +108,7 @@ def _find(config: pytest.Config, specs: list[Path], wanted: str) -> tuple[Path, 
         if named and (base / named).resolve() != spec.resolve():
             continue
         try:
-            criteria = load_spec(spec, config.rootpath).criteria
+            criteria = spec_of_run(config, spec).criteria
         except SpecError as error:
             raise pytest.UsageError(str(error)) from None
         candidates += [(spec, c) for c in criteria if c.id == ident]

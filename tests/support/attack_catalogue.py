@@ -78,6 +78,8 @@ CHECKS = frozenset(
         "test_only_a_json_true_disables_all_hooks",
         "test_disable_all_hooks_in_an_odd_settings_file_is_obeyed_as_recorded",
         "test_the_hooks_run_isolated_from_python_environment_variables",
+        "test_every_place_pytest_loads_a_deciding_hook_from_is_named",
+        "test_a_criterion_run_otherwise_than_pinned_is_refused_naming_it",
     }
 )
 # Tests whose expected end is an escalation that stands (backed by a failing run).
