@@ -26,6 +26,7 @@ from typing import Any
 
 from pytest_acceptance.gate.flow_state import CONFIG_FILES
 from pytest_acceptance.gate.gate_bytecode import GATE_MODULES
+from pytest_acceptance.gate.pytest_addopts import AddoptsError, effective_settings
 
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
@@ -71,9 +72,11 @@ def _criterion(criterion: Any) -> dict[str, Any]:
 
 
 def acceptance_settings(config_dir: Path) -> dict[str, str]:
-    """The ``acceptance_*`` keys of the first pytest configuration file in ``config_dir`` (the
-    copies the gate pinned, in pytest's own order of precedence), as strings; ProbeError
-    when pytest cannot read them."""
+    """The ``acceptance_*`` settings an honest run takes from the first pytest configuration
+    file in ``config_dir`` (the copies the gate pinned, in pytest's own order of precedence):
+    its keys, with what its ``addopts`` overrides applied as pytest applies it
+    (gate/pytest_addopts.py), as strings; ProbeError when pytest cannot read them or the gate
+    could not reproduce them."""
     load = config_reader()
     for name in CONFIG_FILES:
         path = config_dir / name
@@ -82,12 +85,22 @@ def acceptance_settings(config_dir: Path) -> dict[str, str]:
         except Exception as error:  # pytest's UsageError for a malformed file, among others
             raise ProbeError(f"pytest cannot read the pinned {name}: {error}") from None
         if found is not None:
-            return {
-                key: _setting(raw)
-                for key, raw in found.items()
-                if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
-            }
+            return _trusted(_effective(found, name))
     return {}
+
+
+def _effective(found: dict[str, Any], name: str) -> dict[str, str]:
+    keys = {key: _setting(raw) for key, raw in found.items() if key.startswith("acceptance_")}
+    raw = found.get("addopts")
+    addopts = getattr(raw, "value", raw)
+    try:
+        return effective_settings(keys, addopts, f"the project's {name}")
+    except AddoptsError as error:
+        raise ProbeError(str(error)) from None
+
+
+def _trusted(settings: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in settings.items() if key not in UNTRUSTED_SETTINGS}
 
 
 def config_reader() -> Callable[[Path], dict[str, Any] | None]:
