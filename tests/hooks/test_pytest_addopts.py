@@ -6,6 +6,7 @@ sentence naming the file, never a traceback."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_acceptance import gate_probe
+from pytest_acceptance.gate import flow_state
 from pytest_acceptance.gate.pytest_addopts import (
     APPLIED,
     IGNORED,
@@ -183,3 +185,23 @@ def test_the_probe_pins_what_addopts_overrides_but_never_the_agent_cache(tmp_pat
         'addopts = "--override-ini=acceptance_timeout=1 -o acceptance_cache=true"\n'
     )
     assert gate_probe.acceptance_settings(config) == {"acceptance_timeout": "1"}
+
+
+def test_the_pin_reads_a_config_through_its_link_and_never_opens_a_fifo_or_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest follows a linked configuration file, so the pin holds its target's bytes; a
+    FIFO or a device is no file to pytest, and the pin neither blocks on it nor copies it."""
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    repo = tmp_path / "repo"
+    (repo / "config").mkdir(parents=True)
+    (repo / "config" / "pytest.ini").write_text("[pytest]\nacceptance_timeout = 1\n")
+    (repo / "pytest.ini").symlink_to("config/pytest.ini")
+    os.mkfifo(repo / "tox.ini")
+    (repo / "setup.cfg").symlink_to("/dev/zero")
+    (repo / "pyproject.toml").symlink_to("missing.toml")
+    flow = flow_state.start("settings-pin", {}, None, repo)
+    pinned = sorted(path.name for path in flow.config_folder.iterdir())
+    assert pinned == ["pytest.ini"]
+    assert (flow.config_folder / "pytest.ini").read_text() == "[pytest]\nacceptance_timeout = 1\n"
+    assert gate_probe.acceptance_settings(flow.config_folder) == {"acceptance_timeout": "1"}
