@@ -26,6 +26,7 @@ from typing import Any
 
 from pytest_acceptance.gate.flow_state import CONFIG_FILES
 from pytest_acceptance.gate.gate_bytecode import GATE_MODULES
+from pytest_acceptance.gate.pytest_addopts import AddoptsError, effective_settings
 
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
@@ -81,20 +82,22 @@ def _criterion(criterion: Any) -> dict[str, Any]:
 
 
 def acceptance_settings(config_dir: Path) -> dict[str, str]:
-    """The ``acceptance_*`` keys of the first pytest configuration file in ``config_dir`` (the
-    copies the gate pinned, in pytest's own order of precedence), as strings; ProbeError
-    when pytest cannot read them."""
-    found = pinned_config(config_dir)
-    return {
-        key: _setting(raw)
-        for key, raw in found.items()
-        if key.startswith("acceptance_") and key not in UNTRUSTED_SETTINGS
-    }
+    """The ``acceptance_*`` settings an honest run takes from the first pytest configuration
+    file in ``config_dir`` (the copies the gate pinned, in pytest's own order of precedence):
+    its keys, with what its ``addopts`` overrides applied as pytest applies it
+    (gate/pytest_addopts.py), as strings; ProbeError when pytest cannot read them or the gate
+    could not reproduce them."""
+    name, found = _first_config(config_dir)
+    return {} if found is None else _trusted(_effective(found, name))
 
 
 def pinned_config(config_dir: Path) -> dict[str, Any]:
     """Every setting of the first pytest configuration file in ``config_dir`` (pytest's own
     order of precedence); ProbeError when pytest cannot read it."""
+    return _first_config(config_dir)[1] or {}
+
+
+def _first_config(config_dir: Path) -> tuple[str, dict[str, Any] | None]:
     load = config_reader()
     for name in CONFIG_FILES:
         path = config_dir / name
@@ -103,8 +106,8 @@ def pinned_config(config_dir: Path) -> dict[str, Any]:
         except Exception as error:  # pytest's UsageError for a malformed file, among others
             raise ProbeError(f"pytest cannot read the pinned {name}: {error}") from None
         if found is not None:
-            return found
-    return {}
+            return name, found
+    return "", None
 
 
 def foreign_hooks(spec: Path, rootdir: Path, config_dir: Path) -> str | None:
@@ -125,6 +128,20 @@ def foreign_hooks(spec: Path, rootdir: Path, config_dir: Path) -> str | None:
         + ": move them out of what `pytest --acceptance` of this spec loads, or end this "
         "flow with /pytest-acceptance:escalate"
     )
+
+
+def _effective(found: dict[str, Any], name: str) -> dict[str, str]:
+    keys = {key: _setting(raw) for key, raw in found.items() if key.startswith("acceptance_")}
+    raw = found.get("addopts")
+    addopts = getattr(raw, "value", raw)
+    try:
+        return effective_settings(keys, addopts, f"the project's {name}")
+    except AddoptsError as error:
+        raise ProbeError(str(error)) from None
+
+
+def _trusted(settings: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in settings.items() if key not in UNTRUSTED_SETTINGS}
 
 
 def config_reader() -> Callable[[Path], dict[str, Any] | None]:

@@ -26,6 +26,7 @@ Standard library only, like every hook module.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -40,10 +41,11 @@ from pytest_acceptance.gate.gate_result import GateResult
 from pytest_acceptance.gate.hook_io import HookInputError
 from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
 from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
-from pytest_acceptance.tree.hostile import write_atomic
+from pytest_acceptance.tree.hostile import NotRegularFile, TooLarge, read_regular, write_atomic
 
 # pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
 CONFIG_FILES = PYTEST_CONFIG_FILES
+CONFIG_LIMIT = 16 << 20  # bytes of one configuration file the pin holds
 
 # People's sign-offs of manual criteria (pytest_acceptance/verdict/signoff.py, which keeps
 # the same name): pinned with the configuration, so the gate counts only those made before
@@ -376,11 +378,30 @@ def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo:
         write_bytes(flow.spec_copy, spec_bytes)
     flow.config_folder.mkdir(mode=0o700)
     for name in (*CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
-        source = repo / name
-        if source.is_file() and not source.is_symlink():
-            write_bytes(flow.config_folder / name, source.read_bytes())
+        content = _pinned_configuration(repo / name)
+        if content is not None:
+            write_bytes(flow.config_folder / name, content)
     flow.save()
     return flow
+
+
+def _pinned_configuration(source: Path) -> bytes | None:
+    """What pytest reads of a configuration file: a symbolic link is followed, as pytest
+    follows it; None where pytest finds no file (missing, a folder, a FIFO: never opened
+    blocking). FlowStateError for one too large to pin."""
+    try:
+        return read_regular(source, CONFIG_LIMIT)
+    except TooLarge:
+        raise FlowStateError(
+            f"the project's {source.name} is larger than {CONFIG_LIMIT} bytes: the gate "
+            "cannot pin it"
+        ) from None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, NotRegularFile):
+        return None
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # a link that leads nowhere: pytest sees no file
+            return None
+        raise FlowStateError(f"cannot pin the project's {source.name}: {error}") from None
 
 
 def write_bytes(path: Path, data: bytes) -> None:
