@@ -29,21 +29,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import time
 from pathlib import Path
-from typing import Any, TypeVar
 
 from pytest_acceptance.gate import flow_records
 from pytest_acceptance.gate.flow_records import LastStop, Terminal, ToolNote
-from pytest_acceptance.gate.gate_result import GateResult
 from pytest_acceptance.gate.hook_io import HookInputError
-from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
-from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 from pytest_acceptance.tree.hostile import write_atomic
 
-# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
-CONFIG_FILES = PYTEST_CONFIG_FILES
+# The guard imports this module before every tool call: what only the gate's run, the Stop
+# hook or /implement read (results, the pinned collection, the pin's start) is imported
+# where they read it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    from pytest_acceptance.gate.gate_result import GateResult
+    from pytest_acceptance.gate.pinned_collection import Collection
+
+    _Record = TypeVar("_Record", Terminal, LastStop)
 
 # People's sign-offs of manual criteria (pytest_acceptance/verdict/signoff.py, which keeps
 # the same name): pinned with the configuration, so the gate counts only those made before
@@ -54,7 +58,6 @@ SIGNOFF_FILE = "acceptance-signoffs.yaml"
 # 3: criterion integrity and the witnessed criteria are ones of them; 4: what the probe
 # collected at /implement is one typed record (pinned_collection.py).
 STATE_VERSION = 4
-_Record = TypeVar("_Record", Terminal, LastStop)
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 
 
@@ -132,6 +135,8 @@ class Flow:
     def collection(self) -> Collection | None:
         """What /implement's probe collected (pinned_collection.py); None when no interpreter
         could collect the spec then. FlowStateError when the record is damaged."""
+        from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
+
         value = self.data.get("collection")
         if value is None:
             return None
@@ -342,6 +347,8 @@ class Flow:
             raise FlowStateError(f"cannot read the gate's result: {error}") from None
         if not isinstance(data, dict) or data.get("reuse_key") != key:
             return None
+        from pytest_acceptance.gate.gate_result import GateResult
+
         terminal = self.terminal
         run = terminal.run if terminal is not None else None
         if run is None or data.get("run") != run:
@@ -367,6 +374,10 @@ def _older(version: object) -> bool:
 
 def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo: Path) -> Flow:
     """A new pin for the session: whatever an earlier /implement pinned is replaced."""
+    import shutil
+
+    from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
+
     folder = Flow.folder_of(session_id)
     if folder.exists():
         shutil.rmtree(folder)
@@ -375,7 +386,7 @@ def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo:
     if spec_bytes is not None:
         write_bytes(flow.spec_copy, spec_bytes)
     flow.config_folder.mkdir(mode=0o700)
-    for name in (*CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
+    for name in (*PYTEST_CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
         source = repo / name
         if source.is_file() and not source.is_symlink():
             write_bytes(flow.config_folder / name, source.read_bytes())

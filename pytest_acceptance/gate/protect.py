@@ -24,12 +24,12 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.gate.flow_state import SIGNOFF_FILE
 from pytest_acceptance.tree import shell
+from pytest_acceptance.tree.frozen import Frozen
 from pytest_acceptance.tree.shell import UnreadableCommand as UnreadableCommand
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
@@ -69,12 +69,15 @@ _GIT_ENV = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class Protected:
+class Protected(Frozen):
     """What must not be written while a flow is open (absolute, resolved paths)."""
 
+    __slots__ = ("spec", "trees")
     spec: Path | None
     trees: tuple[tuple[Path, str], ...]  # (directory, why) protected with all they hold
+
+    def __init__(self, spec: Path | None, trees: tuple[tuple[Path, str], ...]) -> None:
+        self._init(spec=spec, trees=trees)
 
     def why(self, path: Path) -> str | None:
         """Why `path` is protected, or None. `path` is absolute and normalised."""
@@ -156,12 +159,15 @@ def protected_set(
 # --- what a tool call writes ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Frozen):
+    __slots__ = ("how", "path", "target", "why")
     target: str  # as the tool call wrote it
     path: Path
     why: str
     how: str  # e.g. "Write", "redirection >", "rm", "git update-index --assume-unchanged"
+
+    def __init__(self, target: str, path: Path, why: str, how: str) -> None:
+        self._init(target=target, path=path, why=why, how=how)
 
 
 def violations(
