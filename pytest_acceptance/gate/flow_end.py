@@ -18,12 +18,15 @@ started), cannot release the flow. Each of these must hold at that moment:
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pytest_acceptance.gate import pinned_flow
 from pytest_acceptance.gate.flow_state import Flow, write_json
 from pytest_acceptance.gate.hook_io import HookInputError, settle_seconds, text_field
 from pytest_acceptance.gate.transcript import Transcript, is_resume
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 ACTED_FILE = "agent-acted"
 RELEASED = "the user interrupted /implement before any work and typed another prompt"

@@ -12,7 +12,10 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any, Callable, NoReturn
 
 PLUGIN_NAME = "pytest-acceptance"
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # pytest_acceptance/gate/ -> the plugin

@@ -12,12 +12,14 @@ pin.end_finished_flow).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_acceptance.gate import hook_io, transcript_pin
 from pytest_acceptance.gate.flow_state import Flow as PinnedFlow
 from pytest_acceptance.gate.flow_state import FlowStateError
 from pytest_acceptance.gate.transcript import ImplementFlow, SkillEvent, Transcript, format_epoch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 
 class Situation:

@@ -23,14 +23,17 @@ from __future__ import annotations
 import glob
 import os
 import re
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate.flow_state import SIGNOFF_FILE
 from pytest_acceptance.tree import shell
 from pytest_acceptance.tree.frozen import Frozen
 from pytest_acceptance.tree.shell import UnreadableCommand as UnreadableCommand
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOL = ("NotebookEdit", "notebook_path")

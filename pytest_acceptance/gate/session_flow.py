@@ -14,11 +14,14 @@ transcript check all of it (pinned_flow.resolve).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate import hook_io, pinned_flow, transcript_pin
 from pytest_acceptance.gate.flow_state import Flow as PinnedFlow
 from pytest_acceptance.gate.transcript import Transcript
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 
 class OpenFlow:

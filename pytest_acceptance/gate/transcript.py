@@ -15,12 +15,15 @@ import mmap
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate.hook_io import PLUGIN_NAME, HookInputError, settle_seconds
 from pytest_acceptance.tree.hostile import open_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from collections.abc import Iterator
+    from typing import Any
 
 SKILL_NAMES = frozenset({"implement", "verify", "done", "escalate"})
 # Every Stop block reason starts with this tag. Claude Code feeds the reason back as a user

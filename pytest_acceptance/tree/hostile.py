@@ -17,15 +17,18 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
+import _thread  # threading's own get_ident, without the threading module
 import contextlib
 import errno
 import hashlib
 import os
 import stat
-import threading
-from typing import Union
 
-PathLike = Union[str, bytes, "os.PathLike[str]"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Union
+
+    PathLike = Union[str, bytes, "os.PathLike[str]"]
 
 OPEN_FLAGS = (
     os.O_RDONLY
@@ -118,7 +121,7 @@ def write_atomic(path: PathLike, data: str | bytes, *, mode: int = 0o644) -> Non
     """Write ``path`` through ``.<name>.<pid>-<thread>.tmp`` beside it, then rename over it.
     OSError when it cannot; the temporary file never stays behind."""
     folder, name = os.path.split(os.fsdecode(path))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}-{_thread.get_ident()}.tmp")
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | NOFOLLOW
