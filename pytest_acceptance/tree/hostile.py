@@ -20,7 +20,6 @@ from __future__ import annotations
 import _thread  # threading's own get_ident, without the threading module
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 
@@ -100,6 +99,8 @@ def read_regular_or_none(path: PathLike, limit: int, *, follow: bool = True) -> 
 def file_digest(path: PathLike, *, follow: bool = True) -> str | None:
     """sha256 of a regular file's content, read in bounded chunks; None when it is missing,
     no regular file or unreadable."""
+    import hashlib  # here: the hooks that only read files through this module never load it
+
     try:
         descriptor = open_regular(path, follow=follow)
     except OSError:
