@@ -54,7 +54,7 @@ def agent_acted(flow: Flow) -> bool:
 def released_by_interrupt(flow: Flow, payload: dict[str, Any]) -> bool:
     """Whether the person's prompt in `payload`, typed into the open, unfinished `flow`,
     ends it as an /implement interrupted before any work (see the module's docstring)."""
-    if int(flow.get("prompts_after_pin") or 0) > 0 or agent_acted(flow):
+    if flow.prompts_after_pin > 0 or agent_acted(flow):
         return False
     if is_resume(text_field(payload, "prompt") or ""):
         return False

@@ -1,5 +1,5 @@
-"""The flow's own records of how it is ending (flow.json's ``terminal`` and ``last_stop``,
-and the guard's ``tool-after-terminal`` note).
+"""The flow's own records of how it is ending (flow.json's ``terminal``, ``last_stop``,
+``closed`` and ``forced``, and the guard's ``tool-after-terminal`` note).
 
 Whether a flow is finished, and whether a stored result may stand for a run, are decided on
 these, so each is read back only in its exact shape: flow.json's records raise Damaged
@@ -65,6 +65,18 @@ class ToolNote(Frozen):
         self._init(terminal_at=terminal_at, at=at)
 
 
+class Ended(Frozen):
+    """The flow was closed (flow.json's ``closed``), or its stop forced (``forced``): when,
+    and why, in words."""
+
+    __slots__ = ("at", "why")
+    at: float
+    why: str
+
+    def __init__(self, at: float, why: str) -> None:
+        self._init(at=at, why=why)
+
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "skill": (str,),
     "decision": (str,),
@@ -73,9 +85,10 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "at": (int, float),
     "checked_from": (int, float),
     "terminal_at": (int, float, type(None)),
+    "why": (str,),
 }
 if TYPE_CHECKING:
-    Record = TypeVar("Record", Terminal, LastStop, ToolNote)
+    Record = TypeVar("Record", Terminal, LastStop, ToolNote, Ended)
 
 
 def read(kind: type[Record], value: object) -> Record:
@@ -91,7 +104,7 @@ def read(kind: type[Record], value: object) -> Record:
     return kind(**{**value, **{n: v for n, v in numbers.items() if n != "run"}})
 
 
-def write(record: Terminal | LastStop | ToolNote) -> dict[str, Any]:
+def write(record: Terminal | LastStop | ToolNote | Ended) -> dict[str, Any]:
     return record.as_dict()
 
 
