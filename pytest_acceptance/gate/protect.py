@@ -56,20 +56,18 @@ _WRITERS_ALL_ARGS = {
 }
 _WRITERS_LAST_ARG = {"cp", "install", "rsync", "scp"}
 _INPLACE_EDITORS = {"sed", "perl", "ruby"}
-_INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|deno|bun|php)$")
-_CODE_WRITES = re.compile(
-    r"open\s*\([^)]*[\"'][rb]?[wax+][bt+]?[\"']|write|unlink|remove|rmtree|rename|replace|truncate|symlink|copy|move|"
-    r"chmod|system|popen|subprocess|spawn|exec|>|unlinkSync|writeFileSync|fs\.",
-    re.IGNORECASE,
+# Patterns, compiled by re (and kept in its cache) when first used: the guard imports this
+# module before every tool call, and most calls need one or none of them.
+_INTERPRETERS = r"^(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|deno|bun|php)$"
+_CODE_WRITES = (
+    r"(?i)open\s*\([^)]*[\"'][rb]?[wax+][bt+]?[\"']|write|unlink|remove|rmtree|rename|replace|truncate|symlink|copy|move|"
+    r"chmod|system|popen|subprocess|spawn|exec|>|unlinkSync|writeFileSync|fs\."
 )
-_GIT_CONFIG_KEYS = re.compile(
-    r"^(core\.(fsmonitor|excludesfile|untrackedcache|worktree|sparsecheckout|ignorestat|"
-    r"hookspath|attributesfile)|include\.path|includeif\..*)$",
-    re.IGNORECASE,
+_GIT_CONFIG_KEYS = (
+    r"(?i)^(core\.(fsmonitor|excludesfile|untrackedcache|worktree|sparsecheckout|ignorestat|"
+    r"hookspath|attributesfile)|include\.path|includeif\..*)$"
 )
-_GIT_ENV = re.compile(
-    r"^(GIT_INDEX_FILE|GIT_DIR|GIT_WORK_TREE|GIT_CONFIG\w*|GIT_OBJECT_DIRECTORY)="
-)
+_GIT_ENV = r"^(GIT_INDEX_FILE|GIT_DIR|GIT_WORK_TREE|GIT_CONFIG\w*|GIT_OBJECT_DIRECTORY)="
 
 
 class Protected(Frozen):
@@ -235,7 +233,7 @@ def bash_violations(
     for opener, body in shell.split_heredocs(command)[1]:
         if opener in shell.SHELLS and depth < 3:
             found.extend(bash_violations(body, here, protected, depth + 1))
-        elif _INTERPRETERS.match(opener):
+        elif re.match(_INTERPRETERS, opener):
             targets = _code_targets(opener, body)
             found.extend(v for t, how in targets for v in _check(protected, t, here, how))
     return found
@@ -254,7 +252,7 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
         if operator in shell.REDIRECTIONS and target and not target.startswith("&"):
             yield target, f"redirection {operator}"
     for assignment in read.assignments:
-        if _GIT_ENV.match(assignment):
+        if re.match(_GIT_ENV, assignment):
             yield ".git/index", f"git environment {assignment.split('=', 1)[0]}"
     if not read.argv:
         return
@@ -262,7 +260,7 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
     operands = [arg for arg in args if not arg.startswith("-")]
     if name in ("export", "declare", "typeset", "local"):
         for arg in operands:
-            if _GIT_ENV.match(arg):
+            if re.match(_GIT_ENV, arg):
                 yield ".git/index", f"{name} {arg.split('=', 1)[0]}"
     elif name in _WRITERS_ALL_ARGS:
         yield from ((arg, name) for arg in operands)
@@ -276,7 +274,7 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
         yield from ((arg, f"{name} -i") for arg in operands)
     elif name == "find" and any(arg in ("-delete", "-exec", "-execdir") for arg in args):
         yield from ((arg, "find") for arg in args[:1] + operands[:1])
-    elif _INTERPRETERS.match(name):
+    elif re.match(_INTERPRETERS, name):
         yield from _inline_code_targets(name, args)
     elif name == "git":
         yield from _git_targets(args)
@@ -309,7 +307,7 @@ def _inline_code_targets(name: str, args: list[str]) -> Iterator[tuple[str, str]
 
 
 def _code_targets(name: str, code: str) -> list[tuple[str, str]]:
-    if not _CODE_WRITES.search(code):
+    if not re.search(_CODE_WRITES, code):
         return []
     how = f"{name} inline code"
     literals = re.findall(r"[\"']([^\"'\s]+)[\"']", code)
@@ -354,7 +352,7 @@ def _git_config_targets(tail: list[str]) -> Iterator[tuple[str, str]]:
     if set(tail) & _GIT_CONFIG_READS or tail[:1] in (["get"], ["list"]):
         return
     for arg in tail:
-        if _GIT_CONFIG_KEYS.match(arg) or _GIT_CONFIG_KEYS.match(arg.split("=", 1)[0]):
+        if re.match(_GIT_CONFIG_KEYS, arg) or re.match(_GIT_CONFIG_KEYS, arg.split("=", 1)[0]):
             yield ".git/config", f"git config {arg}"
             return
 
