@@ -20,7 +20,6 @@ that stop such an agent; the gate's own verification is what never trusts these 
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from pathlib import Path
@@ -211,6 +210,8 @@ def resolve(target: str, cwd: Path) -> list[Path]:
     expanded = os.path.expandvars(os.path.expanduser(target))
     joined = os.path.normpath(os.path.join(str(cwd), expanded))
     if any(char in joined for char in "*?["):
+        import glob  # here: most words name no pattern
+
         matches = glob.glob(joined, recursive=True)
         if matches:
             return [Path(os.path.normpath(match)) for match in matches]

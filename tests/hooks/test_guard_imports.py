@@ -44,8 +44,7 @@ STDLIB = frozenset(
         "pathlib",
         "re",
         "shlex",  # protect: the Bash command's words
-        "glob",
-        "signal",  # the hook's deadline
+        "glob",  # protect, for a word with a pattern (and pathlib's own, in Python 3.13)
         "stat",
         # what those import themselves
         "collections",
