@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 # The plugin's root, where its stdlib-only package is (the hooks run as python3 -E -S).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from pytest_acceptance.gate import hook_io
 from pytest_acceptance.gate.transcript import gated_skill
 
-_SEEN: dict[str, Any] = {}  # what main() learnt, for the fail-closed handler
+_SEEN: dict[str, object] = {}  # what main() learnt, for the fail-closed handler
 
 
 def main() -> None:

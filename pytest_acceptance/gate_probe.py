@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.gate.flow_state import CONFIG_FILES
 from pytest_acceptance.gate.gate_bytecode import GATE_MODULES
 from pytest_acceptance.gate.pytest_addopts import AddoptsError, effective_settings
+from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 
 # Settings the gate never takes from the project: the agent cache lives in the project's
 # .acceptance/ folder, which the agent can write.
@@ -99,7 +99,7 @@ def pinned_config(config_dir: Path) -> dict[str, Any]:
 
 def _first_config(config_dir: Path) -> tuple[str, dict[str, Any] | None]:
     load = config_reader()
-    for name in CONFIG_FILES:
+    for name in PYTEST_CONFIG_FILES:
         path = config_dir / name
         try:
             found = load(path) if path.is_file() else None

@@ -152,13 +152,19 @@ class StopCount:
 
     @classmethod
     def of(cls, pin: Flow) -> StopCount:
-        raw = pin.get(STOP_COUNT_KEY)
-        if not isinstance(raw, dict):
+        """The pin's count, read in its exact shape. A damaged one counts again from zero:
+        the count only caps blocks, so that reading blocks longer and never lets a stop
+        through; refusing on it instead would trap the session (a stop that cannot be
+        checked is blocked and counted with this same record)."""
+        raw = pin.data.get(STOP_COUNT_KEY)
+        if not isinstance(raw, dict) or set(raw) != {"blocks", "idle", "fingerprint"}:
             return cls(0, 0, None)
-        blocks, idle, fingerprint = raw.get("blocks"), raw.get("idle"), raw.get("fingerprint")
-        if not (isinstance(blocks, int) and isinstance(idle, int)):
+        blocks, idle, fingerprint = raw["blocks"], raw["idle"], raw["fingerprint"]
+        if not (_is_count(blocks) and _is_count(idle)):
             return cls(0, 0, None)
-        return cls(blocks, idle, fingerprint if isinstance(fingerprint, str) else None)
+        if not (fingerprint is None or isinstance(fingerprint, str)):
+            return cls(0, 0, None)
+        return cls(blocks, idle, fingerprint)
 
     def after_block(self, fingerprint: str | None) -> StopCount:
         """One more block; a block on the same tree as the last one made no progress."""
@@ -172,6 +178,10 @@ class StopCount:
             "fingerprint": self.fingerprint,
         }
         pin.save()
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def force_reason(count: StopCount, host_cap: int | None = None) -> str | None:

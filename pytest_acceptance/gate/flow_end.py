@@ -18,12 +18,15 @@ started), cannot release the flow. Each of these must hold at that moment:
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from pytest_acceptance.gate import pinned_flow
 from pytest_acceptance.gate.flow_state import Flow, write_json
 from pytest_acceptance.gate.hook_io import HookInputError, settle_seconds, text_field
 from pytest_acceptance.gate.transcript import Transcript, is_resume
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 ACTED_FILE = "agent-acted"
 RELEASED = "the user interrupted /implement before any work and typed another prompt"
@@ -51,7 +54,7 @@ def agent_acted(flow: Flow) -> bool:
 def released_by_interrupt(flow: Flow, payload: dict[str, Any]) -> bool:
     """Whether the person's prompt in `payload`, typed into the open, unfinished `flow`,
     ends it as an /implement interrupted before any work (see the module's docstring)."""
-    if int(flow.get("prompts_after_pin") or 0) > 0 or agent_acted(flow):
+    if flow.prompts_after_pin > 0 or agent_acted(flow):
         return False
     if is_resume(text_field(payload, "prompt") or ""):
         return False

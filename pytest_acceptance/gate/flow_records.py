@@ -1,5 +1,5 @@
-"""The flow's own records of how it is ending (flow.json's ``terminal`` and ``last_stop``,
-and the guard's ``tool-after-terminal`` note).
+"""The flow's own records of how it is ending (flow.json's ``terminal``, ``last_stop``,
+``closed`` and ``forced``, and the guard's ``tool-after-terminal`` note).
 
 Whether a flow is finished, and whether a stored result may stand for a run, are decided on
 these, so each is read back only in its exact shape: flow.json's records raise Damaged
@@ -12,8 +12,12 @@ Standard library only, like every hook module.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
-from typing import Any, TypeVar
+
+from pytest_acceptance.tree.frozen import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
 
 SKILLS = ("done", "escalate")
 DECISIONS = ("allow", "block")
@@ -23,37 +27,54 @@ class Damaged(ValueError):
     """The value is not exactly the record asked for."""
 
 
-@dataclass(frozen=True)
-class Terminal:
+class Terminal(Frozen):
     """/done or /escalate, let through by the gate's run number `run` of the flow."""
 
+    __slots__ = ("at", "fingerprint", "run", "skill")
     skill: str
     at: float
     fingerprint: str | None
     run: int | None  # None: no run let it through (an /escalate of a flow never pinned)
 
-    def __post_init__(self) -> None:
-        _require(self.skill in SKILLS, f"skill {self.skill!r}")
+    def __init__(self, skill: str, at: float, fingerprint: str | None, run: int | None) -> None:
+        _require(skill in SKILLS, f"skill {skill!r}")
+        self._init(skill=skill, at=at, fingerprint=fingerprint, run=run)
 
 
-@dataclass(frozen=True)
-class LastStop:
+class LastStop(Frozen):
     """What the Stop hook decided last, when, and when it began to judge the tree."""
 
+    __slots__ = ("at", "checked_from", "decision")
     decision: str
     at: float
     checked_from: float
 
-    def __post_init__(self) -> None:
-        _require(self.decision in DECISIONS, f"decision {self.decision!r}")
+    def __init__(self, decision: str, at: float, checked_from: float) -> None:
+        _require(decision in DECISIONS, f"decision {decision!r}")
+        self._init(decision=decision, at=at, checked_from=checked_from)
 
 
-@dataclass(frozen=True)
-class ToolNote:
+class ToolNote(Frozen):
     """A file-writing tool call came at `at`, after the terminal recorded at `terminal_at`."""
 
+    __slots__ = ("at", "terminal_at")
     terminal_at: float | None
     at: float
+
+    def __init__(self, terminal_at: float | None, at: float) -> None:
+        self._init(terminal_at=terminal_at, at=at)
+
+
+class Ended(Frozen):
+    """The flow was closed (flow.json's ``closed``), or its stop forced (``forced``): when,
+    and why, in words."""
+
+    __slots__ = ("at", "why")
+    at: float
+    why: str
+
+    def __init__(self, at: float, why: str) -> None:
+        self._init(at=at, why=why)
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -64,13 +85,15 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "at": (int, float),
     "checked_from": (int, float),
     "terminal_at": (int, float, type(None)),
+    "why": (str,),
 }
-Record = TypeVar("Record", Terminal, LastStop, ToolNote)
+if TYPE_CHECKING:
+    Record = TypeVar("Record", Terminal, LastStop, ToolNote, Ended)
 
 
 def read(kind: type[Record], value: object) -> Record:
     """`value` as a `kind`; Damaged when it is not exactly one."""
-    names = [field.name for field in fields(kind)]
+    names = list(kind.__slots__)
     _require(isinstance(value, dict) and sorted(value) == sorted(names), f"{value!r:.200}")
     assert isinstance(value, dict)
     for name in names:
@@ -81,8 +104,8 @@ def read(kind: type[Record], value: object) -> Record:
     return kind(**{**value, **{n: v for n, v in numbers.items() if n != "run"}})
 
 
-def write(record: Terminal | LastStop | ToolNote) -> dict[str, Any]:
-    return asdict(record)
+def write(record: Terminal | LastStop | ToolNote | Ended) -> dict[str, Any]:
+    return record.as_dict()
 
 
 def _require(holds: bool, what: str) -> None:

@@ -26,25 +26,29 @@ Standard library only, like every hook module.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
-import shutil
 import time
 from pathlib import Path
-from typing import Any, TypeVar
 
 from pytest_acceptance.gate import flow_records
-from pytest_acceptance.gate.flow_records import LastStop, Terminal, ToolNote
-from pytest_acceptance.gate.gate_result import GateResult
+from pytest_acceptance.gate.flow_records import Ended, LastStop, Terminal, ToolNote
 from pytest_acceptance.gate.hook_io import HookInputError
-from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
-from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 from pytest_acceptance.tree.hostile import NotRegularFile, TooLarge, read_regular, write_atomic
 
-# pytest's configuration files, in its order of precedence (pytest 9 reads the .toml ones).
-CONFIG_FILES = PYTEST_CONFIG_FILES
+# The guard imports this module before every tool call: what only the gate's run, the Stop
+# hook or /implement read (results, the pinned collection, the pin's start) is imported
+# where they read it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    from pytest_acceptance.gate.gate_result import GateResult
+    from pytest_acceptance.gate.pinned_collection import Collection
+
+    _Record = TypeVar("_Record", Terminal, LastStop, Ended)
+
 CONFIG_LIMIT = 16 << 20  # bytes of one configuration file the pin holds
 
 # People's sign-offs of manual criteria (pytest_acceptance/verdict/signoff.py, which keeps
@@ -56,8 +60,8 @@ SIGNOFF_FILE = "acceptance-signoffs.yaml"
 # 3: criterion integrity and the witnessed criteria are ones of them; 4: what the probe
 # collected at /implement is one typed record (pinned_collection.py).
 STATE_VERSION = 4
-_Record = TypeVar("_Record", Terminal, LastStop)
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
+STATUSES = ("open", "closed")
 
 
 class FlowStateError(HookInputError):
@@ -83,7 +87,12 @@ def sha256_bytes(data: bytes) -> str:
 
 
 class Flow:
-    """One session's pin and everything the gate recorded about it (flow.json)."""
+    """One session's pin and everything the gate recorded about it (flow.json).
+
+    Every field is read through a property of its own type. A field the hooks decide on
+    that is not of its type is damaged state (FlowStateError, which blocks), never read as
+    absent or as "nothing to check"; the few that only label (in a message) say so.
+    """
 
     def __init__(self, folder: Path, data: dict[str, Any]) -> None:
         self.folder = folder
@@ -97,7 +106,7 @@ class Flow:
 
     @property
     def spec_copy(self) -> Path:
-        return self.folder / "spec" / str(self.data["spec_name"])
+        return self.folder / "spec" / self._required_text("spec_name")
 
     @property
     def config_folder(self) -> Path:
@@ -115,11 +124,53 @@ class Flow:
 
     @property
     def is_open(self) -> bool:
-        return self.data.get("status") == "open"
+        """Whether the flow is open; a status that is neither open nor closed is damaged
+        state (read as closed, the guards would let everything through)."""
+        status: object = self.data.get("status")
+        if status not in STATUSES:
+            raise FlowStateError(f"the flow's status in {self.folder} is damaged: {status!r:.100}")
+        return status == "open"
+
+    @property
+    def session_id(self) -> str:
+        return self._required_text("session_id")
 
     @property
     def repo(self) -> str:
-        return str(self.data["repo"])
+        return self._required_text("repo")
+
+    @property
+    def cwd(self) -> str | None:
+        """Where /implement was typed (its spec argument is relative to it)."""
+        return self._text("cwd")
+
+    @property
+    def args(self) -> str | None:
+        """/implement's arguments as typed: the pinned line of the transcript carries them."""
+        return self._text("args")
+
+    @property
+    def spec_argument(self) -> str | None:
+        """The spec as /implement named it (its first argument)."""
+        return self._text("spec_argument")
+
+    @property
+    def prompt_id(self) -> str | None:
+        """The prompt id of the /implement: the pinned line of the transcript is the first
+        with it, and a prompt with it is that same turn, never the person's next one."""
+        return self._text("prompt_id")
+
+    @property
+    def pinned_at(self) -> float | None:
+        """When /implement was pinned: with the session, it names the flow's settings
+        snapshot for its whole life."""
+        value = self.data.get("pinned_at")
+        if value is None:
+            return None
+        if not _is_number(value):
+            message = f"the flow's pinned_at in {self.folder} is damaged: {value!r:.100}"
+            raise FlowStateError(message)
+        return float(value)
 
     @property
     def spec_path(self) -> str | None:
@@ -134,6 +185,8 @@ class Flow:
     def collection(self) -> Collection | None:
         """What /implement's probe collected (pinned_collection.py); None when no interpreter
         could collect the spec then. FlowStateError when the record is damaged."""
+        from pytest_acceptance.gate.pinned_collection import Collection, DamagedCollection
+
         value = self.data.get("collection")
         if value is None:
             return None
@@ -173,8 +226,28 @@ class Flow:
         collection = self.collection
         return collection.bash_commands() if collection is not None else []
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.data.get(key, default)
+    def note_pin_pending(self, why: str) -> None:
+        """No interpreter could collect the spec at /implement: /done is refused."""
+        self.data["pin_pending"] = why
+
+    # -- the person's prompts typed into the open flow (pin.py, flow_end.py)
+
+    @property
+    def prompts_after_pin(self) -> int:
+        """How many prompts of the person came since the pin: only the first may release
+        an interrupted flow, so a damaged count is damaged state, never none."""
+        return self._count("prompts_after_pin")
+
+    @property
+    def last_prompt_id(self) -> str | None:
+        """The prompt id of the person's last prompt counted: a prompt with it is the same
+        turn (a subagent's result handed over), never a new one."""
+        return self._text("last_prompt_id")
+
+    def note_prompt(self, prompt_id: str | None) -> None:
+        """One more prompt of the person in the open flow; written by the next save."""
+        self.data["prompts_after_pin"] = self.prompts_after_pin + 1
+        self.data["last_prompt_id"] = prompt_id
 
     # -- load and save
 
@@ -203,7 +276,9 @@ class Flow:
             raise FlowStateError(f"the pinned flow {path} has an unknown format")
         if data.get("session_id") != session_id:
             raise FlowStateError(f"the pinned flow {path} belongs to another session")
-        return cls(folder, data)
+        flow = cls(folder, data)
+        flow.is_open  # noqa: B018 -- a damaged status is damaged state at once, in every hook
+        return flow
 
     def save(self) -> None:
         write_json(self.folder / "flow.json", self.data)
@@ -213,8 +288,8 @@ class Flow:
     def note_terminal(self, skill: str, fingerprint: str | None) -> None:
         """/done or /escalate was let through by the gate; written by the next save (the
         Stop hook's record_stop: one write per Stop)."""
-        run = self.data.get("gate_runs")  # the gate's run that let it through
-        terminal = Terminal(skill, time.time(), fingerprint, run if isinstance(run, int) else None)
+        run = self.gate_runs or None  # the gate's run that let it through (None: no run)
+        terminal = Terminal(skill, time.time(), fingerprint, run)
         self.data["terminal"] = flow_records.write(terminal)
 
     def record_terminal(self, skill: str, fingerprint: str | None) -> None:
@@ -240,10 +315,38 @@ class Flow:
         """The Stop hook's last decision; FlowStateError when damaged."""
         return self._record(LastStop, "last_stop")
 
+    @property
+    def closed(self) -> Ended | None:
+        """When and why the flow was closed; FlowStateError when damaged."""
+        return self._record(Ended, "closed")
+
+    @property
+    def forced(self) -> Ended | None:
+        """When and why a stop was forced through past the cap; FlowStateError when damaged."""
+        return self._record(Ended, "forced")
+
+    def note_forced(self, why: str) -> None:
+        """A stop was let through, FORCED, past the cap on blocks; written by the next save."""
+        self.data["forced"] = flow_records.write(Ended(time.time(), why))
+
     def _text(self, key: str) -> str | None:
         """A text field of the pin; None when absent, FlowStateError when not a text."""
         value = self.data.get(key)
         if value is not None and not isinstance(value, str):
+            raise FlowStateError(f"the flow's {key} in {self.folder} is damaged: {value!r:.100}")
+        return value
+
+    def _required_text(self, key: str) -> str:
+        """A text field every pin has; FlowStateError when absent or not a text."""
+        value = self._text(key)
+        if value is None:
+            raise FlowStateError(f"the flow's {key} in {self.folder} is missing")
+        return value
+
+    def _count(self, key: str) -> int:
+        """A count of the flow; 0 when absent, FlowStateError when not a count."""
+        value = self.data.get(key, 0)
+        if not _is_number(value) or not isinstance(value, int) or value < 0:
             raise FlowStateError(f"the flow's {key} in {self.folder} is damaged: {value!r:.100}")
         return value
 
@@ -324,7 +427,7 @@ class Flow:
 
     def close(self, why: str) -> None:
         self.data["status"] = "closed"
-        self.data["closed"] = {"at": time.time(), "why": why}
+        self.data["closed"] = flow_records.write(Ended(time.time(), why))
         self.save()
 
     # -- the gate's results, by tree fingerprint
@@ -344,23 +447,38 @@ class Flow:
             raise FlowStateError(f"cannot read the gate's result: {error}") from None
         if not isinstance(data, dict) or data.get("reuse_key") != key:
             return None
+        from pytest_acceptance.gate.gate_result import GateResult
+
         terminal = self.terminal
         run = terminal.run if terminal is not None else None
         if run is None or data.get("run") != run:
             return None
         return GateResult.from_json(data)
 
+    @property
+    def gate_runs(self) -> int:
+        """How many runs of the gate this flow made: a stored result stands only for the
+        run that let the terminal skill through, so a damaged count is damaged state."""
+        return self._count("gate_runs")
+
     def store_result(self, result: GateResult, key: str) -> None:
         """File a trustworthy result under `key`, for the next check of the same files."""
-        run = self.data.get("gate_runs")  # count_run counted this run first
+        run = self.gate_runs or None  # count_run counted this run first
         write_json(self.result_path(key), {**result.to_json(), "reuse_key": key, "run": run})
 
     def count_run(self, result: GateResult) -> None:
         """One more run of the gate in this flow (a real one when it selected criteria)."""
-        self.data["gate_runs"] = int(self.data.get("gate_runs", 0)) + 1
-        if result.real_run:
+        self.data["gate_runs"] = self.gate_runs + 1
+        if result.real_run:  # bookkeeping only: no decision reads it
             self.data["real_run_at"] = time.time()
         self.save()
+
+
+def _is_number(value: object) -> bool:
+    """An int or a finite float of JSON, never a bool."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not isinstance(value, float) or value - value == 0.0  # inf and nan are not
 
 
 def _older(version: object) -> bool:
@@ -369,6 +487,10 @@ def _older(version: object) -> bool:
 
 def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo: Path) -> Flow:
     """A new pin for the session: whatever an earlier /implement pinned is replaced."""
+    import shutil
+
+    from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
+
     folder = Flow.folder_of(session_id)
     if folder.exists():
         shutil.rmtree(folder)
@@ -377,7 +499,7 @@ def start(session_id: str, data: dict[str, Any], spec_bytes: bytes | None, repo:
     if spec_bytes is not None:
         write_bytes(flow.spec_copy, spec_bytes)
     flow.config_folder.mkdir(mode=0o700)
-    for name in (*CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
+    for name in (*PYTEST_CONFIG_FILES, SIGNOFF_FILE):  # the gate runs with those of this moment
         content = _pinned_configuration(repo / name)
         if content is not None:
             write_bytes(flow.config_folder / name, content)
@@ -399,6 +521,8 @@ def _pinned_configuration(source: Path) -> bytes | None:
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError, NotRegularFile):
         return None
     except OSError as error:
+        import errno  # /implement's only: the guard never pins
+
         if error.errno == errno.ELOOP:  # a link that leads nowhere: pytest sees no file
             return None
         raise FlowStateError(f"cannot pin the project's {source.name}: {error}") from None

@@ -97,7 +97,7 @@ def _refresh(flow: Flow) -> None:
         data = json.loads((flow.folder / "flow.json").read_bytes())
     except (OSError, ValueError):
         return  # never saved yet, or unreadable: the flow keeps what it loaded
-    if not isinstance(data, dict) or data.get("session_id") != flow.get("session_id"):
+    if not isinstance(data, dict) or data.get("session_id") != flow.session_id:
         return
     for key in RUN_KEYS:
         if key in data:

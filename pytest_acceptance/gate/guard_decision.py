@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate import flow_end, hook_io, session_flow
 from pytest_acceptance.gate.flow_state import Flow as PinnedFlow
 from pytest_acceptance.gate.flow_state import data_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 LEAVES_SANDBOX = (
     "Inside an /implement flow, Bash stays in Claude Code's sandbox: a command that asks to "

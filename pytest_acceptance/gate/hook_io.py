@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 from pathlib import Path
-from typing import Any, Callable, NoReturn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any, Callable, NoReturn
 
 PLUGIN_NAME = "pytest-acceptance"
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]  # pytest_acceptance/gate/ -> the plugin
@@ -158,6 +160,7 @@ class HookDeadline(Exception):
 def start_deadline(seconds: int) -> None:
     """Raise HookDeadline in the main thread after `seconds`: a hook that cannot finish in
     time decides itself (inside a flow: block) instead of letting the CLI's timeout allow."""
+    import signal  # here: the guard, which runs before every tool call, sets no deadline
 
     def expire(signum: int, frame: Any) -> None:
         raise HookDeadline(f"the hook did not finish within its {seconds} s deadline")
@@ -168,7 +171,8 @@ def start_deadline(seconds: int) -> None:
 
 
 def cancel_deadline() -> None:
-    if hasattr(signal, "SIGALRM"):
+    signal = sys.modules.get("signal")  # not imported: no deadline was started
+    if signal is not None and hasattr(signal, "SIGALRM"):
         signal.alarm(0)
 
 

@@ -65,7 +65,7 @@ def refusal(flow: Flow, args: str) -> str:
     """Why a new /implement was not started, for whoever typed it."""
     return (
         f"pytest-acceptance: /implement {args.strip()} was not started. The /implement flow "
-        f"for {flow.spec_path or flow.get('args')} is still open in this session and not "
+        f"for {flow.spec_path or flow.args} is still open in this session and not "
         "finished: it stays pinned as it is. Finish it first with /pytest-acceptance:done "
         "(when every criterion passes) or /pytest-acceptance:escalate (with the evidence, "
         "for a human decision); or start a new session."
@@ -103,7 +103,7 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     try:
         gate_runtime.complete_pin(flow, PROBE_BUDGET)
     except gate_runtime.GateError as error:  # not installed: /done is refused (never_pinned)
-        flow.data["pin_pending"] = str(error)
+        flow.note_pin_pending(str(error))
         flow.save()
     _fill_hash_cache(flow)
     return flow
@@ -141,8 +141,7 @@ def end_finished_flow(session_id: str, payload: dict[str, Any]) -> None:
     elif flow_end.released_by_interrupt(flow, payload):
         flow.close(flow_end.RELEASED)
     else:  # later prompts never release it: only the first, before any work, could
-        flow.data["prompts_after_pin"] = int(flow.get("prompts_after_pin") or 0) + 1
-        flow.data["last_prompt_id"] = text_field(payload, "prompt_id")
+        flow.note_prompt(text_field(payload, "prompt_id"))
         flow.save()
 
 
@@ -155,4 +154,4 @@ def _typed_by_the_user(flow: Flow, payload: dict[str, Any]) -> bool:
     if prompt.lstrip().startswith("<task-notification>"):
         return False
     prompt_id = text_field(payload, "prompt_id")
-    return not prompt_id or prompt_id not in (flow.get("prompt_id"), flow.get("last_prompt_id"))
+    return not prompt_id or prompt_id not in (flow.prompt_id, flow.last_prompt_id)

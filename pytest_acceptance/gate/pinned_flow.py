@@ -12,12 +12,14 @@ pin.end_finished_flow).
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_acceptance.gate import hook_io, transcript_pin
 from pytest_acceptance.gate.flow_state import Flow as PinnedFlow
 from pytest_acceptance.gate.flow_state import FlowStateError
 from pytest_acceptance.gate.transcript import ImplementFlow, SkillEvent, Transcript, format_epoch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 
 class Situation:
@@ -67,7 +69,7 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
             )
         return Situation(pin=pin)
     rewritten = transcript_pin.check(
-        pin.folder, transcript.path, transcript.data, pin.spec_path or pin.get("args")
+        pin.folder, transcript.path, transcript.data, pin.spec_path or pin.args
     )
     if rewritten is not None:
         stand_in = ImplementFlow(event or stand_in_event(pin), [])
@@ -76,8 +78,8 @@ def resolve(pin: PinnedFlow | None, transcript: Transcript) -> Situation:
         return Situation(
             ImplementFlow(stand_in_event(pin), []),
             tamper=(
-                f"The /implement flow pinned at {format_epoch(pin.get('pinned_at'))} for "
-                f"{pin.spec_path or pin.get('args')!r} is open, but the transcript no longer "
+                f"The /implement flow pinned at {format_epoch(pin.pinned_at)} for "
+                f"{pin.spec_path or pin.args!r} is open, but the transcript no longer "
                 "shows it (truncated, deleted or rewritten). The flow still holds: finish "
                 "it with /pytest-acceptance:done or /pytest-acceptance:escalate."
             ),
@@ -103,23 +105,23 @@ def pinned_event(
     """The transcript's line of the pinned /implement: the first with its prompt id (the
     CLI writes it once, on the line, as promptId: a copy written later is not it), else the
     last with the same arguments."""
-    prompt_id = pin.get("prompt_id")
-    if isinstance(prompt_id, str) and prompt_id:
+    prompt_id = pin.prompt_id
+    if prompt_id:
         offsets = {
             start
             for start, _, entry in transcript.lines_with(prompt_id.encode())
             if entry.get("promptId") == prompt_id
         }
         return next((event for event in commands if event.offset in offsets), None)
-    matches = [event for event in commands if event.args == pin.get("args")]
+    matches = [event for event in commands if event.args == pin.args]
     return matches[-1] if matches else None
 
 
 def stand_in_event(pin: PinnedFlow) -> SkillEvent:
     """The pinned /implement, for a transcript that no longer holds it (the block caps count
     from the start of the file then)."""
-    entry: dict[str, Any] = {"cwd": pin.get("cwd")}
-    return SkillEvent("implement", 0, str(pin.get("args") or ""), entry, "command")
+    entry: dict[str, Any] = {"cwd": pin.cwd}
+    return SkillEvent("implement", 0, pin.args or "", entry, "command")
 
 
 def inside_flow_in_doubt(seen: dict[str, Any]) -> PinnedFlow | bool | None:

@@ -282,7 +282,7 @@ def block_or_force(
         hook_io.emit({"decision": "block", "reason": f"{BLOCK_TAG} {reason}"})
         return
     message = _record_forced(host, payload, flow, why, reason)
-    flow.data["forced"] = {"at": time.time(), "why": why}
+    flow.note_forced(why)
     flow.close(f"forced: {why}")
     # continue: false, where the host reads it, ends the session as stopped, not completed:
     # a wrapper reading the CLI's result sees that nothing was verified.

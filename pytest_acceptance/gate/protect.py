@@ -20,17 +20,19 @@ that stop such an agent; the gate's own verification is what never trusts these 
 
 from __future__ import annotations
 
-import glob
 import os
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate.flow_state import SIGNOFF_FILE
 from pytest_acceptance.tree import shell
+from pytest_acceptance.tree.frozen import Frozen
 from pytest_acceptance.tree.shell import UnreadableCommand as UnreadableCommand
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from collections.abc import Iterable, Iterator
+    from typing import Any
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path"}
 NOTEBOOK_TOOL = ("NotebookEdit", "notebook_path")
@@ -53,28 +55,29 @@ _WRITERS_ALL_ARGS = {
 }
 _WRITERS_LAST_ARG = {"cp", "install", "rsync", "scp"}
 _INPLACE_EDITORS = {"sed", "perl", "ruby"}
-_INTERPRETERS = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|deno|bun|php)$")
-_CODE_WRITES = re.compile(
-    r"open\s*\([^)]*[\"'][rb]?[wax+][bt+]?[\"']|write|unlink|remove|rmtree|rename|replace|truncate|symlink|copy|move|"
-    r"chmod|system|popen|subprocess|spawn|exec|>|unlinkSync|writeFileSync|fs\.",
-    re.IGNORECASE,
+# Patterns, compiled by re (and kept in its cache) when first used: the guard imports this
+# module before every tool call, and most calls need one or none of them.
+_INTERPRETERS = r"^(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|deno|bun|php)$"
+_CODE_WRITES = (
+    r"(?i)open\s*\([^)]*[\"'][rb]?[wax+][bt+]?[\"']|write|unlink|remove|rmtree|rename|replace|truncate|symlink|copy|move|"
+    r"chmod|system|popen|subprocess|spawn|exec|>|unlinkSync|writeFileSync|fs\."
 )
-_GIT_CONFIG_KEYS = re.compile(
-    r"^(core\.(fsmonitor|excludesfile|untrackedcache|worktree|sparsecheckout|ignorestat|"
-    r"hookspath|attributesfile)|include\.path|includeif\..*)$",
-    re.IGNORECASE,
+_GIT_CONFIG_KEYS = (
+    r"(?i)^(core\.(fsmonitor|excludesfile|untrackedcache|worktree|sparsecheckout|ignorestat|"
+    r"hookspath|attributesfile)|include\.path|includeif\..*)$"
 )
-_GIT_ENV = re.compile(
-    r"^(GIT_INDEX_FILE|GIT_DIR|GIT_WORK_TREE|GIT_CONFIG\w*|GIT_OBJECT_DIRECTORY)="
-)
+_GIT_ENV = r"^(GIT_INDEX_FILE|GIT_DIR|GIT_WORK_TREE|GIT_CONFIG\w*|GIT_OBJECT_DIRECTORY)="
 
 
-@dataclass(frozen=True)
-class Protected:
+class Protected(Frozen):
     """What must not be written while a flow is open (absolute, resolved paths)."""
 
+    __slots__ = ("spec", "trees")
     spec: Path | None
     trees: tuple[tuple[Path, str], ...]  # (directory, why) protected with all they hold
+
+    def __init__(self, spec: Path | None, trees: tuple[tuple[Path, str], ...]) -> None:
+        self._init(spec=spec, trees=trees)
 
     def why(self, path: Path) -> str | None:
         """Why `path` is protected, or None. `path` is absolute and normalised."""
@@ -166,12 +169,15 @@ def protecting(spec: str | Path | None, trees: Iterable[tuple[Path, str]]) -> Pr
 # --- what a tool call writes ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Frozen):
+    __slots__ = ("how", "path", "target", "why")
     target: str  # as the tool call wrote it
     path: Path
     why: str
     how: str  # e.g. "Write", "redirection >", "rm", "git update-index --assume-unchanged"
+
+    def __init__(self, target: str, path: Path, why: str, how: str) -> None:
+        self._init(target=target, path=path, why=why, how=how)
 
 
 def violations(
@@ -235,6 +241,8 @@ def resolve(target: str, cwd: Path) -> list[Path]:
     expanded = os.path.expandvars(os.path.expanduser(target))
     joined = os.path.normpath(os.path.join(str(cwd), expanded))
     if any(char in joined for char in "*?["):
+        import glob  # here: most words name no pattern
+
         matches = glob.glob(joined, recursive=True)
         if matches:
             return [Path(os.path.normpath(match)) for match in matches]
@@ -257,7 +265,7 @@ def bash_violations(
     for opener, body in shell.split_heredocs(command)[1]:
         if opener in shell.SHELLS and depth < 3:
             found.extend(bash_violations(body, here, protected, depth + 1))
-        elif _INTERPRETERS.match(opener):
+        elif re.match(_INTERPRETERS, opener):
             targets = _code_targets(opener, body)
             found.extend(v for t, how in targets for v in _check(protected, t, here, how))
     return found
@@ -276,7 +284,7 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
         if operator in shell.REDIRECTIONS and target and not target.startswith("&"):
             yield target, f"redirection {operator}"
     for assignment in read.assignments:
-        if _GIT_ENV.match(assignment):
+        if re.match(_GIT_ENV, assignment):
             yield ".git/index", f"git environment {assignment.split('=', 1)[0]}"
     if not read.argv:
         return
@@ -284,7 +292,7 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
     operands = [arg for arg in args if not arg.startswith("-")]
     if name in ("export", "declare", "typeset", "local"):
         for arg in operands:
-            if _GIT_ENV.match(arg):
+            if re.match(_GIT_ENV, arg):
                 yield ".git/index", f"{name} {arg.split('=', 1)[0]}"
     elif name in _WRITERS_ALL_ARGS:
         yield from ((arg, name) for arg in operands)
@@ -298,7 +306,7 @@ def written_targets(words: list[str]) -> Iterator[tuple[str, str]]:
         yield from ((arg, f"{name} -i") for arg in operands)
     elif name == "find" and any(arg in ("-delete", "-exec", "-execdir") for arg in args):
         yield from ((arg, "find") for arg in args[:1] + operands[:1])
-    elif _INTERPRETERS.match(name):
+    elif re.match(_INTERPRETERS, name):
         yield from _inline_code_targets(name, args)
     elif name == "git":
         yield from _git_targets(args)
@@ -331,7 +339,7 @@ def _inline_code_targets(name: str, args: list[str]) -> Iterator[tuple[str, str]
 
 
 def _code_targets(name: str, code: str) -> list[tuple[str, str]]:
-    if not _CODE_WRITES.search(code):
+    if not re.search(_CODE_WRITES, code):
         return []
     how = f"{name} inline code"
     literals = re.findall(r"[\"']([^\"'\s]+)[\"']", code)
@@ -376,7 +384,7 @@ def _git_config_targets(tail: list[str]) -> Iterator[tuple[str, str]]:
     if set(tail) & _GIT_CONFIG_READS or tail[:1] in (["get"], ["list"]):
         return
     for arg in tail:
-        if _GIT_CONFIG_KEYS.match(arg) or _GIT_CONFIG_KEYS.match(arg.split("=", 1)[0]):
+        if re.match(_GIT_CONFIG_KEYS, arg) or re.match(_GIT_CONFIG_KEYS, arg.split("=", 1)[0]):
             yield ".git/config", f"git config {arg}"
             return
 

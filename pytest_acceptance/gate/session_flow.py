@@ -14,11 +14,14 @@ transcript check all of it (pinned_flow.resolve).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate import hook_io, pinned_flow, transcript_pin
 from pytest_acceptance.gate.flow_state import Flow as PinnedFlow
 from pytest_acceptance.gate.transcript import Transcript
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 
 class OpenFlow:
@@ -44,11 +47,11 @@ def open_flow(payload: dict[str, Any], pin: PinnedFlow | None) -> OpenFlow | Non
         transcript = Transcript.load_for(payload)  # PreToolUse: once it holds the call
     except hook_io.HookInputError:
         if pin is not None and pin.is_open:
-            return OpenFlow(_pinned_spec(pin), _key(session, pin.get("pinned_at")))
+            return OpenFlow(_pinned_spec(pin), _key(session, pin.pinned_at))
         return None
     if pin is not None and pin.is_open and pin.spec_path:
         transcript_pin.note_tail(pin.folder, transcript.path, transcript.data)
-        return OpenFlow(Path(pin.spec_path), _key(session, pin.get("pinned_at")))
+        return OpenFlow(Path(pin.spec_path), _key(session, pin.pinned_at))
     situation = pinned_flow.resolve(pin, transcript)
     if situation.flow is None:
         return None
@@ -57,7 +60,7 @@ def open_flow(payload: dict[str, Any], pin: PinnedFlow | None) -> OpenFlow | Non
     # The pin names the flow whatever the transcript shows: a truncated transcript must not
     # give the same flow a new key, and so a fresh snapshot of already-changed settings.
     spec = _pinned_spec(pin) or situation.flow.spec_path(cwd)
-    return OpenFlow(spec, _key(session, pin.get("pinned_at")))
+    return OpenFlow(spec, _key(session, pin.pinned_at))
 
 
 def _pinned_spec(pin: PinnedFlow) -> Path | None:

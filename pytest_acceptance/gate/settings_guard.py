@@ -30,11 +30,14 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate.flow_state import data_dir
 from pytest_acceptance.gate.hook_io import PLUGIN_NAME
 from pytest_acceptance.tree.hostile import read_regular, write_atomic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Any
 
 GUARDED_SOURCES = {"user_settings", "project_settings", "local_settings"}
 # Sources the guard lets through during a flow: skills are no settings, and the CLI never lets

@@ -15,23 +15,28 @@ import mmap
 import os
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from pytest_acceptance.gate.hook_io import PLUGIN_NAME, HookInputError, settle_seconds
 from pytest_acceptance.tree.hostile import open_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from collections.abc import Iterator
+    from typing import Any
 
 SKILL_NAMES = frozenset({"implement", "verify", "done", "escalate"})
 # Every Stop block reason starts with this tag. Claude Code feeds the reason back as a user
 # line "Stop hook feedback:\n<reason>", which is how blocks are counted without any state.
 BLOCK_TAG = "[pytest-acceptance stop guard]"
 
-_COMMAND_NAME = re.compile(r"<command-name>\s*([^<\s]+)\s*</command-name>")
-_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
+# Patterns, compiled by re (and kept in its cache) when first used: the guard imports this
+# module before every tool call, and inside a pinned flow never parses a line.
+_COMMAND_NAME = r"<command-name>\s*([^<\s]+)\s*</command-name>"
+_COMMAND_ARGS = r"(?s)<command-args>(.*?)</command-args>"
 _BASE_DIR = "Base directory for this skill:"
 _META_WINDOW = 1 << 16  # a command's skill text is written right after the command line
-_TASK_CREATED = re.compile(r"Task #(\S+) created")
+_TASK_CREATED = r"Task #(\S+) created"
 # The user line Claude Code writes when the user interrupts a turn (Esc, or an SDK interrupt);
 # "[Request interrupted by user for tool use]" when a tool was running.
 INTERRUPTED = "[Request interrupted by user"
@@ -178,14 +183,14 @@ class Transcript:
             # Only a prompt that IS a command counts, not text that mentions one.
             if text is None or not text.lstrip().startswith(("<command-message>", "<command-")):
                 continue
-            match = _COMMAND_NAME.search(text)
+            match = re.search(_COMMAND_NAME, text)
             parsed = skill_name(match.group(1)) if match else None
             if parsed is None:
                 continue
             short, qualified = parsed
             if not qualified and not self._command_ran_our_skill(end, entry, short):
                 continue
-            args = _COMMAND_ARGS.search(text)
+            args = re.search(_COMMAND_ARGS, text)
             yield SkillEvent(short, start, args.group(1).strip() if args else "", entry, "command")
 
     def _command_ran_our_skill(self, end: int, entry: dict[str, Any], short: str) -> bool:
@@ -668,7 +673,7 @@ def _created_task_id(follow: FollowUp) -> str | None:
     task = extra.get("task") if isinstance(extra, dict) else None
     if isinstance(task, dict) and task.get("id") is not None:
         return str(task["id"])
-    match = _TASK_CREATED.search(_result_text(follow.block or {}))
+    match = re.search(_TASK_CREATED, _result_text(follow.block or {}))
     return match.group(1) if match else None
 
 

@@ -28,13 +28,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import mmap
-from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Union
 
 from pytest_acceptance.gate.flow_state import write_json
+from pytest_acceptance.tree.frozen import Frozen
 from pytest_acceptance.tree.hostile import read_regular_or_none
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import mmap
+    from pathlib import Path
+    from typing import Any, Union
+
+    Data = Union[bytes, mmap.mmap]  # what Transcript.data holds
 
 FILE_NAME = "transcript-pin.json"
 # 2: the tails the guard read, after the prefix. A version 1 record is a prefix alone.
@@ -44,26 +49,30 @@ _PREFIX_ONLY = 1
 # its pin then starts empty and the first hook's read takes it.
 _TAKE_LIMIT = 1 << 30
 
-Data = Union[bytes, mmap.mmap]  # what Transcript.data holds
 
-
-@dataclass(frozen=True)
-class Tail:
+class Tail(Frozen):
     """Bytes a guard read after what was pinned before it: up to `end`, their sha256."""
 
+    __slots__ = ("end", "sha256")
     end: int
     sha256: str
 
+    def __init__(self, end: int, sha256: str) -> None:
+        self._init(end=end, sha256=sha256)
 
-@dataclass(frozen=True)
-class TranscriptRead:
+
+class TranscriptRead(Frozen):
     """The whole lines the hooks read of one transcript: the first `length` bytes, checked
     whole (`sha256`), then the `tails` guards read after them, in file order."""
 
+    __slots__ = ("length", "path", "sha256", "tails")
     path: str
     length: int
     sha256: str
-    tails: tuple[Tail, ...] = ()
+    tails: tuple[Tail, ...]
+
+    def __init__(self, path: str, length: int, sha256: str, tails: tuple[Tail, ...] = ()) -> None:
+        self._init(path=path, length=length, sha256=sha256, tails=tails)
 
     @property
     def end(self) -> int:
@@ -71,7 +80,7 @@ class TranscriptRead:
         return self.tails[-1].end if self.tails else self.length
 
     def with_tail(self, tail: Tail) -> TranscriptRead:
-        return replace(self, tails=(*self.tails, tail))
+        return TranscriptRead(self.path, self.length, self.sha256, (*self.tails, tail))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -122,18 +131,21 @@ def _is_digest(value: object) -> bool:
     return isinstance(value, str) and len(value) == 64
 
 
-@dataclass(frozen=True)
-class TranscriptPin:
+class TranscriptPin(Frozen):
     """Every transcript path the flow's hooks read, with what they read of it."""
 
-    reads: tuple[TranscriptRead, ...] = ()
+    __slots__ = ("reads",)
+    reads: tuple[TranscriptRead, ...]
+
+    def __init__(self, reads: tuple[TranscriptRead, ...] = ()) -> None:
+        self._init(reads=reads)
 
     def of(self, path: str) -> TranscriptRead | None:
         return next((read for read in self.reads if read.path == path), None)
 
     def with_read(self, read: TranscriptRead) -> TranscriptPin:
         others = tuple(earlier for earlier in self.reads if earlier.path != read.path)
-        return replace(self, reads=(*others, read))
+        return TranscriptPin((*others, read))
 
     def to_json(self) -> dict[str, Any]:
         return {"version": VERSION, "reads": [read.to_json() for read in self.reads]}

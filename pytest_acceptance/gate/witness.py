@@ -405,7 +405,9 @@ def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:
 def known_modules(flow: Flow) -> gate_bytecode.Sources:
     """The environment's modules the flow's criteria imported so far (nothing when the record
     is absent or not exactly one: then they are compiled afresh where imported)."""
-    return gate_bytecode.Sources.from_json(flow.get(MODULES_KEY)) or gate_bytecode.NOTHING
+    # Read in its exact shape; a damaged record reads as nothing known: it only names files
+    # to compile ahead, never code to trust, so the cost is speed, never a decision.
+    return gate_bytecode.Sources.from_json(flow.data.get(MODULES_KEY)) or gate_bytecode.NOTHING
 
 
 def missed_by_environment(flow: Flow, found: Mapping[str, Session]) -> set[str]:

@@ -17,15 +17,17 @@ Standard library only, Python 3.8: the hooks import it.
 
 from __future__ import annotations
 
+import _thread  # threading's own get_ident, without the threading module
 import contextlib
 import errno
-import hashlib
 import os
 import stat
-import threading
-from typing import Union
 
-PathLike = Union[str, bytes, "os.PathLike[str]"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the hooks never import typing
+    from typing import Union
+
+    PathLike = Union[str, bytes, "os.PathLike[str]"]
 
 OPEN_FLAGS = (
     os.O_RDONLY
@@ -97,6 +99,8 @@ def read_regular_or_none(path: PathLike, limit: int, *, follow: bool = True) -> 
 def file_digest(path: PathLike, *, follow: bool = True) -> str | None:
     """sha256 of a regular file's content, read in bounded chunks; None when it is missing,
     no regular file or unreadable."""
+    import hashlib  # here: the hooks that only read files through this module never load it
+
     try:
         descriptor = open_regular(path, follow=follow)
     except OSError:
@@ -118,7 +122,7 @@ def write_atomic(path: PathLike, data: str | bytes, *, mode: int = 0o644) -> Non
     """Write ``path`` through ``.<name>.<pid>-<thread>.tmp`` beside it, then rename over it.
     OSError when it cannot; the temporary file never stays behind."""
     folder, name = os.path.split(os.fsdecode(path))
-    temporary = os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}-{_thread.get_ident()}.tmp")
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | NOFOLLOW

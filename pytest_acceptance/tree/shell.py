@@ -26,8 +26,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
-from typing import Iterator
+
+from pytest_acceptance.tree.frozen import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
 
 # make reads the first of these it finds in its folder.
 MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
@@ -48,16 +52,24 @@ class UnreadableCommand(ValueError):
     """The command cannot be split into words (an unbalanced quote)."""
 
 
-@dataclass(frozen=True)
-class Wrapper:
+class Wrapper(Frozen):
     """A program that runs the command after it: the options that take a value (``-u``
     takes the next word unless attached, ``--user=x`` is one word), and the words it takes
     before the command (``timeout``'s duration)."""
 
-    with_value: frozenset[str] = frozenset()
-    operands: int = 0
+    __slots__ = ("operands", "subcommand", "with_value")
+    with_value: frozenset[str]
+    operands: int
     # Subcommand that makes a launcher run a command (``uv run``): None for plain wrappers.
-    subcommand: str | None = None
+    subcommand: str | None
+
+    def __init__(
+        self,
+        with_value: frozenset[str] = frozenset(),
+        operands: int = 0,
+        subcommand: str | None = None,
+    ) -> None:
+        self._init(with_value=with_value, operands=operands, subcommand=subcommand)
 
 
 def _wrapper(with_value: str = "", operands: int = 0, subcommand: str | None = None) -> Wrapper:
@@ -120,14 +132,23 @@ TRANSPARENT = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(Frozen):
     """One simple command, read: what runs (``argv``) and what was taken off around it."""
 
+    __slots__ = ("argv", "assignments", "redirections", "wrappers")
     assignments: tuple[str, ...]  # NAME=value before the program, and those env sets
     wrappers: tuple[tuple[str, ...], ...]  # each wrapper's words, outermost first
     argv: tuple[str, ...]  # what runs: the program and its own arguments (empty: nothing)
     redirections: tuple[tuple[str, str], ...]  # (operator, target)
+
+    def __init__(
+        self,
+        assignments: tuple[str, ...],
+        wrappers: tuple[tuple[str, ...], ...],
+        argv: tuple[str, ...],
+        redirections: tuple[tuple[str, str], ...],
+    ) -> None:
+        self._init(assignments=assignments, wrappers=wrappers, argv=argv, redirections=redirections)
 
     @property
     def program(self) -> str:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_acceptance.gate import flow_records
-from pytest_acceptance.gate.flow_records import LastStop, Terminal, ToolNote
+from pytest_acceptance.gate.flow_records import Ended, LastStop, Terminal, ToolNote
 from pytest_acceptance.gate.flow_state import Flow, FlowStateError
 
 TERMINAL = {"skill": "done", "at": 10.0, "fingerprint": "tree:1", "run": 2}
@@ -68,14 +68,29 @@ def test_a_tool_call_noted_after_the_terminal_keeps_the_flow_open(tmp_path: Path
 
 @given(
     st.dictionaries(
-        st.sampled_from(["skill", "at", "fingerprint", "run", "x"]),
+        st.sampled_from(["skill", "at", "fingerprint", "run", "why", "x"]),
         st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
     )
 )
 def test_any_value_is_a_record_or_refused(value: dict[str, Any]) -> None:
-    for kind in (Terminal, LastStop, ToolNote):
+    for kind in (Terminal, LastStop, ToolNote, Ended):
         try:
             record = flow_records.read(kind, value)
         except flow_records.Damaged:
             continue
         assert flow_records.read(kind, flow_records.write(record)) == record
+
+
+@pytest.mark.parametrize("key", ["closed", "forced"])
+def test_how_a_flow_ended_is_read_back_exactly(tmp_path: Path, key: str) -> None:
+    flow = _flow(tmp_path, status="open")
+    assert getattr(flow, key) is None
+    if key == "closed":
+        flow.close("the person typed a prompt")
+    else:
+        flow.note_forced("cap")
+    ended = getattr(flow, key)
+    assert isinstance(ended, Ended) and ended.why in ("the person typed a prompt", "cap")
+    flow.data[key] = {"at": ended.at, "why": 3}
+    with pytest.raises(FlowStateError, match="damaged"):
+        getattr(flow, key)

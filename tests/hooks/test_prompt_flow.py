@@ -334,7 +334,7 @@ def test_the_prompt_decides_by_the_table(
     for key, phrase in case.answer.items():
         assert phrase in json.dumps(answer[key]), answer
     flow = Flow.load(SESSION_ID)
-    assert (flow is not None and flow.get("spec_argument") == "specs/missing.md") is case.pinned
+    assert (flow is not None and flow.spec_argument == "specs/missing.md") is case.pinned
     assert outcomes(codex_state) == case.outcome
 
 

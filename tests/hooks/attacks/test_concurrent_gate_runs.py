@@ -188,8 +188,8 @@ def test_a_second_run_waits_for_the_first_then_reads_what_it_left(
     assert entered.wait(30)
     with gate_lock.held(second, time.monotonic() + 60):
         order.append("second entered")
-        assert second.get("criteria_modules") == {"plain": ["m.py"]}
-        assert second.get("gate_runs") == 1
+        assert second.data.get("criteria_modules") == {"plain": ["m.py"]}
+        assert second.gate_runs == 1
     thread.join()
     assert order == ["first left", "second entered"]
 
