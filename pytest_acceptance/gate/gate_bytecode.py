@@ -171,8 +171,8 @@ def latest_criteria(python: str, repo: str = "") -> tuple[Folder, Sources] | Non
     """The criteria's folder the last gate run of `repo` (or of any project, for "") read,
     with what it was built from, while it is exactly as recorded; None otherwise. The pin at
     /implement collects with it (checked-hash, it stands only for its sources as they are)
-    and starts the flow's list of modules from its sources (the project's own files left
-    out): names of files to compile, never code to trust."""
+    and starts the flow's list of modules from the sources of the project's own: names of
+    files to compile, never code to trust."""
     raw = read_regular_or_none(_criteria_pointer(python, repo), _POINTER_LIMIT)
     try:
         kept = json.loads(raw) if raw else None

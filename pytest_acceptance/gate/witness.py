@@ -356,7 +356,7 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
     if criteria:
         # The criteria's bytecode the project's last gate run read (or, for a project new
         # to the gate, the last one of any), exactly as built: the collection reads it
-        # (writing off) and the flow's modules start from its sources.
+        # (writing off) and the flow's modules start from the project's own sources.
         own = gate_bytecode.latest_criteria(python, flow.repo)
         kept = own or gate_bytecode.latest_criteria(python)
         with private_pycache() as folder:
@@ -378,23 +378,11 @@ def pin(flow: Flow, python: str, clean_env: Any) -> dict[str, Session]:
             taken = _pinned_tests(session, flow.repo) if trusted else PinnedTests(note=UNTRUSTED)
             pinned[item.id] = taken
             _keep_sources(flow, session, taken)
-        if kept is not None:
-            flow.data[MODULES_KEY] = _starting_modules(flow, kept[1]).to_json()
+        if own is not None:
+            flow.data[MODULES_KEY] = own[1].to_json()
         learn_modules(flow, found.values())
     pinned_tests.write(flow.folder, pinned)
     return found
-
-
-def _starting_modules(flow: Flow, kept: gate_bytecode.Sources) -> gate_bytecode.Sources:
-    """The flow's list of modules to compile starts from what the kept folder was built from
-    (the project's own last one, else the last of any project on this interpreter), so its
-    first run reads that folder rather than compiling the same environment again. Names of
-    files to compile, never code to trust; this project's own files are left out, as
-    learn_modules leaves them out."""
-    return gate_bytecode.Sources(
-        tuple(sorted(_outside(flow.repo, list(kept.plain)))),
-        tuple(sorted(_outside(flow.repo, list(kept.rewritten)))),
-    )
 
 
 def learn_modules(flow: Flow, found: Iterable[Session]) -> bool:

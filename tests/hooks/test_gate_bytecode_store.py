@@ -193,7 +193,7 @@ def test_the_next_pin_of_a_project_starts_from_its_last_criteria_folder(
     """The pin at /implement collects with the criteria's folder the project's last gate
     run read, and the flow's modules start from what it was built from, so the flow's first
     run reads that folder rather than compiling again; a project new to the gate collects
-    with the last folder of any project, and its modules start from that folder's."""
+    with the last folder of any project, its modules its own."""
     folder = gate_bytecode.criteria_ready(sys.executable, sources, {}, "/work/project")
     assert gate_bytecode.latest_criteria(sys.executable, "/work/project") == (folder, sources)
     assert gate_bytecode.latest_criteria(sys.executable, "/work/other") is None
