@@ -22,7 +22,7 @@ INLINE_PLUGIN_STATE = Path(".claude", "plugins", "data", "pytest-acceptance-inli
 # The plugin states that hold the kept bytecode folders now, innermost last: a test's CLI
 # session (claude_home) carries them on from the test's own plugin state (plugin_state in
 # tests/hooks), which took them from the kept folder, and gives them back in that order.
-_holders: list[Path] = []
+_holders: list[tuple[Path, Path]] = []  # (kept folder, plugin state)
 
 
 @contextlib.contextmanager
@@ -32,11 +32,11 @@ def carried(kept: Path, plugin_state: Path) -> Iterator[None]:
     what the test's hooks kept goes back there."""
     folder = plugin_state / environment_digests.FOLDER
     shutil.copytree(kept, folder, ignore=shutil.ignore_patterns(gate_bytecode.STORE))
-    giver = _holders[-1] if _holders else kept
+    giver = next((state for source, state in reversed(_holders) if source == kept), kept)
     store = giver / gate_bytecode.STORE
     if store.is_dir():
         store.rename(plugin_state / gate_bytecode.STORE)
-    _holders.append(plugin_state)
+    _holders.append((kept, plugin_state))
     try:
         yield
     finally:
