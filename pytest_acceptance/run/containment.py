@@ -40,6 +40,7 @@ import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -69,6 +70,8 @@ class _Place:
     # Left one, every process orphaned later in it (a wrapper's child whose parent exited
     # first: bubblewrap's, at each gate run) becomes its zombie, never reaped by anyone.
     reaper_made_here: bool = False
+    implicit: bool = False  # no caller chose it: it lasts while a command of ours runs
+    commands: int = 0  # commands running under an implicit place
     # cgroup: our cgroup's directory and its cgroup.procs, kept open for the whole run:
     # after each command one fstat and one pread tell what is left (opening the files by
     # path for every command cost more than the rest of the check).
@@ -274,9 +277,12 @@ def is_subreaper() -> bool:
 
 def _current() -> _Place:
     """Where this process runs its commands; a caller that never chose (the runner used as
-    a library) tracks them, as a subreaper where Linux allows."""
+    a library) tracks them, as a subreaper where Linux allows, while any of its commands
+    runs (see :func:`contained`)."""
     if _place is None:
         use(None)
+        assert _place is not None
+        _place.implicit = True
     assert _place is not None
     return _place
 
@@ -421,11 +427,28 @@ def contained(grace: float) -> Iterator[Contained]:
     """The scope of one command (or judge): when the block ends, however it ends (also on
     KeyboardInterrupt from SIGINT, SIGTERM or SIGHUP), whatever the command left running
     gets SIGTERM, ``grace`` seconds, then SIGKILL, and the command is reaped."""
-    scope = Contained()
+    with _implicit_lock:
+        scope = Contained()
+        scope.place.commands += 1
     try:
         yield scope
     finally:
-        scope.end(grace)
+        try:
+            scope.end(grace)
+        finally:
+            _leave(scope.place)
+
+
+_implicit_lock = threading.Lock()
+
+
+def _leave(place: _Place) -> None:
+    """The last running command of a place no caller chose ends it: the process stops being
+    a subreaper until its next command, rather than for the rest of its life."""
+    with _implicit_lock:
+        place.commands -= 1
+        if place.implicit and place.commands == 0 and _place is place:
+            _forget_place()
 
 
 # --- waiting and capturing ----------------------------------------------------------------

@@ -312,3 +312,25 @@ def test_after_a_tracking_run_this_process_adopts_no_orphans(
     subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"], check=True)
     time.sleep(0.5)
     assert set(_zombie_children()) - before == set(), "an orphan became our zombie"
+
+
+def test_the_runner_used_as_a_library_is_a_subreaper_only_while_a_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no run choosing the containment (the runner called as a library, as tests do),
+    the process tracks each command as a subreaper, and stops being one when the command
+    ends: what a setsid and double fork left is still killed, and later orphans are not
+    ours to reap."""
+    monkeypatch.setenv(containment.MODE_VARIABLE, "tracking")
+    containment.stop_using()
+    command = ESCAPES["setsid + double fork"]
+    result = run_criterion(bash_criterion(tmp_path, command), RunContext(tmp_path))
+    assert result.status is Status.PASSED
+    survivors = wait_gone(recorded(tmp_path / "pids"), 3)
+    kill_all(survivors)
+    assert not survivors, "the command's orphan outlived it"
+    assert not containment.is_subreaper(), "still a subreaper after the command"
+    before = set(_zombie_children())
+    subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"], check=True)
+    time.sleep(0.5)
+    assert set(_zombie_children()) - before == set(), "an orphan became our zombie"
