@@ -40,6 +40,7 @@ import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from typing import IO, Any
 MODE_VARIABLE = "PYTEST_ACCEPTANCE_CONTAINMENT"
 RUN_PREFIX = "pytest-acceptance-"
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _POLL = 0.02
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -64,6 +66,12 @@ class _Place:
     home: Path | None = None  # where we were before, to return to at the end
     residents: frozenset[int] = frozenset()  # in our cgroup before any command: not theirs
     reaper: bool = False  # tracking: orphans of our commands reparent to us
+    # We made this process a subreaper for the run: it stops being one when the run ends.
+    # Left one, every process orphaned later in it (a wrapper's child whose parent exited
+    # first: bubblewrap's, at each gate run) becomes its zombie, never reaped by anyone.
+    reaper_made_here: bool = False
+    implicit: bool = False  # no caller chose it: it lasts while a command of ours runs
+    commands: int = 0  # commands running under an implicit place
     # cgroup: our cgroup's directory and its cgroup.procs, kept open for the whole run:
     # after each command one fstat and one pread tell what is left (opening the files by
     # path for every command cost more than the rest of the check).
@@ -221,7 +229,9 @@ def use(run: Path | None, label: str = "main") -> str:
                 _place.keep_open()
                 return "cgroup"
     mode = _default_mode()
-    _place = _Place(mode, reaper=mode == "tracking" and become_subreaper())
+    already = is_subreaper()
+    reaper = mode == "tracking" and (already or become_subreaper())
+    _place = _Place(mode, reaper=reaper, reaper_made_here=reaper and not already)
     return mode
 
 
@@ -236,23 +246,43 @@ def _forget_place() -> None:
     global _place
     if _place is not None:
         _place.close()
+        if _place.reaper_made_here:
+            _set_subreaper(False)
     _place = None
 
 
 def become_subreaper() -> bool:
     """Make orphans of our descendants reparent to us instead of init (Linux >= 3.4)."""
+    return _set_subreaper(True)
+
+
+def _set_subreaper(on: bool) -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
 
+def is_subreaper() -> bool:
+    """Whether orphans of our descendants reparent to us (False where that is unknown)."""
+    try:
+        flag = ctypes.c_int(0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        done = libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    except (OSError, AttributeError):
+        return False
+    return done == 0 and flag.value != 0
+
+
 def _current() -> _Place:
     """Where this process runs its commands; a caller that never chose (the runner used as
-    a library) tracks them, as a subreaper where Linux allows."""
+    a library) tracks them, as a subreaper where Linux allows, while any of its commands
+    runs (see :func:`contained`)."""
     if _place is None:
         use(None)
+        assert _place is not None
+        _place.implicit = True
     assert _place is not None
     return _place
 
@@ -397,11 +427,28 @@ def contained(grace: float) -> Iterator[Contained]:
     """The scope of one command (or judge): when the block ends, however it ends (also on
     KeyboardInterrupt from SIGINT, SIGTERM or SIGHUP), whatever the command left running
     gets SIGTERM, ``grace`` seconds, then SIGKILL, and the command is reaped."""
-    scope = Contained()
+    with _implicit_lock:
+        scope = Contained()
+        scope.place.commands += 1
     try:
         yield scope
     finally:
-        scope.end(grace)
+        try:
+            scope.end(grace)
+        finally:
+            _leave(scope.place)
+
+
+_implicit_lock = threading.Lock()
+
+
+def _leave(place: _Place) -> None:
+    """The last running command of a place no caller chose ends it: the process stops being
+    a subreaper until its next command, rather than for the rest of its life."""
+    with _implicit_lock:
+        place.commands -= 1
+        if place.implicit and place.commands == 0 and _place is place:
+            _forget_place()
 
 
 # --- waiting and capturing ----------------------------------------------------------------

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.kept_digests import carried
 
 from pytest_acceptance.gate import gate_bytecode, gate_runtime
 from pytest_acceptance.gate.gate_process import clean_env
@@ -95,6 +96,25 @@ def test_a_folder_moved_whole_with_its_record_keeps_its_keys(
     again = built(sources)
     assert again.keys == first.keys
     assert again.path == moved / gate_bytecode.STORE / first.path.name
+
+
+def test_a_cli_session_inside_a_test_carries_the_kept_folders_on_and_back(
+    store: Path, sources: gate_bytecode.Sources, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tests carry the kept folders from test to test (support/kept_digests.py), and a
+    test that drives an agent CLI carries them a second time, into the CLI's own plugin
+    state: that session reuses them rather than compiling again, and they come back."""
+    first = built(sources)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    store.rename(kept / gate_bytecode.STORE)
+    own, cli = tmp_path / "test-state", tmp_path / "cli-home-state"
+    with carried(kept, own), carried(kept, cli):
+        monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(cli))
+        again = built(sources)
+        assert again.path == cli / gate_bytecode.STORE / first.path.name, "built afresh"
+        assert again.keys == first.keys
+    assert (kept / gate_bytecode.STORE / first.path.name).is_dir(), "not given back"
 
 
 def test_two_runs_building_at_once_build_once(

@@ -278,3 +278,59 @@ def test_a_process_moved_into_a_cgroup_the_command_made_is_still_killed(
     kill_all(survivors)
     assert result.status is Status.PASSED
     assert pids and survivors == []
+
+
+def _zombie_children() -> list[int]:
+    """This process's children that exited and were never waited for."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except (OSError, ValueError, IndexError):
+            continue
+        if fields[0] == b"Z" and int(fields[1]) == os.getpid():
+            found.append(int(name))
+    return found
+
+
+def test_after_a_tracking_run_this_process_adopts_no_orphans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run that tracked its commands as a subreaper stops being one when it ends: the
+    pytest process (an xdist worker running runs in-process) then adopts none of the orphans
+    of what it starts later, such as the inner process of each bubblewrap wrapper, which
+    nobody would ever reap. Counted in /proc: zombie children of this process."""
+    assert not containment.is_subreaper(), "this process is a subreaper before the run"
+    monkeypatch.setenv(containment.MODE_VARIABLE, "tracking")
+    assert containment.use(None, "test") == "tracking"
+    assert containment.is_subreaper(), "tracking needs the orphans of the run's commands"
+    containment.stop_using()
+    assert not containment.is_subreaper()
+    before = set(_zombie_children())
+    # A child that exits at once, leaving a grandchild that outlives it: an orphan.
+    subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"], check=True)
+    time.sleep(0.5)
+    assert set(_zombie_children()) - before == set(), "an orphan became our zombie"
+
+
+def test_the_runner_used_as_a_library_is_a_subreaper_only_while_a_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no run choosing the containment (the runner called as a library, as tests do),
+    the process tracks each command as a subreaper, and stops being one when the command
+    ends: what a setsid and double fork left is still killed, and later orphans are not
+    ours to reap."""
+    monkeypatch.setenv(containment.MODE_VARIABLE, "tracking")
+    containment.stop_using()
+    command = ESCAPES["setsid + double fork"]
+    result = run_criterion(bash_criterion(tmp_path, command), RunContext(tmp_path))
+    assert result.status is Status.PASSED
+    survivors = wait_gone(recorded(tmp_path / "pids"), 3)
+    kill_all(survivors)
+    assert not survivors, "the command's orphan outlived it"
+    assert not containment.is_subreaper(), "still a subreaper after the command"
+    before = set(_zombie_children())
+    subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"], check=True)
+    time.sleep(0.5)
+    assert set(_zombie_children()) - before == set(), "an orphan became our zombie"

@@ -19,16 +19,28 @@ from pytest_acceptance.gate import environment_digests, gate_bytecode
 INLINE_PLUGIN_STATE = Path(".claude", "plugins", "data", "pytest-acceptance-inline")
 
 
+# The plugin states that hold the kept bytecode folders now, innermost last: a test's CLI
+# session (claude_home) carries them on from the test's own plugin state (plugin_state in
+# tests/hooks), which took them from the kept folder, and gives them back in that order.
+_holders: list[tuple[Path, Path]] = []  # (kept folder, plugin state)
+
+
 @contextlib.contextmanager
 def carried(kept: Path, plugin_state: Path) -> Iterator[None]:
-    """``plugin_state`` starts with the digests and bytecode folders in ``kept``; what the
-    test's hooks kept goes back there."""
+    """``plugin_state`` starts with the digests and bytecode folders in ``kept`` (the bytecode
+    folders from the plugin state holding them, when another carry of this test has them);
+    what the test's hooks kept goes back there."""
     folder = plugin_state / environment_digests.FOLDER
     shutil.copytree(kept, folder, ignore=shutil.ignore_patterns(gate_bytecode.STORE))
-    store = kept / gate_bytecode.STORE
+    giver = next((state for source, state in reversed(_holders) if source == kept), kept)
+    store = giver / gate_bytecode.STORE
     if store.is_dir():
         store.rename(plugin_state / gate_bytecode.STORE)
-    yield
+    _holders.append((kept, plugin_state))
+    try:
+        yield
+    finally:
+        _holders.pop()
     for file in folder.glob("*.json"):
         shutil.copyfile(file, kept / file.name)
     if (plugin_state / gate_bytecode.STORE).is_dir() and not store.exists():
