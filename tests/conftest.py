@@ -9,11 +9,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from support import runs, suite_result
 from support.claude_cli import ClaudeInstallError, installed_claude
 from support.claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
 from support.claude_harness import claude_path_dir as make_claude_path_dir
 from support.kept_digests import INLINE_PLUGIN_STATE, carried
+
+# Hypothesis's timing checks measure the machine, not the code: on two cores shared with
+# xdist workers and the real CLIs they start, drawing a few examples can take seconds.
+settings.register_profile(
+    "suite", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("suite")
 
 _TREE_BEFORE = pytest.StashKey[str]()
 STARTED_RUNS_OPTIONS = " ".join(runs.QUIET_PLUGINS)
