@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder
+
+from pytest_acceptance.gate import flow_state, transcript_pin
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.pinned_collection import Collection, Criterion
 from pytest_acceptance.gate.pins import table
@@ -46,3 +51,29 @@ _BARE_CRITERION: dict[str, Any] = {
     "priority": "MUST",
     "cwd": None,
 }
+
+
+def open_flow(repo: Path, tmp_path: Path, spec: str = "specs/feature.md") -> Path:
+    """A flow pinned open for `spec` in SESSION_ID, as /implement leaves it (one criterion,
+    AC-1), and the session's transcript so far."""
+    prompt_id = str(uuid.uuid4())
+    builder = TranscriptBuilder(repo, session_id=SESSION_ID)
+    builder.command(f"{PLUGIN}:implement", spec, prompt_id=prompt_id)
+    folder = Flow.folder_of(SESSION_ID)
+    folder.mkdir(parents=True)
+    transcript_pin.take(folder, None)
+    data: dict[str, Any] = {
+        "version": flow_state.STATE_VERSION,
+        "session_id": SESSION_ID,
+        "status": "open",
+        "repo": str(repo),
+        "spec_path": str(repo / spec),
+        "spec_name": Path(spec).name,
+        "args": spec,
+        "prompt_id": prompt_id,
+        "pinned_at": 1.0,
+        "cwd": str(repo),
+        "collection": collected(criteria=[{"id": "AC-1", "title": "works"}]),
+    }
+    Flow(folder, data).save()
+    return builder.write(tmp_path / "session.jsonl")

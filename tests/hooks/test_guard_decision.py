@@ -5,15 +5,14 @@ CLI's calls, are tested in test_guard.py and test_guard_cli.py."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo, pretool
-from pinning import collected
+from hook_transcripts import SESSION_ID, TranscriptBuilder, make_repo, pretool
+from pinning import open_flow
 
-from pytest_acceptance.gate import flow_state, guard_decision, transcript_pin
+from pytest_acceptance.gate import flow_state, guard_decision
 
 SPEC = "specs/feature.md"
 
@@ -47,30 +46,6 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ACCEPTANCE_HOOK_GUARD", raising=False)
     return make_repo(tmp_path / "repo")
-
-
-def open_flow(repo: Path, tmp_path: Path) -> Path:
-    """A flow pinned for SPEC in this session, and its transcript so far."""
-    prompt_id = str(uuid.uuid4())
-    builder = TranscriptBuilder(repo, session_id=SESSION_ID)
-    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
-    folder = flow_state.Flow.folder_of(SESSION_ID)
-    folder.mkdir(parents=True)
-    transcript_pin.take(folder, None)
-    data = {
-        "version": flow_state.STATE_VERSION,
-        "session_id": SESSION_ID,
-        "status": "open",
-        "repo": str(repo),
-        "spec_path": str(repo / SPEC),
-        "spec_name": "feature.md",
-        "args": SPEC,
-        "prompt_id": prompt_id,
-        "pinned_at": 1.0,
-        "collection": collected(criteria=[{"id": "AC-1", "title": "works"}]),
-    }
-    flow_state.Flow(folder, data).save()
-    return builder.write(tmp_path / "session.jsonl")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

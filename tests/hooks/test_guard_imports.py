@@ -15,15 +15,12 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import PLUGIN, REPO_ROOT, SESSION_ID, TranscriptBuilder, make_repo, pretool
-from pinning import collected
-
-from pytest_acceptance.gate import flow_state, transcript_pin
+from hook_transcripts import REPO_ROOT, SESSION_ID, TranscriptBuilder, make_repo, pretool
+from pinning import open_flow
 
 SPEC = "specs/feature.md"
 GUARD = REPO_ROOT / "hooks" / "pretool_protect_hook.py"
@@ -132,29 +129,10 @@ def guard_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
 
 def pinned(repo: Path, tmp_path: Path, flow: bool) -> Path:
     """The session's transcript; with `flow`, the /implement in it is pinned, open."""
-    prompt_id = str(uuid.uuid4())
+    if flow:
+        return open_flow(repo, tmp_path, SPEC)
     builder = TranscriptBuilder(repo, session_id=SESSION_ID)
-    if not flow:
-        builder.prompt("Tidy the README.")
-        return builder.write(tmp_path / "session.jsonl")
-    builder.command(f"{PLUGIN}:implement", SPEC, prompt_id=prompt_id)
-    folder = flow_state.Flow.folder_of(SESSION_ID)
-    folder.mkdir(parents=True)
-    transcript_pin.take(folder, None)
-    data: dict[str, Any] = {
-        "version": flow_state.STATE_VERSION,
-        "session_id": SESSION_ID,
-        "status": "open",
-        "repo": str(repo),
-        "spec_path": str(repo / SPEC),
-        "spec_name": "feature.md",
-        "args": SPEC,
-        "prompt_id": prompt_id,
-        "pinned_at": 1.0,
-        "cwd": str(repo),
-        "collection": collected(criteria=[{"id": "AC-1", "title": "works"}]),
-    }
-    flow_state.Flow(folder, data).save()
+    builder.prompt("Tidy the README.")
     return builder.write(tmp_path / "session.jsonl")
 
 
