@@ -36,22 +36,21 @@ DECIDING = frozenset(
 )
 OURS = frozenset({"pytest-acceptance", "pytest-xdist"})  # the gate's run loads these itself
 _NAMED = re.compile(r"\b(" + "|".join(sorted(DECIDING)) + r")\b")
-PLUGIN_DEPTH = 8  # pytest_plugins naming pytest_plugins: how deep the search follows them
 
 
 def implementations(spec: Path, rootdir: Path, addopts: str = "") -> list[str]:
     """``file:line: hook`` for each implementation the honest run of ``spec`` would load:
     its conftest files, the plugins they and ``addopts`` name, the installed plugins."""
-    found: list[str] = []
+    found: list[str] = []  # what cannot be read statically is named too: never skipped
     conftests = list(_conftests(spec, rootdir))
     for conftest in conftests:
         found += _in_file(conftest)
     search = [str(rootdir), *(str(c.parent) for c in conftests)]
-    named = [*_plugins_named(conftests), *_dash_p(addopts)]
-    for plugin in _modules(named, search):
+    named = [*_plugins_named(conftests, found), *_dash_p(addopts)]
+    for plugin in _modules(named, search, found):
         found += _in_file(plugin)
     for distribution, entry_module in _installed_plugins():
-        for path in _modules([entry_module], []):
+        for path in _modules([entry_module], [], found):
             found += [f"{where} (installed plugin {distribution})" for where in _in_file(path)]
     return list(dict.fromkeys(found))
 
@@ -73,8 +72,8 @@ def _in_file(path: Path) -> list[str]:
     """``path:line: hook`` for each line of ``path`` that defines, assigns or names one."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
+    except OSError as error:
+        return [f"{path}: cannot be read ({error.strerror or error})"]
     if not _NAMED.search(text):  # most files: no syntax tree needed
         return []
     try:
@@ -101,29 +100,52 @@ def _named_in_tree(tree: ast.AST) -> Iterator[tuple[int, str]]:
                 yield node.lineno, match[1]
 
 
-def _plugins_named(files: Iterable[Path]) -> list[str]:
-    """The module names the files' module-level ``pytest_plugins`` give (what pytest reads)."""
+def _plugins_named(files: Iterable[Path], unread: list[str]) -> list[str]:
+    """The module names the files' module-level ``pytest_plugins`` give (what pytest reads);
+    a value only running the file could tell (a name, a call) goes to `unread`."""
     names: list[str] = []
     for path in files:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
             tree = ast.parse(text) if "pytest_plugins" in text else None
         except (OSError, SyntaxError, ValueError):
-            continue
+            continue  # _in_file names what cannot be read; pytest itself fails on bad syntax
         for node in tree.body if tree is not None else ():
-            if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets
-            ):
-                names += _strings(node.value)
+            value = _plugins_value(node)
+            if value is None:
+                continue
+            strings = _strings(value)
+            if strings is None:
+                unread.append(f"{path}:{node.lineno}: pytest_plugins only running it can read")
+            names += strings or []
     return names
 
 
-def _strings(node: ast.AST) -> list[str]:
+def _plugins_value(node: ast.stmt) -> ast.expr | None:
+    """The value a module-level statement gives ``pytest_plugins`` (=, : and +=)."""
+    if isinstance(node, ast.Assign):
+        named = any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in node.targets)
+        return node.value if named else None
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        target = node.target
+        if isinstance(target, ast.Name) and target.id == "pytest_plugins":
+            return node.value
+    return None
+
+
+def _strings(node: ast.AST | None) -> list[str] | None:
+    """The strings a literal holds; None when it is not a literal of strings."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [s for element in node.elts for s in _strings(element)]
-    return []
+        found: list[str] = []
+        for element in node.elts:
+            each = _strings(element)
+            if each is None:
+                return None
+            found += each
+        return found
+    return None
 
 
 def _dash_p(addopts: str) -> list[str]:
@@ -141,19 +163,21 @@ def _dash_p(addopts: str) -> list[str]:
     return [name for name in names if not name.startswith("no:")]
 
 
-def _modules(names: list[str], search: list[str]) -> Iterator[Path]:
-    """The source files of the named modules (and of the plugins they name in turn)."""
+def _modules(names: list[str], search: list[str], unread: list[str]) -> Iterator[Path]:
+    """The source files of the named modules, and of the plugins they name in turn, however
+    deep (each module once: a cap would leave the deepest unread). A name not found is
+    pytest's own plugin or one the honest run cannot import either."""
     seen: set[str] = set()
-    todo = [(name, 0) for name in names]
+    todo = list(names)
     while todo:
-        name, depth = todo.pop()
-        if name in seen or depth > PLUGIN_DEPTH:
+        name = todo.pop()
+        if name in seen:
             continue
         seen.add(name)
         path = _module_file(name, search)
         if path is not None:
             yield path
-            todo += [(each, depth + 1) for each in _plugins_named([path])]
+            todo += _plugins_named([path], unread)
 
 
 def _module_file(name: str, search: list[str]) -> Path | None:

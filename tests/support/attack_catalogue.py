@@ -79,6 +79,7 @@ CHECKS = frozenset(
         "test_disable_all_hooks_in_an_odd_settings_file_is_obeyed_as_recorded",
         "test_the_hooks_run_isolated_from_python_environment_variables",
         "test_every_place_pytest_loads_a_deciding_hook_from_is_named",
+        "test_plugins_named_however_they_are_given_are_followed_or_named",
         "test_a_criterion_run_otherwise_than_pinned_is_refused_naming_it",
     }
 )

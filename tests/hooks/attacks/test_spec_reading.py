@@ -276,6 +276,26 @@ def test_every_place_pytest_loads_a_deciding_hook_from_is_named(tmp_path: Path) 
     )
 
 
+def test_plugins_named_however_they_are_given_are_followed_or_named(tmp_path: Path) -> None:
+    """A chain of `pytest_plugins` ten modules deep, one given with an annotation and one
+    with +=, is followed to the hook at its end; a `pytest_plugins` only running the file
+    could read (a call) is named as such, never skipped."""
+    (tmp_path / "conftest.py").write_text('pytest_plugins: list[str] = ["link0"]\n')
+    for number in range(10):
+        following = f'pytest_plugins = []\npytest_plugins += ["link{number + 1}"]\n'
+        (tmp_path / f"link{number}.py").write_text(following)
+    (tmp_path / "link10.py").write_text("def pytest_acceptance_verdict():\n    return []\n")
+    spec = tmp_path / "spec.md"
+    spec.write_text("# Spec\n")
+    assert implementations(spec, tmp_path) == [
+        f"{tmp_path / 'link10.py'}:1: pytest_acceptance_verdict"
+    ]
+    (tmp_path / "conftest.py").write_text("import os\n\npytest_plugins = os.environ['P'].split()\n")
+    assert implementations(spec, tmp_path) == [
+        f"{tmp_path / 'conftest.py'}:3: pytest_plugins only running it can read"
+    ]
+
+
 # --- what the gate ran, against what it pinned -------------------------------------------------
 
 PINNED = Pinned(
