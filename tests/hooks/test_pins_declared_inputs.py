@@ -37,7 +37,7 @@ def pinned(tmp_path: Path, reads: str) -> Flow:
 @pytest.fixture
 def shared(tmp_path: Path) -> Path:
     """A folder beside the project: a configuration file and a helper package."""
-    folder = tmp_path / "shared"
+    folder = tmp_path / "common"
     (folder / "lib").mkdir(parents=True)
     (folder / "config.txt").write_text("2\n")
     (folder / "lib" / "helper.py").write_text("OK = True\n")
@@ -49,7 +49,7 @@ def test_declared_inputs_unchanged_are_shown_read_only_and_find_nothing(
 ) -> None:
     """Control: a folder by a path relative to the configuration's folder, a file by an
     absolute one; nothing changed, both among the paths the run sees read-only."""
-    flow = pinned(tmp_path, f"\n../shared/lib\n{shared / 'config.txt'}\n")
+    flow = pinned(tmp_path, f"\n../common/lib\n{shared / 'config.txt'}\n")
     assert table.before_run(flow) == [] and table.after_run(flow) == []
     shown = table.read_only(flow)
     assert str(shared / "lib") in shown and str(shared / "config.txt") in shown
@@ -89,7 +89,7 @@ def test_a_declared_link_pointed_elsewhere_is_a_change(tmp_path: Path, shared: P
 
 def test_home_is_expanded(tmp_path: Path, shared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
-    flow = pinned(tmp_path, "~/shared/config.txt")
+    flow = pinned(tmp_path, "~/common/config.txt")
     assert str(shared / "config.txt") in declared_inputs.read(flow).inputs[0].path
 
 

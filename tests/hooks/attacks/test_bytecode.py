@@ -392,7 +392,8 @@ def criteria_folder(plugin_state: Path) -> Path:
     return kept_folder(plugin_state, gate_bytecode.CRITERIA)
 
 
-# The criterion's pytest says, in a file outside the project, which bytecode folder it read
+# The criterion's pytest says, in a file of the project git ignores (at level full the run's
+# world holds nothing outside the project that no pin shows), which bytecode folder it read
 # and where Python found the bytecode of pytest's own collector.
 REPORT_PREFIX = """import sys
 import _pytest.python
@@ -494,9 +495,9 @@ def test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once
     Python made the gate's run 3x the agent's own: the gate compiles them once, and keeps them.
     The bytecode is checked-hash (used only while its source hashes the same), the folder
     is not rebuilt by a second run, and the honest /done goes through."""
-    where = tmp_path / "prefix.txt"
+    where = tmp_path / "repo" / "prefix.txt"
     conftest = REPORT_PREFIX.format(where=str(where))
-    repo = pytest_project(tmp_path, {"tests/conftest.py": conftest})
+    repo = pytest_project(tmp_path, {"tests/conftest.py": conftest, ".gitignore": "prefix.txt\n"})
     builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
     assert ask_gate(builder, repo, tmp_path, "escalate").denied  # a real run: all passing
@@ -527,8 +528,9 @@ def test_the_next_flow_collects_and_runs_with_the_projects_kept_criteria_bytecod
 ) -> None:
     """Control: the next /implement of the project collects its criteria with the folder
     the last flow's runs read, and that flow's first run compiles nothing again."""
-    where = tmp_path / "prefix.txt"
-    repo = pytest_project(tmp_path, {"tests/conftest.py": REPORT_PREFIX.format(where=str(where))})
+    where = tmp_path / "repo" / "prefix.txt"
+    conftest = REPORT_PREFIX.format(where=str(where))
+    repo = pytest_project(tmp_path, {"tests/conftest.py": conftest, ".gitignore": "prefix.txt\n"})
     builder = pinned_flow(repo)
     builder.verify(repo / SPEC)
     assert not ask_gate(builder, repo, tmp_path, "done").denied

@@ -600,9 +600,12 @@ def one_refusal(tmp_path: Path, event: str, app: str) -> None:
 
 
 # Blocked: the criteria's commands are contained (a cgroup, or a child subreaper): every
-# process a command started dies with it, a setsid and double fork included.
+# process a command started dies with it, a setsid and double fork included. At level full
+# the run's world holds no file outside the project that no pin shows: the value file is not
+# there, and the criterion fails in the gate's run itself.
+@pytest.mark.parametrize("isolation_level", level_params(()), indirect=True)
 def test_the_gates_own_run_leaves_a_process_that_breaks_the_tree_after_done(
-    tmp_path: Path,
+    tmp_path: Path, isolation_level: str
 ) -> None:
     """The value file says 2 when /done is judged: the gate lets /done through and stores
     its pass under the project's fingerprint. The process then writes 1 outside the project,
@@ -617,6 +620,9 @@ def test_the_gates_own_run_leaves_a_process_that_breaks_the_tree_after_done(
     (repo / "app.py").write_text(LAUNDERED % str(outside))
     outside.write_text("2\n")
     done = ask_gate(builder, repo, tmp_path, "done")
+    if isolation_level == "full":
+        assert done.denied and "AC-1" in done.deny_reason, done.stdout
+        return
     assert not done.denied, done.deny_reason
     builder.done()
     assert (tmp_path / "shared" / "started").exists(), "the gate's run started the process"
