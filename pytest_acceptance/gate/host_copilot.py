@@ -71,7 +71,9 @@ def read(payload: Mapping[str, Any]) -> StopEvent:
         cwd=text(payload, "cwd"),
         transcript_path=text(payload, "transcriptPath", "transcript_path"),
         loop=payload.get("stop_hook_active") is True or payload.get("stopHookActive") is True,
-        last_message=last_message(text(payload, "transcriptPath", "transcript_path")),
+        last_message=last_message(
+            text(payload, "transcriptPath", "transcript_path"), stop_stamp(payload)
+        ),
     )
 
 
@@ -79,25 +81,49 @@ TRANSCRIPT_TAIL = 8 << 20  # bytes: the last message is near the end of events.j
 _SETTLE_POLL = 0.05  # seconds between two reads of a transcript not yet written up to the stop
 
 
-def last_message(transcript_path: str | None) -> str | None:
+def stop_stamp(payload: Any) -> int | None:
+    """The moment a stop payload names, in ms: Copilot writes the same ``timestamp`` into
+    the ``hook.start`` of that stop in its transcript, which tells this stop from an earlier
+    one. An int in ms (camelCase) or ISO 8601 (the VS Code compatible shape); else None."""
+    stamp = payload.get("timestamp") if isinstance(payload, Mapping) else None
+    if isinstance(stamp, bool):
+        return None
+    if isinstance(stamp, (int, float)):
+        return int(stamp)
+    if isinstance(stamp, str):
+        from datetime import datetime
+
+        try:
+            moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            return None
+        return int(moment.timestamp() * 1000)
+    return None
+
+
+def last_message(transcript_path: str | None, stamp: int | None = None) -> str | None:
     """The agent's last text of the turn that stopped: the last ``assistant.message`` with
     text after the last ``user.message`` of Copilot's ``events.jsonl``; None when there is
     none or the file cannot be read (the stop is then a claim of done, never an escalation).
     Copilot writes the file lazily (it may not even exist when the first stop's hook
-    starts): until it shows a text and then the ``hook.start`` of this ``agentStop``, it
-    is read again, for at most the hooks' settle time."""
+    starts, and a later stop may find the file ending at an earlier stop's ``hook.start``):
+    until it shows a text and then the ``hook.start`` of this ``agentStop`` (its ``stamp``,
+    when the payload gave one), it is read again, for at most the hooks' settle time. A text
+    an earlier stop already judged is never this stop's."""
     if not transcript_path:
         return None
     deadline = time.monotonic() + max(0.0, settle_seconds())
     while True:
-        found, complete = _last_text(transcript_path)
+        found, complete = _last_text(transcript_path, stamp)
         if complete or time.monotonic() >= deadline:
             return found
         time.sleep(_SETTLE_POLL)
 
 
-def _last_text(transcript_path: str) -> tuple[str | None, bool]:
-    """(the last text after the last prompt, whether the stop's hook.start follows it)."""
+def _last_text(transcript_path: str, stamp: int | None) -> tuple[str | None, bool]:
+    """(the last text after the last prompt, whether this stop's hook.start follows it)."""
     try:  # a regular file only: a FIFO planted in its place would block the read
         with os.fdopen(open_regular(transcript_path), "rb") as events:
             events.seek(max(0, os.fstat(events.fileno()).st_size - TRANSCRIPT_TAIL))
@@ -121,7 +147,10 @@ def _last_text(transcript_path: str) -> tuple[str | None, bool]:
             if isinstance(content, str) and content.strip():
                 found, stopped = content, False
         elif kind == "hook.start" and data.get("hookType") == CONTRACT.stop_event:
-            stopped = True
+            if stamp is None or stop_stamp(data.get("input")) == stamp:
+                stopped = True
+            else:  # an earlier stop's: its text was judged there, its reply not written yet
+                found, stopped = None, False
     return found, stopped and found is not None
 
 

@@ -68,11 +68,20 @@ def test_a_forced_stop_is_no_block_on_copilot() -> None:
 
 
 STOP_HOOK_STARTED = ("hook.start", "")
+FIRST_STOP, SECOND_STOP = 1795929583782, 1795929588686  # stop payloads' timestamps, in ms
+
+
+def _stop_started(stamp: int) -> tuple[str, str]:
+    """The hook.start Copilot writes for the stop whose payload has this timestamp."""
+    return ("hook.start", str(stamp))
 
 
 def _line(kind: str, text: str) -> str:
-    if (kind, text) == STOP_HOOK_STARTED:
-        return json.dumps({"type": kind, "data": {"hookType": "agentStop"}})
+    if kind == "hook.start":
+        started: dict[str, Any] = {"hookType": "agentStop"}
+        if text:
+            started["input"] = {"sessionId": "s", "timestamp": int(text), "cwd": "/p"}
+        return json.dumps({"type": kind, "data": started})
     return json.dumps({"type": kind, "data": {"content": text}})
 
 
@@ -94,10 +103,10 @@ def test_the_last_message_is_the_last_text_after_the_last_prompt(tmp_path: Path)
         ("user.message", "[pytest-acceptance stop guard] keep working"),
         ("assistant.message", "Done."),
         ("assistant.message", ""),  # a turn of tool calls only
-        STOP_HOOK_STARTED,
+        _stop_started(FIRST_STOP),
     )
     assert host_copilot.last_message(path) == "Done."
-    stop = {"sessionId": "s", "timestamp": 1, "cwd": "/p", "transcriptPath": path}
+    stop = {"sessionId": "s", "timestamp": FIRST_STOP, "cwd": "/p", "transcriptPath": path}
     assert host_copilot.read(stop).last_message == "Done."
 
 
@@ -142,6 +151,71 @@ def test_a_last_message_not_yet_written_is_waited_for(tmp_path: Path) -> None:
         assert host_copilot.last_message(str(path)) == "ESCALATE: stuck"
     finally:
         writer.join()
+
+
+def test_a_file_ending_at_an_earlier_stop_holds_no_text_of_this_one(
+    tmp_path: Path, no_settling: None
+) -> None:
+    """Copilot writes lazily: the second stop's hook may find the file ending at the first
+    stop's hook.start, before the block's prompt and the new text. The first stop's text
+    was judged there; read again as this stop's, an escalation refused on a passing tree
+    would be refused forever."""
+    path = _events(
+        tmp_path / "events.jsonl",
+        ("user.message", "fix it"),
+        ("assistant.message", "ESCALATE: stuck"),
+        _stop_started(FIRST_STOP),
+    )
+    assert host_copilot.last_message(path, SECOND_STOP) is None
+    stop = {"sessionId": "s", "timestamp": SECOND_STOP, "cwd": "/p", "transcriptPath": path}
+    assert host_copilot.read(stop).last_message is None
+
+
+def test_the_stops_own_hook_start_completes_its_text(tmp_path: Path, no_settling: None) -> None:
+    """The control: the same file read for the stop that wrote that hook.start (its
+    timestamp in ms or, in the VS Code compatible payload, ISO 8601) holds its escalation."""
+    path = _events(
+        tmp_path / "events.jsonl",
+        ("user.message", "fix it"),
+        ("assistant.message", "ESCALATE: stuck"),
+        _stop_started(FIRST_STOP),
+    )
+    assert host_copilot.last_message(path, FIRST_STOP) == "ESCALATE: stuck"
+    compatible = {"timestamp": "2026-11-29T05:19:43.782Z", "stop_reason": "end_turn"}
+    assert host_copilot.stop_stamp(compatible) == FIRST_STOP
+    assert host_copilot.last_message(path, host_copilot.stop_stamp(compatible)) is not None
+
+
+def test_the_second_stops_text_is_waited_for_past_the_first_stops_hook(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    _events(
+        path,
+        ("assistant.message", "ESCALATE: stuck"),
+        _stop_started(FIRST_STOP),
+    )
+
+    def write_later() -> None:
+        time.sleep(0.3)
+        with path.open("a") as events:
+            for kind, text in (
+                ("user.message", "[pytest-acceptance stop guard] nothing to escalate"),
+                ("assistant.message", "AC-1 is met."),
+                _stop_started(SECOND_STOP),
+            ):
+                events.write(_line(kind, text) + "\n")
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    try:
+        assert host_copilot.last_message(str(path), SECOND_STOP) == "AC-1 is met."
+    finally:
+        writer.join()
+
+
+@pytest.mark.parametrize("stamp", [None, True, "yesterday", "2026-11-29T05:19:43", [1], 1.5])
+def test_a_stamp_that_names_no_moment_is_none_or_its_ms(stamp: Any) -> None:
+    expected = 1 if stamp == 1.5 else None
+    assert host_copilot.stop_stamp({"timestamp": stamp}) == expected
 
 
 def test_the_gates_cap_is_never_above_copilots(monkeypatch: pytest.MonkeyPatch) -> None:
