@@ -590,6 +590,7 @@ def one_refusal(tmp_path: Path, event: str, app: str) -> None:
     assert outside_the_gate(repo) != 0, "the tree still fails"
     if event == "Stop":
         builder.done()
+        builder.text("Done.")  # the CLI writes the stop's last message before the hook
     transcript = builder.write(tmp_path / "session.jsonl")
     if event == "PreToolUse":
         answer = one_answer(raw_answer(event, pretool_payload(transcript, repo, f"{PLUGIN}:done")))
@@ -627,6 +628,7 @@ def test_the_gates_own_run_leaves_a_process_that_breaks_the_tree_after_done(
     builder.done()
     assert (tmp_path / "shared" / "started").exists(), "the gate's run started the process"
     time.sleep(6)
+    builder.text("Done.")
     transcript = builder.write(tmp_path / "session.jsonl")
     stop = run_hook("Stop", stop_payload(transcript, repo, last="Done."))
     if outside.read_text() == "1\n":  # the process outlived the gate's run and broke the tree
@@ -737,6 +739,7 @@ def test_a_daemon_that_rewrites_its_own_environ_outlives_the_stop(tmp_path: Path
         done = ask_gate(builder, repo, tmp_path, "done")
         assert not done.denied, done.deny_reason
         builder.done()
+        builder.text("Done.")
         transcript = builder.write(tmp_path / "session.jsonl")
         stop = run_hook("Stop", stop_payload(transcript, repo, last="Done."))
         alive = Path(f"/proc/{pid}").exists()
