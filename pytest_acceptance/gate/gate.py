@@ -120,15 +120,19 @@ def fingerprint(repo: str, deadline_at: float, hashes: Path | None = None) -> st
         raise GateError(f"cannot fingerprint the working tree {repo} ({error})") from None
 
 
-def run(flow: Flow, deadline_at: float, reuse: bool = True) -> GateResult:
+def run(
+    flow: Flow, deadline_at: float, reuse: bool = True, checks_intact: bool = False
+) -> GateResult:
     """The gate's verification run of the pinned spec on the current tree (or the result it
     already stored for this tree, when `reuse`). Raises GateError when no trustworthy result
-    comes out. One run of a tree at a time (gate_lock.py)."""
+    comes out. One run of a tree at a time (gate_lock.py). `checks_intact`: the caller found
+    no criterion integrity finding just before (/done's preconditions), so none is taken
+    as there before the run: any the run leaves refuses it."""
     with gate_lock.held(flow, deadline_at):
-        return _run(flow, deadline_at, reuse)
+        return _run(flow, deadline_at, reuse, checks_intact)
 
 
-def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
+def _run(flow: Flow, deadline_at: float, reuse: bool, checks_intact: bool) -> GateResult:
     missing_pin = never_pinned(flow)
     if missing_pin is not None:
         raise GateError(missing_pin)
@@ -150,7 +154,8 @@ def _run(flow: Flow, deadline_at: float, reuse: bool) -> GateResult:
     if stored is not None:
         return stored
     started = time.time()
-    checks_before = set(integrity_findings(flow)) if watched.criteria else set()
+    intact = checks_intact or not watched.criteria
+    checks_before = set() if intact else set(integrity_findings(flow))
     with private_pycache() as pycache:
         witness_env = witness.prepare(pycache, watched.distributions)
         verdict, returncode, tail = _pytest(flow, deadline_at, pycache, witness_env)
@@ -590,7 +595,7 @@ def judge(
             refusal = _done_preconditions(flow, deadline_at)
             if refusal is not None:
                 return refusal, None
-        result = run(flow, deadline_at, reuse)
+        result = run(flow, deadline_at, reuse, checks_intact=skill == "done")
     except GateError as error:
         return f"The gate cannot verify this tree: {error}", None
     check = done_problem if skill == "done" else escalate_problem
