@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.gate import flow_end, gate, gate_runtime, transcript_pin
+from pytest_acceptance.gate import flow_end, gate, gate_runtime, hook_io, transcript_pin
 from pytest_acceptance.gate.flow_state import (
     Flow,
     FlowStateError,
@@ -29,6 +29,57 @@ PROBE_BUDGET = 60.0  # the pin hook's timeout in hooks.json is 120 s
 HASH_BUDGET = 30.0  # what is left of it for filling the gate's hash cache
 # The parser refuses a spec over 16 MiB; a larger file is no spec to pin.
 SPEC_LIMIT = 16 << 20
+
+
+def on_prompt(payload: dict[str, Any]) -> None:
+    """Claude Code's prompt events, the prompt hook's whole decision. UserPromptSubmit (every
+    prompt the user types): a finished flow ends here. UserPromptExpansion of
+    /pytest-acceptance:implement SPEC: a new flow is pinned, unless the session's flow is
+    open and not finished (one flow per session, whatever the process): that /implement is
+    refused with the reason, and the open flow stays as it is. No other prompt is refused: a
+    pin that fails is told to the user, and the Stop hook then blocks the flow it cannot
+    check."""
+    session_id = hook_io.session_id(payload)
+    if session_id is None:
+        raise hook_io.HookInputError("the payload has no session_id")
+    event = payload.get("hook_event_name")
+    if event == "UserPromptSubmit":
+        end_finished_flow(session_id, payload)
+        return
+    args = implement_args(payload) if event == "UserPromptExpansion" else None
+    if args is None:
+        return
+    held = held_flow(session_id)
+    if held is not None:  # the command never expands, nor reaches the transcript
+        hook_io.emit({"decision": "block", "reason": refusal(held, args)})
+        return
+    flow = pin_implement(session_id, payload, args)
+    from pytest_acceptance.gate import installation
+
+    notice = installation.implement_notice(hook_io.PLUGIN_ROOT)
+    for line in ([notice] if notice is not None else []) + notices(flow):
+        hook_io.tell_user(line)
+
+
+def notices(flow: Flow) -> list[str]:
+    """What whoever typed /implement must know of the pin just taken, on every host: the
+    declared inputs that could not be pinned, or no Python with pytest-acceptance found (the
+    gate then refuses every /done of the flow)."""
+    from pytest_acceptance.gate.pins import declared_inputs
+
+    told = []
+    undeclarable = declared_inputs.refusal(flow)
+    if undeclarable is not None:
+        told.append(undeclarable)
+    if flow.problem is None and flow.pin_pending:
+        told.append(
+            "pytest-acceptance: the spec is pinned, but no Python with pytest-acceptance "
+            f"was found ({flow.pin_pending}). The gate never pins one later: "
+            "/done cannot be verified in this flow (only /escalate). Install the package "
+            "(or set ACCEPTANCE_GATE_PYTHON), end this flow with /pytest-acceptance:escalate, "
+            "then start /implement again (or start it in a new session)."
+        )
+    return told
 
 
 def implement_args(payload: dict[str, Any]) -> str | None:

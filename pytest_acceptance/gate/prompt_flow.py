@@ -170,9 +170,10 @@ def _tell_model(flow: Flow, host: HostAdapter) -> None:
         "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": note}
     }
     notice = _implement_notice(host)
-    if notice is not None:
-        answer["systemMessage"] = notice
-        answer["hookSpecificOutput"]["additionalContext"] = f"{note} {notice}"
+    told = ([notice] if notice is not None else []) + [host.words(n) for n in pin.notices(flow)]
+    if told:
+        answer["systemMessage"] = " ".join(told)
+        answer["hookSpecificOutput"]["additionalContext"] = " ".join([note, *told])
     hook_io.emit(answer)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from pytest_acceptance.gate import (
     host_claude,
     host_codex,
     host_registry,
+    pin,
     prompt_flow,
     stop_decision,
 )
@@ -447,3 +449,71 @@ def test_a_host_cap_below_the_gates_forces_the_stop_the_host_would(
         capsys.readouterr()
     assert forced[:2] == [None, None]
     assert forced[2] is not None and "the host's own cap of 2 blocks" in forced[2]
+
+
+@pytest.fixture
+def gate_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The interpreter the gate verifies with, as the installed hooks are told it."""
+    monkeypatch.setenv("ACCEPTANCE_GATE_PYTHON", sys.executable)
+
+
+def test_no_interpreter_for_the_gate_is_told_at_the_prompt_on_every_host(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    codex_state: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No Python with pytest-acceptance for the gate: every /done of the flow will be
+    refused, and the prompt that pinned it says so, in the host's words."""
+    monkeypatch.setenv("ACCEPTANCE_GATE_PYTHON", str(tmp_path / "no-such-python"))
+    repo = make_repo(tmp_path / "repo")
+    payload = {
+        "session_id": SESSION_ID,
+        "cwd": str(repo),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "$acceptance-implement specs/feature.md",
+    }
+    prompt_flow.prompt(payload, TRUSTED)
+    answer = answer_of(capsys)
+    assert "no Python with pytest-acceptance was found" in answer["systemMessage"], answer
+    assert "/pytest-acceptance:escalate" not in answer["systemMessage"]  # the host's words
+
+
+def test_a_declaration_the_pin_cannot_hold_is_told_at_the_prompt_on_every_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], codex_state: Path, gate_python: None
+) -> None:
+    """`acceptance_reads` naming a folder inside the project cannot be pinned: the gate will
+    refuse every run of the flow, and the person who typed the prompt learns it there, in
+    the host's words, as on Claude Code (pin.notices, one text for all hosts)."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "src").mkdir()
+    (repo / "pytest.ini").write_text("[pytest]\nacceptance_reads = src\n")
+    payload = {
+        "session_id": SESSION_ID,
+        "cwd": str(repo),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "$acceptance-implement specs/feature.md",
+    }
+    prompt_flow.prompt(payload, TRUSTED)
+    answer = answer_of(capsys)
+    assert "is inside the project" in answer["systemMessage"], answer
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("pytest-acceptance pinned the spec") and "src" in context
+
+
+def test_a_pin_that_holds_tells_nothing_more(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], codex_state: Path, gate_python: None
+) -> None:
+    """The control: the same prompt, nothing declared: the pin's note only."""
+    repo = make_repo(tmp_path / "repo")
+    payload = {
+        "session_id": SESSION_ID,
+        "cwd": str(repo),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "$acceptance-implement specs/feature.md",
+    }
+    prompt_flow.prompt(payload, TRUSTED)
+    answer = answer_of(capsys)
+    assert "systemMessage" not in answer or "is inside" not in answer["systemMessage"], answer
+    flow = Flow.load(SESSION_ID)
+    assert flow is not None and pin.notices(flow) == []
