@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_acceptance.gate.hook_io import HookInputError, git_toplevel
+from pytest_acceptance.gate.hook_io import HookInputError, project_top
 from pytest_acceptance.gate.transcript import ImplementFlow, format_epoch
 
 VERDICT_RELATIVE = Path(".acceptance") / "verdict.json"
@@ -147,7 +147,7 @@ def evidence_roots(cwd: str | None, flow: ImplementFlow, spec: Path, repo: Path)
     folders = (Path(folder) for folder in (cwd, flow.implement.cwd, str(spec.parent)) if folder)
     roots: list[Path | None] = [*folders, repo]
     if not _inside(spec, repo):
-        roots.append(git_toplevel(spec.parent))
+        roots.append(project_top(spec.parent))
     return unique_paths(roots)
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.gate.flow_state import Flow, data_dir, session_key
-from pytest_acceptance.gate.hook_io import emit, env_int, git_toplevel, session_id, text_field
+from pytest_acceptance.gate.hook_io import emit, env_int, project_top, session_id, text_field
 from pytest_acceptance.gate.hosts import HostContract
 from pytest_acceptance.gate.transcript import BLOCK_TAG, ImplementFlow, Transcript
 
@@ -117,7 +117,7 @@ def _record_paths(payload: dict[str, Any], repo: Path | None) -> list[Path]:
     """Where a forced stop is recorded: the plugin's state, then the project's .acceptance/."""
     if repo is None:
         cwd = text_field(payload, "cwd")
-        repo = (git_toplevel(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
+        repo = (project_top(Path(cwd)) or Path(cwd)) if cwd else Path.cwd()
     return [data_dir() / FORCED_STOPS_STATE, repo / FORCED_STOPS_RELATIVE]
 
 

@@ -202,22 +202,14 @@ def env_enabled(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in {"0", "false", "no", "off"}
 
 
-def git_toplevel(folder: Path) -> Path | None:
-    import subprocess
+def project_top(folder: Path) -> Path | None:
+    """The repository holding `folder` (links resolved), found on the file system as git
+    finds it (tree/repository.py): never asked of a git or a configuration the project
+    controls, which would choose the folder the gate verifies."""
+    from pytest_acceptance.tree import repository
 
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    top = done.stdout.strip()
-    return Path(top) if done.returncode == 0 and top else None
+    found = repository.top(os.path.realpath(folder))
+    return None if found is None else Path(found)
 
 
 def deny_tool_call(reason: str) -> None:

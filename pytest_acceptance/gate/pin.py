@@ -21,7 +21,7 @@ from pytest_acceptance.gate.flow_state import (
     sha256_bytes,
     start,
 )
-from pytest_acceptance.gate.hook_io import git_toplevel, text_field
+from pytest_acceptance.gate.hook_io import project_top, text_field
 from pytest_acceptance.gate.transcript import first_word, skill_name
 from pytest_acceptance.tree.hostile import read_regular_or_none
 
@@ -138,7 +138,7 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
         "spec_argument": argument,
         "criteria": None,
     }
-    repo = git_toplevel(Path(cwd)) or Path(cwd)
+    repo = project_top(Path(cwd)) or Path(cwd)
     data["repo"] = str(repo)
     if argument is None:
         data["problem"] = "the /implement named no spec file"

@@ -205,7 +205,7 @@ def _refuse_skipped(
     """No flow runs while the host would skip one of our hooks: refused, and recorded where
     a headless run's users look (it may show no hook's reason)."""
     reason = f"{warning} {what}"
-    repo = hook_io.git_toplevel(Path(cwd)) or Path(cwd)
+    repo = hook_io.project_top(Path(cwd)) or Path(cwd)
     record_outcome(host, payload, REFUSED, reason, repo)
     _refuse(reason)
 
@@ -339,6 +339,6 @@ def _block_unknown(reason: str, payload: dict[str, Any], host: HostAdapter) -> N
     if forced is None:
         return
     cwd = hook_io.text_field(payload, "cwd") or os.getcwd()
-    repo = hook_io.git_toplevel(Path(cwd)) or Path(cwd)
+    repo = hook_io.project_top(Path(cwd)) or Path(cwd)
     record_outcome(host, payload, FORCED, forced, repo)
     hook_io.tell_user(f"pytest-acceptance: {forced}")

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+
+from pytest_acceptance.tree import repository
 
 from .files import GO_TEST, JS_SOURCE, JS_TEST, PYTHON_TEST, enclosing_test_folder
 
@@ -61,8 +63,8 @@ def git_ignored(root: str, folders: list[str]) -> set[str]:
     review). Empty
     when git cannot tell. Git runs with nothing from the caller's environment, from outside
     the project, and without fsmonitor (a configured one would run a command)."""
-    top = _repository_top(root)
-    git = _git_outside(root)
+    top = repository.top(root)
+    git = None if top is None else repository.git_outside(top)
     if not folders or top is None or git is None:
         return set()
     command = [
@@ -86,33 +88,3 @@ def git_ignored(root: str, folders: list[str]) -> set[str]:
         for path in result.stdout.split(b"\0")
         if path
     }
-
-
-def _repository_top(root: str) -> str | None:
-    directory = root
-    while True:
-        if os.path.exists(os.path.join(directory, ".git")):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
-
-
-def _git_outside(root: str) -> str | None:
-    """The first ``git`` on PATH that is not inside the project (an activated ``.venv/bin``
-    must not let the agent choose the git that decides what is pinned)."""
-    for entry in _path_entries():
-        directory = os.path.realpath(entry)
-        if directory == root or directory.startswith(os.path.join(root, "")):
-            continue
-        candidate = os.path.join(directory, "git")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
-def _path_entries() -> Iterator[str]:
-    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        if entry and os.path.isabs(entry):  # "" and relative entries mean the current folder
-            yield entry

@@ -258,14 +258,14 @@ def _changes(top: Path, base: str | None) -> Changes:
 def changed_files(rootdir: Path, base: str | None) -> Changes:
     """What changed since ``base`` (default: the merge base with the default branch) in the
     git repository holding ``rootdir``; ``TaskEvidenceError`` when that cannot be known."""
-    from pytest_acceptance.tree.fingerprint import _repository_top
+    from pytest_acceptance.tree import repository
 
-    top = _repository_top(os.fsencode(os.path.abspath(rootdir)))
+    top = repository.top(os.path.abspath(rootdir))
     if top is None:
         raise TaskEvidenceError(
             f"{rootdir} is not in a git repository, so nothing tells which files changed"
         )
-    return _changes(Path(os.fsdecode(top)), base)
+    return _changes(Path(top), base)
 
 
 def _default_base(top: Path) -> str:

@@ -56,7 +56,7 @@ import stat
 import subprocess
 from typing import TYPE_CHECKING, Callable
 
-from pytest_acceptance.tree import folders
+from pytest_acceptance.tree import folders, repository
 from pytest_acceptance.tree.file_hash import (
     FingerprintError,
     Limits,
@@ -164,14 +164,8 @@ def _fingerprint(real: bytes, walker: _Walker) -> str:
 
 
 def _repository_top(path: bytes) -> bytes | None:
-    """The nearest directory at or above ``path`` holding a ``.git`` entry (git's own rule)."""
-    while True:
-        if os.path.lexists(os.path.join(path, b".git")):
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
+    found = repository.top(os.fsdecode(path))
+    return None if found is None else os.fsencode(found)
 
 
 def _git_env() -> dict[str, str]:
@@ -185,22 +179,13 @@ def _git_env() -> dict[str, str]:
 
 
 def _git_binary(top: bytes) -> bytes:
-    """The first ``git`` on PATH that is not inside the work tree: a PATH that holds a
-    project directory (an activated ``.venv/bin``, ``node_modules/.bin``) must not let the
-    agent put its own ``git`` there."""
-    inside = os.path.join(top, b"")
-    for entry in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue  # "" and relative entries mean the current directory
-        directory = os.path.realpath(os.fsencode(entry))
-        if directory == top or directory.startswith(inside):
-            continue
-        candidate = os.path.join(directory, b"git")
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    raise FingerprintError(
-        f"cannot run git for {os.fsdecode(top)}: no git on PATH outside the project"
-    )
+    """A ``git`` on PATH outside the work tree (tree/repository.py)."""
+    found = repository.git_outside(os.fsdecode(top))
+    if found is None:
+        raise FingerprintError(
+            f"cannot run git for {os.fsdecode(top)}: no git on PATH outside the project"
+        )
+    return os.fsencode(found)
 
 
 def _git_command(top: bytes, *args: str) -> list[bytes]:

@@ -17,6 +17,11 @@ among entry points before it imports it), and no archive of the project can know
 The archive is read-only to the run under bubblewrap, and its stat keys must be unchanged
 after the run. The names the gate loads code by count among those a new project module must
 not take.
+
+The folder the gate verifies is found as git finds a repository, on the file system
+(tree/repository.py): never asked of a ``git`` the project could have put on PATH, nor of the
+repository's configuration (``core.worktree``, an included file), which would choose another
+folder for the gate's run and its fingerprint.
 """
 
 from __future__ import annotations
@@ -50,16 +55,21 @@ from hook_transcripts import (
     refused,
     refused_before,
     run_hook,
+    spec_with,
+    stop_payload,
     witnessed_project,
 )
 from support.attack_kit import (
     FAILING,
     PASSING_PLUGIN,
     Attack,
+    ask,
     assert_blocked,
     assert_stopped,
     attempt_done,
     hidden,
+    honestly,
+    pin,
     project,
     project_venv,
     run_session,
@@ -718,3 +728,91 @@ def test_control_a_project_with_modules_named_like_common_words_ends_cleanly(
     assert not session.done_denied, session.done_answer
     assert not session.blocked_at_stop
     assert session.clean_end, session.result
+
+
+# --- the folder the gate verifies ------------------------------------------------------------
+
+ROOT_CHECK = "grep -qx 'VALUE = 2' app.py"
+
+
+def project_with_a_decoy(tmp_path: Path) -> Path:
+    """AC-1 passes once app.py says VALUE = 2 (it says 1); `decoy/` holds a passing copy of
+    app.py, committed like any vendored folder."""
+    repo = make_repo(tmp_path / "repo", spec_with(ROOT_CHECK))
+    (repo / "decoy").mkdir()
+    (repo / "decoy" / "app.py").write_text("VALUE = 2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "vendored copy")
+    assert honestly(repo, ROOT_CHECK) != 0, "the project's own tree fails AC-1"
+    return repo
+
+
+def never_ends_verified(repo: Path, tmp_path: Path, env: dict[str, str] | None = None) -> None:
+    """/verify, /done, then the stop: the gate refuses /done, or blocks the stop."""
+    builder = pin(repo, env)
+    builder.verify(repo / "specs" / "feature.md")
+    done = ask(builder, repo, tmp_path, "done", env)
+    if done.denied:
+        assert "AC-1" in done.deny_reason, done.deny_reason
+        return
+    builder.done()
+    builder.text("AC-1 is met.")
+    transcript = builder.write(tmp_path / "session.jsonl")
+    stopped = run_hook("Stop", stop_payload(transcript, repo, last="AC-1 is met."), env=env)
+    assert stopped.blocked, f"/done and the stop let through: {done.stdout!r} {stopped.stdout!r}"
+
+
+def test_honest_control_the_failing_project_is_refused_at_its_own_top(tmp_path: Path) -> None:
+    repo = project_with_a_decoy(tmp_path)
+    never_ends_verified(repo, tmp_path)
+    flow = next((tmp_path / "plugin-data" / "flows").glob("*/flow.json"))
+    assert json.loads(flow.read_text())["repo"] == str(repo.resolve())
+
+
+def test_a_core_worktree_in_the_git_config_never_moves_the_verified_folder(
+    tmp_path: Path,
+) -> None:
+    """`.git/config` says ``core.worktree = ../decoy``: git's own answer to "where is the
+    work tree" is the decoy, which passes; the gate verifies the folder holding `.git`."""
+    repo = project_with_a_decoy(tmp_path)
+    git(repo, "config", "core.worktree", "../decoy")
+    never_ends_verified(repo, tmp_path)
+
+
+FAKE_GIT = """#!/bin/sh
+if [ "$1" = rev-parse ] && [ "$2" = --show-toplevel ]; then
+    echo "{decoy}"
+    exit 0
+fi
+exec {real} "$@"
+"""
+
+
+def test_a_git_in_a_project_folder_on_path_never_answers_for_the_gate(tmp_path: Path) -> None:
+    """The CLI runs with the project's virtualenv activated (its `.venv/bin` first on PATH):
+    a `git` the agent put there would run in the hook, outside the agent's sandbox, and say
+    where the project is. No hook asks a git where the project is."""
+    repo = project_with_a_decoy(tmp_path)
+    bin_folder = repo / ".venv" / "bin"
+    bin_folder.mkdir(parents=True)
+    (repo / ".gitignore").write_text(".venv/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore the venv")
+    real = shutil.which("git")
+    assert real is not None
+    ran = tmp_path / "fake-git-ran"
+    fake = bin_folder / "git"
+    fake.write_text(f"#!/bin/sh\ntouch {ran}\n" + FAKE_GIT.format(decoy=repo / "decoy", real=real))
+    fake.chmod(0o755)
+    env = {"PATH": f"{bin_folder}{os.pathsep}{os.environ['PATH']}"}
+    never_ends_verified(repo, tmp_path, env)
+    assert not ran.exists(), "a hook ran the project's git"
+
+
+# Written after the fix, closed with no new code: the work tree set in the per-worktree
+# configuration file (`.git/config.worktree`), which git reads after `.git/config`.
+def test_variant_a_worktree_set_in_the_per_worktree_config_moves_nothing(tmp_path: Path) -> None:
+    repo = project_with_a_decoy(tmp_path)
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "config", "--worktree", "core.worktree", "../decoy")
+    never_ends_verified(repo, tmp_path)
