@@ -143,6 +143,10 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
     if argument is None:
         data["problem"] = "the /implement named no spec file"
         return _started(session_id, data, None, repo, payload)
+    elsewhere = honest_rootdir_elsewhere(Path(cwd), repo)
+    if elsewhere is not None:
+        data["problem"] = elsewhere
+        return _started(session_id, data, None, repo, payload)
     spec = os.path.realpath(os.path.join(cwd, os.path.expanduser(argument)))
     data.update(spec_path=spec, spec_name=os.path.basename(spec) or "spec.md")
     spec_bytes = read_regular_or_none(spec, SPEC_LIMIT)
@@ -158,6 +162,38 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
         flow.save()
     _fill_hash_cache(flow)
     return flow
+
+
+def honest_rootdir_elsewhere(cwd: Path, repo: Path) -> str | None:
+    """Why the honest ``pytest --acceptance`` typed in the session's folder would not run as
+    the gate's run does (from the repository's top, with the top's configuration), or None.
+    pytest takes as its rootdir the nearest folder at or above where it is started that
+    holds a configuration file (or setup.py), else that folder itself: a session below the
+    top with such a folder in between, or with none up to the top, runs its criteria
+    elsewhere and with other settings than the gate's run. Any file of those names counts,
+    whatever it holds: a flow refused at /implement, never one verified elsewhere."""
+    from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
+
+    top = os.path.realpath(repo)
+    folder = os.path.realpath(cwd)
+    if folder == top or not folder.startswith(os.path.join(top, "")):
+        return None
+    names = (*PYTEST_CONFIG_FILES, "setup.py")
+    start = folder
+    while folder != top:
+        if any(os.path.lexists(os.path.join(folder, name)) for name in names):
+            break
+        folder = os.path.dirname(folder)
+    else:
+        if any(os.path.lexists(os.path.join(top, name)) for name in names):
+            return None  # the top's configuration is the honest run's too
+        folder = start
+    return (
+        f"the session runs in {start}, below the repository's top {top}: an honest "
+        f"`pytest --acceptance` started there takes {folder} as its rootdir (where its "
+        "criteria run, and the configuration found there), the gate's run takes the top. "
+        f"Start the session in {top} and name the spec from there"
+    )
 
 
 def _started(

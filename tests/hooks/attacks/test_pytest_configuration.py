@@ -8,6 +8,11 @@ pytest would read, read through a symbolic link as pytest reads it (gate/flow_st
 (gate/pytest_addopts.py, through the probe's ``acceptance_settings``). An addopts option the
 gate's run could not reproduce refuses, naming the file and the option.
 
+A session started below the repository's top runs its honest ``pytest --acceptance`` where
+pytest puts the rootdir from there (the nearest folder with a configuration file, else that
+folder), not where the gate's run does (the top): such a flow is refused at /implement
+(gate/pin.py ``honest_rootdir_elsewhere``), naming the folder to start from.
+
 The honest run here is ``pytest --acceptance specs/feature.md`` in a fresh clone of what the
 agent committed, as a person or CI would get it.
 """
@@ -151,3 +156,72 @@ def test_an_addopts_option_the_gate_cannot_reproduce_refuses_naming_it(tmp_path:
     done = ask(builder, repo, tmp_path)
     assert done.denied, done.stdout
     assert "pytest.ini" in done.deny_reason and "--acceptance-signoffs" in done.deny_reason
+
+
+# --- a session below the repository's top -----------------------------------------------------
+
+CHECK = "grep -qx 'VALUE = 2' app.py"
+
+
+def subproject(tmp_path: Path, config: str | None) -> tuple[Path, Path]:
+    """A repository whose subproject `pkg/` holds the spec and its app (VALUE = 1: AC-1 fails
+    there), with `config` as pkg/pytest.ini when given; the top holds an app.py saying
+    VALUE = 2 (the agent's, written at the wrong level)."""
+    top = make_repo(tmp_path / "repo", spec_with(CHECK))
+    pkg = top / "pkg"
+    (pkg / "specs").mkdir(parents=True)
+    (pkg / "specs" / "feature.md").write_text(spec_with(CHECK))
+    (pkg / "app.py").write_text("VALUE = 1\n")
+    if config is not None:
+        (pkg / "pytest.ini").write_text(config)
+    (top / "app.py").write_text("VALUE = 2\n")
+    commit_all(top, "the subproject")
+    return top, pkg
+
+
+def refused_at_implement(folder: Path, tmp_path: Path) -> str:
+    builder = pin(folder)
+    builder.verify(folder / SPEC)
+    done = ask(builder, folder, tmp_path)
+    assert done.denied, done.stdout
+    return str(done.deny_reason)
+
+
+@pytest.mark.parametrize("config", ["[pytest]\n", "[pytest]\nacceptance_timeout = 1\n"])
+def test_a_subprojects_own_configuration_makes_its_rootdir_refused_at_implement(
+    tmp_path: Path, config: str
+) -> None:
+    """pkg/pytest.ini makes pkg/ the honest run's rootdir (its criteria run there, where
+    AC-1 fails; its settings apply); the gate's run would take the top, where the agent's
+    app.py passes AC-1 and pkg's settings are not read."""
+    top, pkg = subproject(tmp_path, config)
+    reason = refused_at_implement(pkg, tmp_path)
+    assert f"Start the session in {top.resolve()}" in reason, reason
+
+
+# Written after the fix, closed with no new code: no configuration file anywhere, so the
+# honest run's rootdir is the folder it is started in.
+def test_variant_a_subfolder_of_a_project_with_no_configuration_is_refused(
+    tmp_path: Path,
+) -> None:
+    top, pkg = subproject(tmp_path, None)
+    assert not any((top / name).exists() for name in ("pytest.ini", "pyproject.toml"))
+    assert "below the repository's top" in refused_at_implement(pkg, tmp_path)
+
+
+def test_honest_control_a_subfolder_under_the_tops_configuration_is_verified(
+    tmp_path: Path,
+) -> None:
+    """The top's pytest.ini is the rootdir of a run started in pkg/ too: nothing differs
+    from the gate's run, which verifies the subproject's spec once its app is fixed."""
+    top, pkg = subproject(tmp_path, None)
+    (top / "pytest.ini").write_text("[pytest]\n")
+    commit_all(top, "the top's configuration")
+    spec = pkg / SPEC
+    spec.write_text(spec_with("grep -qx 'VALUE = 2' pkg/app.py"))
+    commit_all(top, "the spec, from the rootdir")
+    builder = pin(pkg)
+    (pkg / "app.py").write_text("VALUE = 2\n")
+    builder.verify(spec)
+    done = ask(builder, pkg, tmp_path)
+    assert not done.denied, done.stdout
