@@ -457,6 +457,18 @@ def gate_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACCEPTANCE_GATE_PYTHON", sys.executable)
 
 
+def implement_in(repo: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The prompt hook's answer to a prompt that pins the project's spec."""
+    payload = {
+        "session_id": SESSION_ID,
+        "cwd": str(repo),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "$acceptance-implement specs/feature.md",
+    }
+    prompt_flow.prompt(payload, TRUSTED)
+    return answer_of(capsys)
+
+
 def test_no_interpreter_for_the_gate_is_told_at_the_prompt_on_every_host(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -467,14 +479,7 @@ def test_no_interpreter_for_the_gate_is_told_at_the_prompt_on_every_host(
     refused, and the prompt that pinned it says so, in the host's words."""
     monkeypatch.setenv("ACCEPTANCE_GATE_PYTHON", str(tmp_path / "no-such-python"))
     repo = make_repo(tmp_path / "repo")
-    payload = {
-        "session_id": SESSION_ID,
-        "cwd": str(repo),
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "$acceptance-implement specs/feature.md",
-    }
-    prompt_flow.prompt(payload, TRUSTED)
-    answer = answer_of(capsys)
+    answer = implement_in(repo, capsys)
     assert "no Python with pytest-acceptance was found" in answer["systemMessage"], answer
     assert "/pytest-acceptance:escalate" not in answer["systemMessage"]  # the host's words
 
@@ -488,14 +493,7 @@ def test_a_declaration_the_pin_cannot_hold_is_told_at_the_prompt_on_every_host(
     repo = make_repo(tmp_path / "repo")
     (repo / "src").mkdir()
     (repo / "pytest.ini").write_text("[pytest]\nacceptance_reads = src\n")
-    payload = {
-        "session_id": SESSION_ID,
-        "cwd": str(repo),
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "$acceptance-implement specs/feature.md",
-    }
-    prompt_flow.prompt(payload, TRUSTED)
-    answer = answer_of(capsys)
+    answer = implement_in(repo, capsys)
     assert "is inside the project" in answer["systemMessage"], answer
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("pytest-acceptance pinned the spec") and "src" in context
@@ -506,14 +504,7 @@ def test_a_pin_that_holds_tells_nothing_more(
 ) -> None:
     """The control: the same prompt, nothing declared: the pin's note only."""
     repo = make_repo(tmp_path / "repo")
-    payload = {
-        "session_id": SESSION_ID,
-        "cwd": str(repo),
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "$acceptance-implement specs/feature.md",
-    }
-    prompt_flow.prompt(payload, TRUSTED)
-    answer = answer_of(capsys)
+    answer = implement_in(repo, capsys)
     assert "systemMessage" not in answer or "is inside" not in answer["systemMessage"], answer
     flow = Flow.load(SESSION_ID)
     assert flow is not None and pin.notices(flow) == []
