@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,96 @@ def foreign_hooks(spec: Path, rootdir: Path, config_dir: Path) -> str | None:
         + ": move them out of what `pytest --acceptance` of this spec loads, or end this "
         "flow with /pytest-acceptance:escalate"
     )
+
+
+def honest_setup(spec: Path, rootdir: Path, settings: dict[str, str]) -> str | None:
+    """Why an honest ``pytest --acceptance SPEC`` started at the project's top would not run
+    as the gate's run does, or None. pytest itself is asked, both ways, rather than its
+    rules modelled here: the honest run's configuration as pytest and this plugin settle it
+    (the first configuration file, whose ``addopts`` may name another rootdir or file, the
+    one found beside the spec first, the plugin's correction of the rootdir), against the
+    gate's run on the pinned settings. Another rootdir (where bash criteria run), or another
+    value of any ``acceptance_*`` setting, and the gate would verify something else."""
+    shown = os.path.relpath(spec, rootdir) if _inside(spec, rootdir) else str(spec)
+    with tempfile.TemporaryDirectory() as folder:
+        gate_ini = Path(folder) / "gate.ini"
+        gate_ini.write_text(_ini(settings), encoding="utf-8")
+        try:
+            honest = _parsed(rootdir, ["--acceptance", shown])
+            pinned = ["--rootdir", str(rootdir), "-c", str(gate_ini)]
+            gate = _parsed(rootdir, ["--acceptance", str(spec), *pinned])
+        except ProbeError as error:
+            return str(error)
+    differences = []
+    if os.path.realpath(honest.rootpath) != os.path.realpath(rootdir):
+        differences.append(f"its rootdir is {honest.rootpath}, the gate's is {rootdir}")
+    for name in sorted(n for n in honest.names if n not in UNTRUSTED_SETTINGS):
+        if honest.values[name] != gate.values.get(name):
+            differences.append(
+                f"{name} is {honest.values[name]!r} there, {gate.values.get(name)!r} in the "
+                "gate's run"
+            )
+    if not differences:
+        return None
+    return (
+        f"an honest `pytest --acceptance {shown}` at {rootdir} would not run as the gate's run "
+        f"does: {'; '.join(differences[:5])} (its configuration file: {honest.inipath}). "
+        "Keep the acceptance settings, and any --rootdir or -c, in the one configuration "
+        "file at the project's top, or end this flow with /pytest-acceptance:escalate"
+    )
+
+
+class _Setup:
+    """What one pytest invocation settled: rootdir, configuration file, acceptance_* values."""
+
+    def __init__(self, rootpath: Path, inipath: Path | None, values: dict[str, Any]) -> None:
+        self.rootpath, self.inipath, self.values = rootpath, inipath, values
+        self.names = sorted(values)
+
+
+def _parsed(rootdir: Path, args: list[str]) -> _Setup:
+    """pytest's own configuration of `args` started in `rootdir`, as the gate's run loads
+    plugins (this one, none by autoload, no conftest): parsed, never run."""
+    try:
+        from _pytest.config import _prepareconfig
+    except ImportError:
+        raise ProbeError(
+            f"pytest has no _pytest.config._prepareconfig (a private name, checked against "
+            f"pytest {PRIVATE_API_CHECKED_WITH}): the gate cannot settle the honest run's "
+            "configuration"
+        ) from None
+    args = [*args, "--noconftest", "-p", "no:cacheprovider", "-p", "pytest_acceptance.plugin"]
+    here, autoload = os.getcwd(), os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        os.chdir(rootdir)
+        config = _prepareconfig(args)
+    except BaseException as error:  # a UsageError, a SystemExit of the argument parser
+        raise ProbeError(f"pytest cannot read the honest run's configuration ({error})") from None
+    finally:
+        os.chdir(here)
+        if autoload is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    try:
+        names = [name for name in config._parser._inidict if name.startswith("acceptance_")]
+        values = {name: config.getini(name) for name in names}
+        return _Setup(config.rootpath, config.inipath, values)
+    finally:
+        config._ensure_unconfigure()
+
+
+def _ini(settings: dict[str, str]) -> str:
+    """The gate run's configuration file (gate.py ``write_ini``) for `settings`."""
+    lines = ["[pytest]"]
+    for key, value in settings.items():
+        first, *rest = str(value).splitlines() or [""]
+        lines.append(f"{key} = {first}")
+        lines += [f"    {line}" for line in rest]
+    return "\n".join(lines) + "\n"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), ""))
 
 
 def _effective(found: dict[str, Any], name: str) -> dict[str, str]:
@@ -303,7 +394,8 @@ def main(argv: list[str] | None = None) -> int:
         except ProbeError as error:
             sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
             return 2
-        problem = "; ".join(p for p in (problem, hooks) if p) or None
+        setup = honest_setup(arguments.origin or arguments.spec, arguments.rootdir, settings)
+        problem = "; ".join(p for p in (problem, hooks, setup) if p) or None
     report = {
         "criteria": found,
         "error": problem,

@@ -140,9 +140,9 @@ def _run(flow: Flow, deadline_at: float, reuse: bool, checks_intact: bool) -> Ga
     if changed:
         raise GateError(
             f"what the gate pinned at /implement changed since (its Python environment, "
-            f"its tools, the inputs acceptance_reads declares): {', '.join(changed[:5])}. "
-            "Restore it (reinstall the packages, put the file back), or start a new "
-            "/implement so the gate pins it again."
+            f"its tools, the inputs acceptance_reads declares, the project's pytest "
+            f"configuration): {', '.join(changed[:5])}. Restore it (reinstall the packages, "
+            "put the file back), or start a new /implement so the gate pins it again."
         )
     watched = _pinned(witnessed_criteria.read, flow)
     purge_bytecode_caches(flow.repo)

@@ -165,35 +165,33 @@ def pin_implement(session_id: str, payload: dict[str, Any], args: str) -> Flow:
 
 
 def honest_rootdir_elsewhere(cwd: Path, repo: Path) -> str | None:
-    """Why the honest ``pytest --acceptance`` typed in the session's folder would not run as
-    the gate's run does (from the repository's top, with the top's configuration), or None.
-    pytest takes as its rootdir the nearest folder at or above where it is started that
-    holds a configuration file (or setup.py), else that folder itself: a session below the
-    top with such a folder in between, or with none up to the top, runs its criteria
-    elsewhere and with other settings than the gate's run. Any file of those names counts,
-    whatever it holds: a flow refused at /implement, never one verified elsewhere."""
+    """Why the session's folder is a subproject whose honest ``pytest --acceptance`` would not
+    run as the gate's run does, or None. The gate's run is the honest run from the project's
+    top (its rootdir, its configuration); a folder between the session's and the top that
+    holds a configuration file of its own (or setup.py) is where pytest would put the
+    rootdir of a run started there: its criteria would run there, with its settings. Any
+    file of those names counts, whatever it holds: a flow refused at /implement, never one
+    verified elsewhere."""
     from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 
     top = os.path.realpath(repo)
     folder = os.path.realpath(cwd)
-    if folder == top or not folder.startswith(os.path.join(top, "")):
+    if not folder.startswith(os.path.join(top, "")):
         return None
     names = (*PYTEST_CONFIG_FILES, "setup.py")
     start = folder
     while folder != top:
-        if any(os.path.lexists(os.path.join(folder, name)) for name in names):
-            break
+        found = [name for name in names if os.path.lexists(os.path.join(folder, name))]
+        if found:
+            return (
+                f"the session runs in {start}, below the repository's top {top}, and "
+                f"{os.path.join(folder, found[0])} makes {folder} the rootdir of an honest "
+                "`pytest --acceptance` started there (where its criteria run, with its "
+                "settings); the gate's run is the one from the top. Start the session in "
+                f"{top} and name the spec from there"
+            )
         folder = os.path.dirname(folder)
-    else:
-        if any(os.path.lexists(os.path.join(top, name)) for name in names):
-            return None  # the top's configuration is the honest run's too
-        folder = start
-    return (
-        f"the session runs in {start}, below the repository's top {top}: an honest "
-        f"`pytest --acceptance` started there takes {folder} as its rootdir (where its "
-        "criteria run, and the configuration found there), the gate's run takes the top. "
-        f"Start the session in {top} and name the spec from there"
-    )
+    return None
 
 
 def _started(

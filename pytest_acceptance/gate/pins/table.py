@@ -22,6 +22,7 @@ from pytest_acceptance.gate.pins import (
     interpreter_path,
     path_and_home,
     path_folders,
+    project_configuration,
     shadowed_names,
     witnessed_criteria,
 )
@@ -29,6 +30,7 @@ from pytest_acceptance.gate.pins import (
 PINS: tuple[base.Pin, ...] = (
     criterion_integrity.PIN,
     declared_inputs.PIN,
+    project_configuration.PIN,
     path_and_home.PIN,
     path_folders.PIN,
     interpreter_path.PIN,

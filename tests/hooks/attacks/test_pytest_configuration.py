@@ -13,6 +13,15 @@ pytest puts the rootdir from there (the nearest folder with a configuration file
 folder), not where the gate's run does (the top): such a flow is refused at /implement
 (gate/pin.py ``honest_rootdir_elsewhere``), naming the folder to start from.
 
+What pytest and this plugin make of the configuration is asked of pytest, not modelled: at
+/implement the probe settles an honest ``pytest --acceptance SPEC`` at the top and the
+gate's run on the pinned settings, both through pytest's own configuration machinery
+(gate_probe.honest_setup: its ``addopts`` naming ``--rootdir`` or ``-c``, a configuration
+beside the spec read first, the plugin's rootdir correction), and refuses a flow whose
+rootdir or any ``acceptance_*`` value differs. The configuration files an honest run could
+read, top to the spec's folder, are pinned (pins/project_configuration.py): an edit since
+/implement refuses the run.
+
 The honest run here is ``pytest --acceptance specs/feature.md`` in a fresh clone of what the
 agent committed, as a person or CI would get it.
 """
@@ -90,7 +99,9 @@ def the_honest_work(repo: Path) -> None:
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
 
 
-def fresh_checkout(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def fresh_checkout(
+    repo: Path, tmp_path: Path, spec: str = SPEC
+) -> subprocess.CompletedProcess[str]:
     """The honest run of what the session delivered, in a fresh clone, from its root."""
     clone = tmp_path / "fresh"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, timeout=60)
@@ -99,7 +110,7 @@ def fresh_checkout(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[st
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env.pop("PYTEST_ADDOPTS", None)
     command = [sys.executable, "-m", "pytest", "-p", "pytest_acceptance.plugin"]
-    command += ["-p", "no:cacheprovider", "--acceptance", SPEC, "-q"]
+    command += ["-p", "no:cacheprovider", "--acceptance", spec, "-q"]
     return subprocess.run(
         command, cwd=clone, env=env, capture_output=True, text=True, timeout=300, check=False
     )
@@ -199,14 +210,29 @@ def test_a_subprojects_own_configuration_makes_its_rootdir_refused_at_implement(
     assert f"Start the session in {top.resolve()}" in reason, reason
 
 
-# Written after the fix, closed with no new code: no configuration file anywhere, so the
-# honest run's rootdir is the folder it is started in.
-def test_variant_a_subfolder_of_a_project_with_no_configuration_is_refused(
-    tmp_path: Path,
-) -> None:
+# Written after the fix, closed with no new code: the subproject configured by a
+# pyproject.toml of its own, a folder deeper than the session's.
+def test_variant_a_subproject_configured_by_its_pyproject_is_refused(tmp_path: Path) -> None:
     top, pkg = subproject(tmp_path, None)
-    assert not any((top / name).exists() for name in ("pytest.ini", "pyproject.toml"))
-    assert "below the repository's top" in refused_at_implement(pkg, tmp_path)
+    (pkg / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (pkg / "specs" / "deeper").mkdir()
+    commit_all(top, "the subproject's own configuration")
+    session = pkg / "specs" / "deeper"
+    builder = pin(session, spec="../feature.md")
+    builder.verify(pkg / SPEC)
+    done = ask(builder, session, tmp_path)
+    assert done.denied and "pyproject.toml" in done.deny_reason, done.stdout
+
+
+def test_honest_control_a_plain_subfolder_runs_as_from_the_top(tmp_path: Path) -> None:
+    """No configuration between the session's folder and the top: the honest run is the
+    one from the top, the gate's, where AC-1 reads the top's app.py (it says 2)."""
+    top, pkg = subproject(tmp_path, None)
+    assert fresh_checkout(top, tmp_path, "pkg/" + SPEC).returncode == 0
+    builder = pin(pkg)
+    builder.verify(pkg / SPEC)
+    done = ask(builder, pkg, tmp_path)
+    assert not done.denied, done.stdout
 
 
 def test_honest_control_a_subfolder_under_the_tops_configuration_is_verified(
@@ -225,3 +251,190 @@ def test_honest_control_a_subfolder_under_the_tops_configuration_is_verified(
     builder.verify(spec)
     done = ask(builder, pkg, tmp_path)
     assert not done.denied, done.stdout
+
+
+# --- addopts choosing the rootdir or the configuration file ----------------------------------
+
+
+def addopts_project(tmp_path: Path, files: dict[str, str]) -> Path:
+    """The top's app.py says VALUE = 2 (AC-1 passes there); pkg/app.py says VALUE = 1."""
+    repo = make_repo(tmp_path / "repo", spec_with(CHECK))
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "app.py").write_text("VALUE = 1\n")
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    commit_all(repo, "the project's configuration")
+    return repo
+
+
+def done_on_the_work(repo: Path, tmp_path: Path, honest_passes: bool) -> object:
+    builder = pin(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    commit_all(repo, "the work")
+    honest = fresh_checkout(repo, tmp_path)
+    assert (honest.returncode == 0) == honest_passes, honest.stdout[-2000:]
+    builder.verify(repo / SPEC)
+    return ask(builder, repo, tmp_path)
+
+
+ROOTDIR_ADDOPTS = {
+    "pytest-ini": {"pytest.ini": "[pytest]\naddopts = --rootdir=pkg\n"},
+    "pyproject-list": {
+        "pyproject.toml": '[tool.pytest.ini_options]\naddopts = ["--rootdir", "pkg"]\n'
+    },
+}
+
+
+@pytest.mark.parametrize("layout", sorted(ROOTDIR_ADDOPTS))
+def test_addopts_rootdir_moves_the_honest_runs_criteria(tmp_path: Path, layout: str) -> None:
+    """The configuration's addopts says --rootdir pkg: the honest run's criteria run in pkg/
+    (AC-1 fails there), the gate's run takes the top (the agent's app.py passes)."""
+    repo = addopts_project(tmp_path, ROOTDIR_ADDOPTS[layout])
+    assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
+
+
+def test_addopts_config_file_chooses_the_honest_runs_settings(tmp_path: Path) -> None:
+    """pytest.ini's addopts says -c pkg/other.ini, whose acceptance_timeout is 1: the honest
+    run times AC-1 out; the gate reads pytest.ini's settings only."""
+    files = {
+        "pytest.ini": "[pytest]\naddopts = -c pkg/other.ini\n",
+        "pkg/other.ini": "[pytest]\nacceptance_timeout = 1\n",
+    }
+    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
+    (repo / "pkg").mkdir()
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    commit_all(repo, "the project's configuration")
+    assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
+
+
+def test_honest_control_addopts_without_rootdir_is_verified(tmp_path: Path) -> None:
+    repo = addopts_project(tmp_path, {"pytest.ini": "[pytest]\naddopts = -q\n"})
+    done = done_on_the_work(repo, tmp_path, honest_passes=True)
+    assert not getattr(done, "denied", True), getattr(done, "stdout", done)
+
+
+# --- a configuration file in the spec's folder --------------------------------------------------
+# pytest settles its first configuration before the plugin knows --acceptance, taking the
+# spec's path for a test path: specs/pytest.ini is read first and its addopts applied; the
+# plugin's correction (rootdir.py) then moves the rootdir and ini back to the top, but the
+# addopts already applied stay.
+
+
+def spec_folder_project(tmp_path: Path, command: str, spec_ini: str) -> Path:
+    repo = make_repo(tmp_path / "repo", spec_with(command))
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "app.py").write_text("VALUE = 1\n")
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / "specs" / "pytest.ini").write_text(spec_ini)
+    commit_all(repo, "the project's configuration")
+    return repo
+
+
+def test_spec_folder_ini_addopts_override_decides_the_honest_run(tmp_path: Path) -> None:
+    repo = spec_folder_project(
+        tmp_path, "sleep 3; " + CHECK, "[pytest]\naddopts = -o acceptance_timeout=1\n"
+    )
+    assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
+
+
+def test_spec_folder_ini_addopts_rootdir_decides_the_honest_run(tmp_path: Path) -> None:
+    repo = spec_folder_project(tmp_path, CHECK, "[pytest]\naddopts = --rootdir=pkg\n")
+    assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
+
+
+def test_honest_control_spec_folder_ini_without_addopts_is_verified(tmp_path: Path) -> None:
+    repo = spec_folder_project(tmp_path, "sleep 3; " + CHECK, "[pytest]\n")
+    done = done_on_the_work(repo, tmp_path, honest_passes=True)
+    assert not getattr(done, "denied", True), getattr(done, "stdout", done)
+
+
+def test_spec_folder_ini_drops_the_tops_addopts_from_the_honest_run(tmp_path: Path) -> None:
+    """The reverse: an empty specs/pytest.ini is the first ini, so the top's addopts (which
+    raise the timeout) are never applied once rootdir.py moves the ini to the top's; the
+    gate applies them (pytest_addopts.effective_settings) and passes the slow criterion."""
+    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
+    (repo / "pytest.ini").write_text(
+        "[pytest]\nacceptance_timeout = 1\naddopts = -o acceptance_timeout=60\n"
+    )
+    (repo / "specs" / "pytest.ini").write_text("[pytest]\n")
+    commit_all(repo, "the project's configuration")
+    assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
+
+
+def test_configuration_changed_during_the_flow_moves_the_honest_run(tmp_path: Path) -> None:
+    """The agent adds addopts = --rootdir=pkg to the top's pytest.ini after /implement: the
+    gate's run keeps the pinned settings and the top, the honest run goes to pkg/."""
+    repo = addopts_project(tmp_path, {"pytest.ini": "[pytest]\n"})
+    builder = pin(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    (repo / "pytest.ini").write_text("[pytest]\naddopts = --rootdir=pkg\n")
+    commit_all(repo, "the work")
+    honest = fresh_checkout(repo, tmp_path)
+    assert honest.returncode != 0, honest.stdout[-2000:]
+    builder.verify(repo / SPEC)
+    assert_refused(ask(builder, repo, tmp_path))
+
+
+def test_a_setting_changed_during_the_flow_decides_the_honest_run(tmp_path: Path) -> None:
+    """The agent writes acceptance_timeout = 1 into the top's pytest.ini after /implement:
+    the honest run times the 3-second criterion out; the gate runs the pinned settings."""
+    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    commit_all(repo, "the project's configuration")
+    builder = pin(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    (repo / "pytest.ini").write_text("[pytest]\nacceptance_timeout = 1\n")
+    commit_all(repo, "the work")
+    honest = fresh_checkout(repo, tmp_path)
+    assert honest.returncode != 0, honest.stdout[-2000:]
+    builder.verify(repo / SPEC)
+    assert_refused(ask(builder, repo, tmp_path))
+
+
+def test_subprojects_addopts_reach_an_honest_run_started_at_the_top(tmp_path: Path) -> None:
+    """Session at the top, spec in the subproject pkg/ with its own pytest.ini (addopts: a
+    1-second timeout): `pytest --acceptance pkg/specs/feature.md` from the top reads
+    pkg/pytest.ini first and keeps its addopts; the gate pins only the top's settings."""
+    spec = "pkg/specs/feature.md"
+    repo = make_repo(tmp_path / "repo", spec_with(CHECK))
+    (repo / "pkg" / "specs").mkdir(parents=True)
+    (repo / spec).write_text(spec_with("sleep 3; " + CHECK))
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / "pkg" / "pytest.ini").write_text("[pytest]\naddopts = -o acceptance_timeout=1\n")
+    commit_all(repo, "the subproject")
+    builder = pin(repo, spec=spec)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    commit_all(repo, "the work")
+    honest = fresh_checkout(repo, tmp_path, spec)
+    assert honest.returncode != 0 and "timed out" in honest.stdout, honest.stdout[-2000:]
+    builder.verify(repo / spec)
+    assert_refused(ask(builder, repo, tmp_path))
+
+
+# Written after the fix, closed with no new code: the configuration file named by its long
+# option in addopts, and a configuration file added beside the spec after /implement.
+def test_variant_addopts_config_file_long_option_chooses_the_settings(tmp_path: Path) -> None:
+    files = {
+        "pytest.ini": "[pytest]\naddopts = --config-file=pkg/other.ini\n",
+        "pkg/other.ini": "[pytest]\nacceptance_timeout = 1\n",
+    }
+    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
+    (repo / "pkg").mkdir()
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    commit_all(repo, "the project's configuration")
+    assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
+
+
+def test_variant_a_configuration_added_beside_the_spec_during_the_flow(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    commit_all(repo, "the project's configuration")
+    builder = pin(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    (repo / "specs" / "pytest.ini").write_text("[pytest]\naddopts = -o acceptance_timeout=1\n")
+    commit_all(repo, "the work")
+    assert fresh_checkout(repo, tmp_path).returncode != 0
+    builder.verify(repo / SPEC)
+    assert_refused(ask(builder, repo, tmp_path))
