@@ -131,14 +131,19 @@ def foreign_hooks(spec: Path, rootdir: Path, config_dir: Path) -> str | None:
     )
 
 
-def honest_setup(spec: Path, rootdir: Path, settings: dict[str, str]) -> str | None:
+def honest_setup(
+    spec: Path, rootdir: Path, settings: dict[str, str]
+) -> tuple[str | None, list[str]]:
     """Why an honest ``pytest --acceptance SPEC`` started at the project's top would not run
     as the gate's run does, or None. pytest itself is asked, both ways, rather than its
     rules modelled here: the honest run's configuration as pytest and this plugin settle it
     (the first configuration file, whose ``addopts`` may name another rootdir or file, the
     one found beside the spec first, the plugin's correction of the rootdir), against the
     gate's run on the pinned settings. Another rootdir (where bash criteria run), or another
-    value of any ``acceptance_*`` setting, and the gate would verify something else."""
+    value of any ``acceptance_*`` setting, a selection of criteria (``-k``, ``-m``,
+    ``--deselect``) or the plugin blocked (``-p no:acceptance``), and the gate would verify
+    something else. Also the files that settled it (the configuration file pytest chose,
+    the argument files ``@path`` of its addopts): /implement pins them by content."""
     shown = os.path.relpath(spec, rootdir) if _inside(spec, rootdir) else str(spec)
     with tempfile.TemporaryDirectory() as folder:
         gate_ini = Path(folder) / "gate.ini"
@@ -148,8 +153,8 @@ def honest_setup(spec: Path, rootdir: Path, settings: dict[str, str]) -> str | N
             pinned = ["--rootdir", str(rootdir), "-c", str(gate_ini)]
             gate = _parsed(rootdir, ["--acceptance", str(spec), *pinned])
         except ProbeError as error:
-            return str(error)
-    differences = []
+            return str(error), []
+    differences = [f"its addopts {what}" for what in honest.selects]
     if os.path.realpath(honest.rootpath) != os.path.realpath(rootdir):
         differences.append(f"its rootdir is {honest.rootpath}, the gate's is {rootdir}")
     for name in sorted(n for n in honest.names if n not in UNTRUSTED_SETTINGS):
@@ -159,21 +164,54 @@ def honest_setup(spec: Path, rootdir: Path, settings: dict[str, str]) -> str | N
                 "gate's run"
             )
     if not differences:
-        return None
+        return None, honest.files
     return (
         f"an honest `pytest --acceptance {shown}` at {rootdir} would not run as the gate's run "
         f"does: {'; '.join(differences[:5])} (its configuration file: {honest.inipath}). "
         "Keep the acceptance settings, and any --rootdir or -c, in the one configuration "
         "file at the project's top, or end this flow with /pytest-acceptance:escalate"
-    )
+    ), honest.files
 
 
 class _Setup:
-    """What one pytest invocation settled: rootdir, configuration file, acceptance_* values."""
+    """What one pytest invocation settled: rootdir, configuration file, acceptance_* values,
+    what its options select or block, the files that settled it."""
 
-    def __init__(self, rootpath: Path, inipath: Path | None, values: dict[str, Any]) -> None:
-        self.rootpath, self.inipath, self.values = rootpath, inipath, values
-        self.names = sorted(values)
+    def __init__(self, config: Any) -> None:
+        names = [name for name in config._parser._inidict if name.startswith("acceptance_")]
+        self.values = {name: config.getini(name) for name in names}
+        self.names = sorted(self.values)
+        self.rootpath, self.inipath = config.rootpath, config.inipath
+        option = config.option
+        chosen = (("-k", "keyword"), ("-m", "markexpr"), ("--deselect", "deselect"))
+        self.selects = [
+            f"selects criteria ({flag} {getattr(option, name)!r})"
+            for flag, name in chosen
+            if getattr(option, name, None)
+        ]
+        if config.pluginmanager.is_blocked("acceptance"):
+            self.selects.append("blocks the plugin (-p no:acceptance)")
+        addopts = [str(word) for word in config.getini("addopts")]
+        self.files = [str(self.inipath)] if self.inipath else []
+        self.files += _argument_files(addopts, Path(config.invocation_params.dir))
+
+
+def _argument_files(words: list[str], folder: Path) -> list[str]:
+    """The files ``@path`` words name (pytest's parser reads their lines as arguments, and
+    ``@path`` words within them too), as absolute paths, each once."""
+    found: list[str] = []
+    pending = [word[1:] for word in words if word.startswith("@")]
+    while pending and len(found) < 100:
+        path = os.path.normpath(os.path.join(folder, pending.pop()))
+        if path in found:
+            continue
+        found.append(path)
+        try:
+            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue  # a missing one is pinned as absent
+        pending += [line[1:] for line in lines if line.startswith("@")]
+    return found
 
 
 def _parsed(rootdir: Path, args: list[str]) -> _Setup:
@@ -200,9 +238,7 @@ def _parsed(rootdir: Path, args: list[str]) -> _Setup:
         if autoload is None:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     try:
-        names = [name for name in config._parser._inidict if name.startswith("acceptance_")]
-        values = {name: config.getini(name) for name in names}
-        return _Setup(config.rootpath, config.inipath, values)
+        return _Setup(config)
     finally:
         config._ensure_unconfigure()
 
@@ -394,9 +430,12 @@ def main(argv: list[str] | None = None) -> int:
         except ProbeError as error:
             sys.stderr.write(f"pytest_acceptance.gate_probe: {error}\n")
             return 2
-        setup = honest_setup(arguments.origin or arguments.spec, arguments.rootdir, settings)
+        setup, setup_files = honest_setup(
+            arguments.origin or arguments.spec, arguments.rootdir, settings
+        )
         problem = "; ".join(p for p in (problem, hooks, setup) if p) or None
     report = {
+        "setup_files": setup_files if arguments.rootdir is not None else [],
         "criteria": found,
         "error": problem,
         "settings": settings,

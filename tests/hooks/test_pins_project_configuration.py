@@ -37,7 +37,7 @@ def pinned(tmp_path: Path, repo: Path) -> Flow:
 
 
 def setup_of(repo: Path, settings: dict[str, str] | None = None) -> str | None:
-    return gate_probe.honest_setup(repo / "specs" / "feature.md", repo, settings or {})
+    return gate_probe.honest_setup(repo / "specs" / "feature.md", repo, settings or {})[0]
 
 
 def test_the_files_an_honest_run_could_read_are_those_from_the_top_to_the_spec(
@@ -45,8 +45,10 @@ def test_the_files_an_honest_run_could_read_are_those_from_the_top_to_the_spec(
 ) -> None:
     repo = project(tmp_path, {})
     flow = Flow(tmp_path, {"repo": str(repo), "spec_path": str(repo / "specs" / "feature.md")})
-    folders = {str(Path(path).parent) for path in project_configuration.places(flow)}
+    places = project_configuration.places(flow)
+    folders = {str(Path(path).parent) for path in places}
     assert folders == {str(repo.resolve()), str((repo / "specs").resolve())}
+    assert str(repo.resolve() / "conftest.py") in places
 
 
 EDITS = {
@@ -89,6 +91,13 @@ def test_a_plain_configuration_runs_as_the_gates_run(tmp_path: Path) -> None:
              "specs/pytest.ini": "[pytest]\naddopts = -o acceptance_retries=3\n"},
             "acceptance_retries is 3",
         ),
+        ({"pytest.ini": "[pytest]\naddopts = -k 'not AC-1'\n"}, "selects criteria (-k"),
+        ({"pytest.ini": "[pytest]\naddopts = -p no:acceptance\n"}, "blocks the plugin"),
+        (
+            {"pytest.ini": "[pytest]\naddopts = @ci/args\n",
+             "ci/args": "-o\nacceptance_timeout=1\n"},
+            "acceptance_timeout is 1",
+        ),
     ],
 )  # fmt: skip
 def test_what_pytest_makes_of_the_configuration_is_compared(
@@ -100,3 +109,51 @@ def test_what_pytest_makes_of_the_configuration_is_compared(
     repo = project(tmp_path, files)
     found = setup_of(repo)
     assert found is not None and named in found, found
+
+
+def test_the_files_that_settled_the_setup_are_named_for_the_pin(tmp_path: Path) -> None:
+    """The configuration file pytest chose, wherever addopts put it, and the argument files
+    (nested ones too): the pin holds them by content."""
+    repo = project(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = @ci/args\n",
+            "ci/args": "-q\n@more\n",
+            "more": "-q\n",
+        },
+    )
+    problem, files = gate_probe.honest_setup(repo / "specs" / "feature.md", repo, {})
+    assert problem is None
+    assert files == [str(repo / "pytest.ini"), str(repo / "ci" / "args"), str(repo / "more")]
+
+
+BEFORE = "import pytest\n\n\n@pytest.fixture\ndef app():\n    return 1\n"
+CONFTEST_EDITS = {
+    "a fixture edited": ("@pytest.fixture\ndef other():\n    return 2\n", False),
+    "a hook added": ("def pytest_runtest_call(item):\n    raise AssertionError\n", True),
+    "a hook imported": ("from helpers import pytest_runtest_call\n", True),
+    "plugins named": ("pytest_plugins = ['helpers']\n", True),
+    "everything imported": ("from helpers import *\n", True),
+    "a name made at run time": ("globals()['pytest_runtest_call'] = print\n", True),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(CONFTEST_EDITS))
+def test_a_conftest_counts_by_what_can_decide_results(tmp_path: Path, edit: str) -> None:
+    """The honest run loads the conftest, the gate's run does not: a change of its hooks (or
+    of anything that could define one) refuses; its fixtures stay the agent's to edit."""
+    repo = project(tmp_path, {"pytest.ini": "[pytest]\n", "conftest.py": BEFORE})
+    flow = pinned(tmp_path, repo)
+    added, refuses = CONFTEST_EDITS[edit]
+    (repo / "conftest.py").write_text(BEFORE + "\n\n" + added)
+    assert bool(project_configuration.read(flow).changes()) is refuses
+
+
+def test_a_conftest_added_without_hooks_changes_nothing(tmp_path: Path) -> None:
+    repo = project(tmp_path, {"pytest.ini": "[pytest]\n"})
+    flow = pinned(tmp_path, repo)
+    (repo / "specs" / "conftest.py").write_text(BEFORE)
+    assert project_configuration.read(flow).changes() == []
+    (repo / "specs" / "conftest.py").write_text(BEFORE + "\ndef pytest_configure(config): ...\n")
+    (found,) = project_configuration.read(flow).changes()
+    assert "specs/conftest.py" in found

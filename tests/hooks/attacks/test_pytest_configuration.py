@@ -19,8 +19,11 @@ gate's run on the pinned settings, both through pytest's own configuration machi
 (gate_probe.honest_setup: its ``addopts`` naming ``--rootdir`` or ``-c``, a configuration
 beside the spec read first, the plugin's rootdir correction), and refuses a flow whose
 rootdir or any ``acceptance_*`` value differs. The configuration files an honest run could
-read, top to the spec's folder, are pinned (pins/project_configuration.py): an edit since
-/implement refuses the run.
+read, top to the spec's folder, with the files that settled the honest setup (the file
+pytest chose, wherever ``-c`` put it, and ``@path`` argument files) and what of each
+``conftest.py`` there can decide results (its hooks), are pinned
+(pins/project_configuration.py): an edit since /implement refuses the run. The probe also
+refuses addopts that select criteria (``-k``, ``-m``, ``--deselect``) or block the plugin.
 
 The honest run here is ``pytest --acceptance specs/feature.md`` in a fresh clone of what the
 agent committed, as a person or CI would get it.
@@ -438,3 +441,182 @@ def test_variant_a_configuration_added_beside_the_spec_during_the_flow(tmp_path:
     assert fresh_checkout(repo, tmp_path).returncode != 0
     builder.verify(repo / SPEC)
     assert_refused(ask(builder, repo, tmp_path))
+
+
+# --- the honest run's setup changed after /implement, or deciding at it ------------------
+
+SLOW_CHECK = "sleep 3; " + CHECK
+
+
+def layout_project(tmp_path: Path, command: str, files: dict[str, str]) -> Path:
+    repo = make_repo(tmp_path / "repo", spec_with(command))
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    commit_all(repo, "the project's configuration")
+    return repo
+
+
+def work_then_done(
+    repo: Path, tmp_path: Path, edits: dict[str, str], honest_passes: bool
+) -> object:
+    """/implement, the work (VALUE = 2) plus `edits`, committed; the honest run in a fresh
+    clone (passing or not as said); /done."""
+    builder = pin(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    for name, text in edits.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    commit_all(repo, "the work")
+    honest = fresh_checkout(repo, tmp_path)
+    assert (honest.returncode == 0) == honest_passes, honest.stdout[-2000:] + honest.stderr
+    builder.verify(repo / SPEC)
+    return ask(builder, repo, tmp_path)
+
+
+# --- class 2: a file pytest reads through addopts, outside the pinned names -----------------
+# pytest's argument parser reads `@file` arguments (fromfile_prefix_chars="@"), in addopts too:
+# the file's lines are arguments of every honest run. It is no configuration file by name.
+
+ARGS_LAYOUT = {"pytest.ini": "[pytest]\naddopts = @ci/pytest.args\n", "ci/pytest.args": "-q\n"}
+
+
+def test_an_args_file_addopts_names_is_edited_during_the_flow(tmp_path: Path) -> None:
+    """pytest.ini's addopts reads ci/pytest.args; after /implement the agent writes a
+    1-second timeout there. The honest run times the 3-second AC-1 out."""
+    repo = layout_project(tmp_path, SLOW_CHECK, ARGS_LAYOUT)
+    edits = {"ci/pytest.args": "-q\n-o\nacceptance_timeout=1\n"}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+def test_variant_an_args_file_moves_the_rootdir_during_the_flow(tmp_path: Path) -> None:
+    """The same file, given --rootdir=pkg after /implement: the honest run's criteria run in
+    pkg/ (VALUE = 1 there)."""
+    files = {**ARGS_LAYOUT, "pkg/app.py": "VALUE = 1\n"}
+    repo = layout_project(tmp_path, CHECK, files)
+    edits = {"ci/pytest.args": "--rootdir=pkg\n"}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+def test_honest_control_an_args_file_left_alone_is_verified(tmp_path: Path) -> None:
+    repo = layout_project(tmp_path, SLOW_CHECK, ARGS_LAYOUT)
+    done = work_then_done(repo, tmp_path, {}, honest_passes=True)
+    assert not getattr(done, "denied", True), getattr(done, "stdout", done)
+
+
+# --- class 2: the -c target of addopts, outside the folders pinned ---------------------------
+
+C_LAYOUT = {
+    "pytest.ini": "[pytest]\naddopts = -c ci/other.ini --rootdir=.\n",
+    "ci/other.ini": "[pytest]\n",
+}
+
+
+def test_the_c_target_of_addopts_is_edited_during_the_flow(tmp_path: Path) -> None:
+    """pytest.ini's addopts says -c ci/other.ini (no setting there at /implement, so the
+    honest setup matches); after /implement the agent writes a 1-second timeout into it."""
+    repo = layout_project(tmp_path, SLOW_CHECK, C_LAYOUT)
+    edits = {"ci/other.ini": "[pytest]\nacceptance_timeout = 1\n"}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+def test_honest_control_the_c_target_left_alone_is_verified(tmp_path: Path) -> None:
+    repo = layout_project(tmp_path, SLOW_CHECK, C_LAYOUT)
+    done = work_then_done(repo, tmp_path, {}, honest_passes=True)
+    assert not getattr(done, "denied", True), getattr(done, "stdout", done)
+
+
+# --- class 1: a conftest deciding results through the plugin's hooks, added after /implement -
+# /implement's probe refuses a project whose honest run would load its own implementation of
+# a deciding hook (project_hooks.implementations); the probe runs at /implement only.
+
+DECIDING_CONFTEST = """\
+def pytest_acceptance_verdict(config, verdict, facts):
+    return ["the project's own release check says no"]
+"""
+
+
+def test_a_deciding_conftest_added_during_the_flow(tmp_path: Path) -> None:
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\n"})
+    edits = {"conftest.py": DECIDING_CONFTEST}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+def test_honest_control_a_conftest_that_decides_nothing_is_verified(tmp_path: Path) -> None:
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\n"})
+    edits = {"conftest.py": "VALUE_SEEN = 2\n"}
+    done = work_then_done(repo, tmp_path, edits, honest_passes=True)
+    assert not getattr(done, "denied", True), getattr(done, "stdout", done)
+
+
+def test_variant_a_conftest_present_at_implement_gains_a_deciding_hook(tmp_path: Path) -> None:
+    """The same class, a conftest the probe read at /implement (it decided nothing then)."""
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\n", "conftest.py": "X = 1\n"})
+    edits = {"conftest.py": "X = 1\n\n\n" + DECIDING_CONFTEST}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+# --- class 1: addopts options other than -o and --acceptance-*, present at /implement -------
+# honest_setup compares the rootdir and the acceptance_* ini values; options that select or
+# load differently are not compared.
+
+
+def test_addopts_deselecting_a_criterion_at_implement(tmp_path: Path) -> None:
+    """addopts = -k 'not check': the honest run selects no criterion of the spec."""
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\naddopts = -k 'not check'\n"})
+    assert_refused(work_then_done(repo, tmp_path, {}, honest_passes=False))
+
+
+def test_addopts_blocking_the_plugins_entry_point_at_implement(tmp_path: Path) -> None:
+    """addopts = -p no:acceptance: an honest `pytest --acceptance` (plugins autoloaded) does
+    not know --acceptance at all; the probe loads the plugin by its module name."""
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\naddopts = -p no:acceptance\n"})
+    builder = pin(repo)
+    (repo / "app.py").write_text("VALUE = 2\n")
+    commit_all(repo, "the work")
+    clone = tmp_path / "fresh"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    honest = subprocess.run(
+        [sys.executable, "-m", "pytest", "--acceptance", SPEC, "-q", "-p", "no:randomly"],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert honest.returncode != 0, honest.stdout[-2000:]
+    builder.verify(repo / SPEC)
+    assert_refused(ask(builder, repo, tmp_path))
+
+
+# The same class through pytest's own hooks, which project_hooks does not look for at all.
+FAILING_CONFTEST = """\
+def pytest_runtest_call(item):
+    raise AssertionError("the project's own conftest fails this item")
+"""
+
+
+def test_a_conftest_failing_items_through_pytests_hooks_added_during_the_flow(
+    tmp_path: Path,
+) -> None:
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\n"})
+    edits = {"conftest.py": FAILING_CONFTEST}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+# Written after the fix, closed with no new code: the hook imported into the conftest from
+# a helper module, and a selection by marker in addopts.
+def test_variant_a_conftest_importing_a_hook_during_the_flow(tmp_path: Path) -> None:
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\n"})
+    edits = {
+        "release_checks.py": FAILING_CONFTEST,
+        "conftest.py": "from release_checks import pytest_runtest_call  # noqa: F401\n",
+    }
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
+
+
+def test_variant_addopts_selecting_by_marker_at_implement(tmp_path: Path) -> None:
+    repo = layout_project(tmp_path, CHECK, {"pytest.ini": "[pytest]\naddopts = -m slow\n"})
+    assert_refused(work_then_done(repo, tmp_path, {}, honest_passes=False))
