@@ -186,9 +186,11 @@ def test_a_conftest_hook_that_deselects_the_pinned_test_is_refused_by_the_witnes
 def test_a_new_pytest_ini_that_deselects_the_pinned_test_is_refused_by_the_witness_alone(
     tmp_path: Path,
 ) -> None:
-    ini = "[pytest]\naddopts = --deselect tests/test_app.py::test_value\n"
-    done = attacked(tmp_path, {"pytest.ini": ini}, alone=True)
-    assert "tests/test_app.py::test_value (not run)" in done.deny_reason
+    """In the tests' folder, which the criterion's pytest reads first (its rootdir), and
+    which no configuration pin of the outer run covers: the witness sees the test not run."""
+    ini = "[pytest]\naddopts = --deselect test_app.py::test_value\n"
+    done = attacked(tmp_path, {"tests/pytest.ini": ini}, alone=True)
+    assert "tests/test_app.py::test_value (not run)" in done.deny_reason, done.deny_reason
 
 
 def test_variant_the_code_under_test_sets_a_keyword_filter_is_refused(tmp_path: Path) -> None:
