@@ -201,15 +201,30 @@ REFUSED_BECAUSE = {
 }
 
 
+# The tampers that change a configuration file or a conftest's hooks since /implement.
+PINNED_CONFIGURATION_TAMPERS = frozenset(
+    {
+        "ini_addopts_plugin",
+        "pyproject_pytest_plugins",
+        "root_conftest_plugin",
+        "spec_folder_conftest",
+        "forged_pytest_plugins",
+    }
+)
+
+
 @pytest.mark.parametrize("tamper", CONFIG_TAMPERS, ids=[t.__name__ for t in CONFIG_TAMPERS])
 def test_project_config_and_conftest_never_reach_the_gates_own_run(
     repo: Path, tmp_path: Path, tamper: Attack
 ) -> None:
     """Route: load a forcing plugin into the verification run through the project's pytest
-    configuration or a conftest file. The gate's run uses -c <pinned ini>, --noconftest
-    and no autoload: the criterion runs for real, fails, and /done is refused."""
+    configuration or a conftest file. A configuration or conftest hook changed since
+    /implement refuses the run before it starts (project-configuration); what is left (a
+    conftest that decides nothing through a hook) reaches no gate's run either: it uses
+    -c <pinned ini>, --noconftest and no autoload, the criterion runs for real and fails."""
     gate, stop = attempt_done(repo, tmp_path, tamper)
-    assert_stopped(gate, stop, FAILING)
+    pinned = tamper.__name__ in PINNED_CONFIGURATION_TAMPERS
+    assert_stopped(gate, stop, "the project's pytest configuration" if pinned else FAILING)
 
 
 @pytest.mark.parametrize("isolation_level", level_params(()), indirect=True)

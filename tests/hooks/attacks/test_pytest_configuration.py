@@ -175,6 +175,7 @@ def test_an_addopts_option_the_gate_cannot_reproduce_refuses_naming_it(tmp_path:
 # --- a session below the repository's top -----------------------------------------------------
 
 CHECK = "grep -qx 'VALUE = 2' app.py"
+SLOW_CHECK = "sleep 3; " + CHECK
 
 
 def subproject(tmp_path: Path, config: str | None) -> tuple[Path, Path]:
@@ -303,11 +304,7 @@ def test_addopts_config_file_chooses_the_honest_runs_settings(tmp_path: Path) ->
         "pytest.ini": "[pytest]\naddopts = -c pkg/other.ini\n",
         "pkg/other.ini": "[pytest]\nacceptance_timeout = 1\n",
     }
-    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
-    (repo / "pkg").mkdir()
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    commit_all(repo, "the project's configuration")
+    repo = layout_project(tmp_path, SLOW_CHECK, files)
     assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
 
 
@@ -369,30 +366,16 @@ def test_configuration_changed_during_the_flow_moves_the_honest_run(tmp_path: Pa
     """The agent adds addopts = --rootdir=pkg to the top's pytest.ini after /implement: the
     gate's run keeps the pinned settings and the top, the honest run goes to pkg/."""
     repo = addopts_project(tmp_path, {"pytest.ini": "[pytest]\n"})
-    builder = pin(repo)
-    (repo / "app.py").write_text("VALUE = 2\n")
-    (repo / "pytest.ini").write_text("[pytest]\naddopts = --rootdir=pkg\n")
-    commit_all(repo, "the work")
-    honest = fresh_checkout(repo, tmp_path)
-    assert honest.returncode != 0, honest.stdout[-2000:]
-    builder.verify(repo / SPEC)
-    assert_refused(ask(builder, repo, tmp_path))
+    edits = {"pytest.ini": "[pytest]\naddopts = --rootdir=pkg\n"}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
 
 
 def test_a_setting_changed_during_the_flow_decides_the_honest_run(tmp_path: Path) -> None:
     """The agent writes acceptance_timeout = 1 into the top's pytest.ini after /implement:
     the honest run times the 3-second criterion out; the gate runs the pinned settings."""
-    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
-    (repo / "pytest.ini").write_text("[pytest]\n")
-    commit_all(repo, "the project's configuration")
-    builder = pin(repo)
-    (repo / "app.py").write_text("VALUE = 2\n")
-    (repo / "pytest.ini").write_text("[pytest]\nacceptance_timeout = 1\n")
-    commit_all(repo, "the work")
-    honest = fresh_checkout(repo, tmp_path)
-    assert honest.returncode != 0, honest.stdout[-2000:]
-    builder.verify(repo / SPEC)
-    assert_refused(ask(builder, repo, tmp_path))
+    repo = layout_project(tmp_path, SLOW_CHECK, {"pytest.ini": "[pytest]\n"})
+    edits = {"pytest.ini": "[pytest]\nacceptance_timeout = 1\n"}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
 
 
 def test_subprojects_addopts_reach_an_honest_run_started_at_the_top(tmp_path: Path) -> None:
@@ -422,30 +405,17 @@ def test_variant_addopts_config_file_long_option_chooses_the_settings(tmp_path: 
         "pytest.ini": "[pytest]\naddopts = --config-file=pkg/other.ini\n",
         "pkg/other.ini": "[pytest]\nacceptance_timeout = 1\n",
     }
-    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
-    (repo / "pkg").mkdir()
-    for name, text in files.items():
-        (repo / name).write_text(text)
-    commit_all(repo, "the project's configuration")
+    repo = layout_project(tmp_path, SLOW_CHECK, files)
     assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
 
 
 def test_variant_a_configuration_added_beside_the_spec_during_the_flow(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
-    (repo / "pytest.ini").write_text("[pytest]\n")
-    commit_all(repo, "the project's configuration")
-    builder = pin(repo)
-    (repo / "app.py").write_text("VALUE = 2\n")
-    (repo / "specs" / "pytest.ini").write_text("[pytest]\naddopts = -o acceptance_timeout=1\n")
-    commit_all(repo, "the work")
-    assert fresh_checkout(repo, tmp_path).returncode != 0
-    builder.verify(repo / SPEC)
-    assert_refused(ask(builder, repo, tmp_path))
+    repo = layout_project(tmp_path, SLOW_CHECK, {"pytest.ini": "[pytest]\n"})
+    edits = {"specs/pytest.ini": "[pytest]\naddopts = -o acceptance_timeout=1\n"}
+    assert_refused(work_then_done(repo, tmp_path, edits, honest_passes=False))
 
 
 # --- the honest run's setup changed after /implement, or deciding at it ------------------
-
-SLOW_CHECK = "sleep 3; " + CHECK
 
 
 def layout_project(tmp_path: Path, command: str, files: dict[str, str]) -> Path:

@@ -254,19 +254,22 @@ def test_an_undeclared_configuration_outside_the_agent_makes_pass(
     refused_on_a_failing_criterion(ask(builder, repo, tmp_path), isolation_level)
 
 
-# written after the fix: no new code
-@pytest.mark.parametrize("isolation_level", level_params(NO_WORLD_OF_ITS_OWN), indirect=True)
+# written after the fix: no new code. Closed at every level: the project's configuration
+# is pinned (project-configuration), and the declaration is an edit of it since /implement.
+@pytest.mark.parametrize("isolation_level", level_params(()), indirect=True)
 def test_a_declaration_the_agent_adds_after_implement_counts_for_nothing(
     tmp_path: Path, isolation_level: str
 ) -> None:
-    """The same, and the agent also declares the file in pytest.ini: the gate reads the
-    configuration as /implement pinned it, so the file stays out of the run's world."""
+    """The same, and the agent also declares the file in pytest.ini: the run is refused
+    for the configuration changed since /implement, whatever the isolation level."""
     repo, config = config_project(tmp_path, "1\n", declared=False)
     builder = pin(repo)
     refused_before_the_attack(builder, repo, tmp_path)
     config.write_text("2\n")
     declare_reads(repo, config)
-    refused_on_a_failing_criterion(ask(builder, repo, tmp_path), isolation_level)
+    done = ask(builder, repo, tmp_path)
+    refused(done.denied, f"/done let through: {done.stdout}")
+    assert "the project's pytest configuration" in done.deny_reason, done.deny_reason
 
 
 # written after the fix: no new code
