@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_acceptance.gate.gate_bytecode import GATE_MODULES
-from pytest_acceptance.gate.pytest_addopts import AddoptsError, effective_settings
+from pytest_acceptance.gate.pytest_addopts import AddoptsError, effective_settings, ini_text
 from pytest_acceptance.tree.closure import PYTEST_CONFIG_FILES
 
 # Settings the gate never takes from the project: the agent cache lives in the project's
@@ -147,7 +147,7 @@ def honest_setup(
     shown = os.path.relpath(spec, rootdir) if _inside(spec, rootdir) else str(spec)
     with tempfile.TemporaryDirectory() as folder:
         gate_ini = Path(folder) / "gate.ini"
-        gate_ini.write_text(_ini(settings), encoding="utf-8")
+        gate_ini.write_text(ini_text(settings), encoding="utf-8")
         try:
             honest = _parsed(rootdir, ["--acceptance", shown])
             pinned = ["--rootdir", str(rootdir), "-c", str(gate_ini)]
@@ -241,16 +241,6 @@ def _parsed(rootdir: Path, args: list[str]) -> _Setup:
         return _Setup(config)
     finally:
         config._ensure_unconfigure()
-
-
-def _ini(settings: dict[str, str]) -> str:
-    """The gate run's configuration file (gate.py ``write_ini``) for `settings`."""
-    lines = ["[pytest]"]
-    for key, value in settings.items():
-        first, *rest = str(value).splitlines() or [""]
-        lines.append(f"{key} = {first}")
-        lines += [f"    {line}" for line in rest]
-    return "\n".join(lines) + "\n"
 
 
 def _inside(path: Path, folder: Path) -> bool:

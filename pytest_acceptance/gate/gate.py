@@ -72,6 +72,7 @@ from pytest_acceptance.gate.pins import (
     witnessed_criteria,
 )
 from pytest_acceptance.gate.pins.base import PinError
+from pytest_acceptance.gate.pytest_addopts import ini_text
 from pytest_acceptance.gate.verdict_check import parse as parse_verdict
 from pytest_acceptance.tree import folders as roles
 from pytest_acceptance.tree.hostile import file_digest
@@ -95,13 +96,8 @@ def deadline_seconds() -> int:
 
 def write_ini(flow: Flow) -> Path:
     """The run's only configuration: the pinned acceptance_* settings."""
-    lines = ["[pytest]"]
-    for key, value in _collection(flow).settings:
-        first, *rest = str(value).splitlines() or [""]
-        lines.append(f"{key} = {first}")
-        lines += [f"    {line}" for line in rest]
     path = flow.folder / "gate.ini"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(ini_text(_collection(flow).settings), encoding="utf-8")
     return path
 
 

@@ -201,3 +201,14 @@ def _checked(option: str, value: str, valid: tuple[str, ...] | type | None, sour
                 f"{source}: addopts gives {option} {value!r}: not a number"
             ) from None
     return value
+
+
+def ini_text(settings: Mapping[str, str] | Sequence[tuple[str, str]]) -> str:
+    """The configuration file of the gate's run for `settings` (key, value): a multi-line
+    value continues on indented lines, as pytest reads an ini file."""
+    lines = ["[pytest]"]
+    for key, value in settings.items() if isinstance(settings, Mapping) else settings:
+        first, *rest = str(value).splitlines() or [""]
+        lines.append(f"{key} = {first}")
+        lines += [f"    {line}" for line in rest]
+    return "\n".join(lines) + "\n"
