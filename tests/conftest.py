@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-from support import runs, suite_result
+from support import gate_python, runs, suite_result
 from support.claude_cli import ClaudeInstallError, installed_claude
 from support.claude_harness import DEFAULT_IDLE_TIMEOUT, MessagesStandIn, Script
 from support.claude_harness import claude_path_dir as make_claude_path_dir
@@ -25,6 +25,17 @@ settings.load_profile("suite")
 
 _TREE_BEFORE = pytest.StashKey[str]()
 STARTED_RUNS_OPTIONS = " ".join(runs.QUIET_PLUGINS)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The interpreter the tests' gates verify with is built before any test starts a gate
+    (support/gate_python.py); xdist's workers find it ready."""
+    try:
+        gate_python.ensure()
+    except gate_python.GatePythonError as error:
+        raise pytest.UsageError(
+            f"the tests' gate interpreter could not be built: {error}"
+        ) from None
 
 
 def _records_the_suite(config: pytest.Config) -> bool:

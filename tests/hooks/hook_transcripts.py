@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import gate_python
 from support.isolation import LEVELS
 
 from pytest_acceptance.gate.isolation import LEVELS as LEVEL_SENTENCES
@@ -714,7 +714,9 @@ def run_hook(
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
-    environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=sys.executable)
+    environment.update(
+        CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=gate_python.EXECUTABLE
+    )
     if isinstance(payload, Mapping) and payload.get("cwd"):
         environment["CLAUDE_PROJECT_DIR"] = str(payload["cwd"])
     if "current" in PLUGIN_DATA:
@@ -838,7 +840,7 @@ def outside_the_gate(repo: Path, command: str = TESTS, autoload: bool = False) -
     installed plugins loaded by entry point, as the gate's criterion run loads those of
     /implement (off by default: pytest-randomly would reorder the tests)."""
     env = dict(os.environ)
-    env["PATH"] = f"{os.path.dirname(sys.executable)}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{gate_python.BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     if not autoload:

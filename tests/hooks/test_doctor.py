@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import REPO_ROOT
+from support import gate_python
 from support.claude_cli import installed_claude
 from support.isolation import LEVELS, wrapper_for
 
@@ -467,7 +468,7 @@ def test_codex_implement_says_what_this_machine_leaves_open(
     env = {
         **clean_environment(codex_install.home, codex_install.home.parent / "tmp"),
         **codex_install.env,
-        "ACCEPTANCE_GATE_PYTHON": sys.executable,
+        "ACCEPTANCE_GATE_PYTHON": gate_python.EXECUTABLE,
     }
     done = subprocess.run(
         [*wrapper_for(level), "/bin/sh", "-c", command],

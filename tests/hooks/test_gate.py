@@ -30,6 +30,7 @@ from hook_transcripts import (
     stop_payload,
 )
 from pinning import collected, take_pins
+from support import gate_python
 
 from pytest_acceptance.gate import flow_state
 from pytest_acceptance.gate.pins import table
@@ -75,7 +76,7 @@ def test_implement_pins_spec_criteria_settings_and_interpreter_outside_the_proje
     assert collection["criteria"][0]["command"] == "grep -qx 'VALUE = 2' app.py"
     # Only acceptance_* settings, never the agent cache (its entries live in the project).
     assert collection["settings"] == {"acceptance_timeout": "30"}
-    assert collection["python"] == sys.executable
+    assert collection["python"] == gate_python.EXECUTABLE
     folder = next((plugin_state / "flows").iterdir())
     closure = json.loads((folder / "closure.json").read_text())
     assert any(path.endswith("_pytest/main.py") for path in closure)  # the whole environment
@@ -422,7 +423,7 @@ def test_a_closed_stdout_is_no_traceback_and_a_block_stays_a_block(
         **{k: v for k, v in os.environ.items() if not k.startswith("CLAUDE")},
         "CLAUDE_PLUGIN_ROOT": str(REPO_ROOT),
         "CLAUDE_PLUGIN_DATA": str(PLUGIN_DATA["current"]),
-        "ACCEPTANCE_GATE_PYTHON": sys.executable,
+        "ACCEPTANCE_GATE_PYTHON": gate_python.EXECUTABLE,
     }
     done = subprocess.run(
         ["bash", "-c", hook_command("Stop") + " >&-"],

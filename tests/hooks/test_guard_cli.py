@@ -29,6 +29,7 @@ from hook_transcripts import (
     make_repo,
     settings_refusals,
 )
+from support import gate_python
 from support.claude_harness import (
     MessagesStandIn,
     StandInFactory,
@@ -71,10 +72,10 @@ def project(tmp_path: Path) -> Path:
 
 def environment(home: Path, api: MessagesStandIn, **extra: str) -> dict[str, str]:
     """The CLI's environment with the project's virtualenv activated (`python` on PATH is
-    this interpreter, which has pytest-acceptance)."""
+    the tests' gate interpreter, which has pytest-acceptance)."""
     env = claude_env(home, api.url)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    env["ACCEPTANCE_GATE_PYTHON"] = sys.executable
+    env["PATH"] = f"{gate_python.BIN}{os.pathsep}{env['PATH']}"
+    env["ACCEPTANCE_GATE_PYTHON"] = gate_python.EXECUTABLE
     env.update(extra)
     return env
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from hook_transcripts import (
     stop_payload,
     write_verdict,
 )
+from support import gate_python
 
 # Runs a hook script with an audit hook that appends one JSON line per subprocess started
 # ("popen", argv) and per rename ("rename", destination) to $AUDIT_LOG.
@@ -72,7 +72,7 @@ def audited_stop(payload: dict[str, Any], tmp_path: Path) -> Audited:
     environment.update(
         CLAUDE_PLUGIN_ROOT=str(REPO_ROOT),
         CLAUDE_PLUGIN_DATA=str(plugin_data()),
-        ACCEPTANCE_GATE_PYTHON=sys.executable,
+        ACCEPTANCE_GATE_PYTHON=gate_python.EXECUTABLE,
         AUDIT_LOG=str(log),
     )
     script = REPO_ROOT / "hooks" / "stop_implement_hook.py"

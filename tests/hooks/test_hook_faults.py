@@ -27,6 +27,7 @@ from hook_transcripts import (
     stop_payload,
     wait_until,
 )
+from support import gate_python
 
 SPEC = "specs/feature.md"
 
@@ -163,7 +164,7 @@ def test_the_gate_run_dies_with_its_stop_hook_and_keeps_no_lock(
         **{k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))},
         "CLAUDE_PLUGIN_ROOT": str(REPO_ROOT),
         "CLAUDE_PLUGIN_DATA": str(plugin_state),
-        "ACCEPTANCE_GATE_PYTHON": os.environ.get("ACCEPTANCE_GATE_PYTHON", "") or _python(),
+        "ACCEPTANCE_GATE_PYTHON": gate_python.EXECUTABLE,
     }
     hook = subprocess.Popen(
         ["bash", "-c", "exec " + hook_command("Stop")],
@@ -196,9 +197,3 @@ def _alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
-
-
-def _python() -> str:
-    import sys
-
-    return sys.executable

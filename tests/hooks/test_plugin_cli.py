@@ -7,12 +7,12 @@ verification is a real `pytest --acceptance` run.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hook_transcripts import BLOCK_TAG, REPO_ROOT, implement_arguments
+from support import gate_python
 from support.claude_harness import (
     MessagesStandIn,
     StandInFactory,
@@ -27,7 +27,7 @@ from support.claude_harness import (
 
 pytestmark = pytest.mark.e2e
 
-PYTEST = f"{sys.executable} -m pytest --acceptance spec.md -p no:cacheprovider"
+PYTEST = f"{gate_python.EXECUTABLE} -m pytest --acceptance spec.md -p no:cacheprovider"
 
 
 def implement(
@@ -38,8 +38,8 @@ def implement(
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     environment = claude_env(home, api.url, claude_bin)
-    # The gate's own runs use this interpreter (the project has no .venv of its own here).
-    environment["ACCEPTANCE_GATE_PYTHON"] = sys.executable
+    # The gate's own runs use the tests' gate interpreter (the project has no .venv here).
+    environment["ACCEPTANCE_GATE_PYTHON"] = gate_python.EXECUTABLE
     environment.update(env or {})
     return run_claude(
         implement_arguments("spec.md", 12),

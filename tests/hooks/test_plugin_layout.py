@@ -21,6 +21,7 @@ from hook_transcripts import (
     make_repo,
     stop_payload,
 )
+from support import gate_python
 
 SKILLS = ("implement", "verify", "done", "escalate")
 
@@ -108,7 +109,7 @@ def test_hooks_run_from_a_bare_copy_without_the_package_installed(tmp_path: Path
     env = {
         "PATH": "/usr/bin:/bin",
         "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
-        "ACCEPTANCE_GATE_PYTHON": sys.executable,
+        "ACCEPTANCE_GATE_PYTHON": gate_python.EXECUTABLE,
     }
 
     def hook(script: str, payload: dict[str, object]) -> subprocess.CompletedProcess[str]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
-import sys
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+import support.gate_python
 from hook_transcripts import SESSION_ID, make_repo
 from test_stop_decision import FAILED, NO_VERDICT, PASSED, pinned, stand_in_gate
 
@@ -454,7 +454,7 @@ def test_a_host_cap_below_the_gates_forces_the_stop_the_host_would(
 @pytest.fixture
 def gate_python(monkeypatch: pytest.MonkeyPatch) -> None:
     """The interpreter the gate verifies with, as the installed hooks are told it."""
-    monkeypatch.setenv("ACCEPTANCE_GATE_PYTHON", sys.executable)
+    monkeypatch.setenv("ACCEPTANCE_GATE_PYTHON", support.gate_python.EXECUTABLE)
 
 
 def implement_in(repo: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

@@ -7,10 +7,10 @@ tests/hooks/conftest.py builds it (`codex_session` fixture) from a script of mod
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from support import gate_python
 from support.codex_harness import (
     CodexRun,
     CodexSetup,
@@ -35,7 +35,7 @@ class Session:
 
     def run(self, prompt: str = PROMPT, **env: str) -> CodexRun:
         """`codex exec` in the project; the gate verifies with this interpreter."""
-        environment = {**self.setup.env, "ACCEPTANCE_GATE_PYTHON": sys.executable, **env}
+        environment = {**self.setup.env, "ACCEPTANCE_GATE_PYTHON": gate_python.EXECUTABLE, **env}
         return run_codex(exec_args(prompt), self.project, environment, self.setup.codex)
 
     def flow(self) -> dict[str, Any]:

@@ -6,9 +6,9 @@ state and records). tests/hooks/conftest.py builds it (`copilot_session` fixture
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from support import gate_python
 from support.copilot_harness import ChatCompletions, copilot_env, run_copilot, user_texts
 from support.pinned_session import CliRun, PinnedFlowSession
 
@@ -32,7 +32,9 @@ class Session(PinnedFlowSession):
         return self.project / ".github" / "hooks" / "pytest-acceptance.json"
 
     def env(self, **extra: str) -> dict[str, str]:
-        return copilot_env(self.home, self.api, ACCEPTANCE_GATE_PYTHON=sys.executable, **extra)
+        return copilot_env(
+            self.home, self.api, ACCEPTANCE_GATE_PYTHON=gate_python.EXECUTABLE, **extra
+        )
 
     def run(self, prompt: str = PROMPT, **env: str) -> CliRun:
         return run_copilot(self.copilot, self.project, self.env(**env), prompt)

@@ -6,9 +6,9 @@ state and records). tests/hooks/conftest.py builds it (`gemini_session` fixture)
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+from support import gate_python
 from support.gemini_harness import GeminiAPI, gemini_env, run_gemini, user_texts
 from support.pinned_session import CliRun, PinnedFlowSession
 
@@ -28,7 +28,9 @@ class Session(PinnedFlowSession):
         self.gemini = gemini
 
     def env(self, **extra: str) -> dict[str, str]:
-        return gemini_env(self.home, self.api, ACCEPTANCE_GATE_PYTHON=sys.executable, **extra)
+        return gemini_env(
+            self.home, self.api, ACCEPTANCE_GATE_PYTHON=gate_python.EXECUTABLE, **extra
+        )
 
     def run(self, prompt: str = PROMPT, **env: str) -> CliRun:
         """`gemini -p` in the project, tools approved (yolo: the hooks are the only check)."""

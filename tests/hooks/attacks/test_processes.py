@@ -69,6 +69,7 @@ from hook_transcripts import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import gate_python
 from support.attack_kit import (
     SPEC,
     GotThrough,
@@ -555,7 +556,7 @@ def raw_answer(event: str, payload: dict[str, Any]) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))}
     env.update(
         CLAUDE_PLUGIN_ROOT=str(REPO_ROOT),
-        ACCEPTANCE_GATE_PYTHON=sys.executable,
+        ACCEPTANCE_GATE_PYTHON=gate_python.EXECUTABLE,
         CLAUDE_PLUGIN_DATA=str(plugin_data()),
     )
     done = subprocess.run(
