@@ -566,6 +566,19 @@ def kill_cgroup(cgroup: Path, spare: frozenset[int] = frozenset()) -> None:
         _signal_all(members, signal.SIGKILL)
 
 
+def await_a_death(candidates: frozenset[int], timeout: float = 5.0) -> frozenset[int]:
+    """Those of ``candidates`` that have exited (zombies or gone), waiting up to ``timeout``
+    for one. A worker's channel closes as the dying worker closes its files, before Linux
+    hands its orphans to us: until the worker is a zombie, they are not ours to find."""
+    deadline = time.monotonic() + timeout
+    while True:
+        table = process_table()
+        dead = frozenset(pid for pid in candidates if pid not in table or table[pid][0] == "Z")
+        if dead or time.monotonic() >= deadline:
+            return dead
+        time.sleep(0.01)
+
+
 def kill_adopted(known: frozenset[int]) -> int:
     """Without a cgroup, on the controller (a subreaper): the orphans of a dead worker's
     commands reparent to us. Kill our children not in ``known`` (the workers) and all

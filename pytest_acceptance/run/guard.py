@@ -49,6 +49,7 @@ class RunGuard:
         self.stops = 0  # stop signals received
         self.finishing = False  # the criteria are done: a stop must not cut the verdict short
         self.workers: frozenset[int] = frozenset()  # our children that are xdist workers
+        self.exited: frozenset[int] = frozenset()  # of those, the ones seen dead
         self.previous_handlers: dict[int, Any] = {}
         workerinput = getattr(config, "workerinput", None)
         self.is_worker = workerinput is not None
@@ -134,7 +135,8 @@ class RunGuard:
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         """Whatever a worker's commands left is dead weight once the worker is gone (and
         when its criterion killed it, no one else would ever stop them)."""
-        if self.run_cgroup is None and error is not None:  # tracking: they came to us
+        if self.run_cgroup is None and error is not None:  # tracking: they come to us
+            self.exited |= containment.await_a_death(self.workers - self.exited)
             containment.kill_adopted(self.workers)
         if self.run_cgroup is not None:
             workerid = node.workerinput.get("workerid", "")

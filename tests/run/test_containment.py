@@ -334,3 +334,20 @@ def test_the_runner_used_as_a_library_is_a_subreaper_only_while_a_command_runs(
     subprocess.run(["sh", "-c", "sleep 0.2 & exit 0"], check=True)
     time.sleep(0.5)
     assert set(_zombie_children()) - before == set(), "an orphan became our zombie"
+
+
+def test_a_workers_death_is_awaited_until_its_orphans_are_handed_on() -> None:
+    """The controller looks for a dead worker's orphans only once the worker has exited (a
+    zombie or gone): its channel closes earlier, while Linux has yet to hand them on."""
+    living = subprocess.Popen(["sleep", "30"])
+    ending = subprocess.Popen(["sleep", "0.3"])
+    try:
+        started = time.monotonic()
+        assert containment.await_a_death(frozenset({living.pid}), timeout=0.2) == frozenset()
+        dead = containment.await_a_death(frozenset({living.pid, ending.pid}), timeout=10)
+        assert dead == {ending.pid}
+        assert time.monotonic() - started >= 0.3
+    finally:
+        living.kill()
+        living.wait()
+        ending.wait()
