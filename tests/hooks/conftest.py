@@ -4,12 +4,14 @@ with the environment digests earlier tests kept."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import hook_transcripts
 import pytest
 from hook_transcripts import SPEC_TEXT, VALUE_SPEC, git, make_repo
+from support import gate_python
 from support.codex_cli import CodexInstallError, installed_codex
 from support.codex_harness import ResponsesStandIn, Turn, codex_setup, install_gate
 from support.codex_session import Session
@@ -33,6 +35,15 @@ def plugin_state(tmp_path: Path, kept_environments: Path) -> Iterator[Path]:
     with carried(kept_environments, folder):
         yield folder
     hook_transcripts.PLUGIN_DATA.pop("current", None)
+
+
+@pytest.fixture
+def installed_plugins() -> Iterator[None]:
+    """The gate verifies with the test environment's interpreter: the criteria's runs load
+    its pytest plugins (pytest-randomly, hypothesis, ...), as a user's environment may."""
+    hook_transcripts.GATE_PYTHON[:] = [sys.executable]
+    yield
+    hook_transcripts.GATE_PYTHON[:] = [gate_python.EXECUTABLE]
 
 
 @pytest.fixture

@@ -699,6 +699,13 @@ def hook_command(event: str, script: str = "") -> str:
     return commands[0]
 
 
+# The interpreter the hooks run here verify with (their ACCEPTANCE_GATE_PYTHON), whose folder
+# also leads PATH in the runs outside the gate: the tests' lean one (support/gate_python.py),
+# unless a test needs the test environment's plugins in the criteria's runs (the
+# `installed_plugins` fixture, tests/hooks/conftest.py).
+GATE_PYTHON = [gate_python.EXECUTABLE]
+
+
 def run_hook(
     event: str,
     payload: Mapping[str, Any] | str | bytes,
@@ -714,9 +721,7 @@ def run_hook(
     environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("ACCEPTANCE_HOOK_", "CLAUDE"))
     }
-    environment.update(
-        CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=gate_python.EXECUTABLE
-    )
+    environment.update(CLAUDE_PLUGIN_ROOT=str(plugin_root), ACCEPTANCE_GATE_PYTHON=GATE_PYTHON[0])
     if isinstance(payload, Mapping) and payload.get("cwd"):
         environment["CLAUDE_PROJECT_DIR"] = str(payload["cwd"])
     if "current" in PLUGIN_DATA:
@@ -837,10 +842,10 @@ def witnessed_project(
 
 def outside_the_gate(repo: Path, command: str = TESTS, autoload: bool = False) -> int:
     """The criterion's exit code run here, now, outside the gate. `autoload`: with the
-    installed plugins loaded by entry point, as the gate's criterion run loads those of
-    /implement (off by default: pytest-randomly would reorder the tests)."""
+    gate interpreter's plugins loaded by entry point, as the gate's criterion run loads those
+    of /implement (off by default: pytest-randomly would reorder the tests)."""
     env = dict(os.environ)
-    env["PATH"] = f"{gate_python.BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{os.path.dirname(GATE_PYTHON[0])}{os.pathsep}{env.get('PATH', '')}"
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
     if not autoload:

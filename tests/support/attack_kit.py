@@ -23,6 +23,7 @@ import pytest
 from hook_transcripts import (
     BLOCK_TAG,
     CRITERION,
+    GATE_PYTHON,
     PLUGIN,
     REPO_ROOT,
     TEST_APP,
@@ -47,7 +48,6 @@ from hook_transcripts import (
 )
 from test_plugin_cli import PYTEST
 
-from support import gate_python
 from support.claude_harness import (
     Block,
     MessagesStandIn,
@@ -141,10 +141,10 @@ def refused_before_the_attack(
 
 
 def honestly(repo: Path, command: str, env: dict[str, str] | None = None) -> int:
-    """The criterion's exit code when run here, now, as the gate's run would start it (this
-    interpreter's folder first on PATH)."""
+    """The criterion's exit code when run here, now, as the gate's run would start it (the
+    gate's interpreter's folder first on PATH)."""
     base = dict(os.environ if env is None else env)
-    base["PATH"] = f"{gate_python.BIN}{os.pathsep}{base.get('PATH', '')}"
+    base["PATH"] = f"{os.path.dirname(GATE_PYTHON[0])}{os.pathsep}{base.get('PATH', '')}"
     return subprocess.run(
         ["bash", "-c", command], cwd=repo, env=base, capture_output=True, check=False
     ).returncode
@@ -279,10 +279,10 @@ def run_session(
     ]
     api = messages_api(lambda request: turns.pop(0) if turns else text("Complete. Stopping."))
     environment = claude_env(home, api.url, claude_bin)
-    environment["PATH"] = f"{gate_python.BIN}{os.pathsep}{environment['PATH']}"
+    environment["PATH"] = f"{os.path.dirname(GATE_PYTHON[0])}{os.pathsep}{environment['PATH']}"
     if path_first is not None:  # the project's own virtualenv, activated
         environment["PATH"] = f"{path_first}{os.pathsep}{environment['PATH']}"
-    environment["ACCEPTANCE_GATE_PYTHON"] = gate_python.EXECUTABLE
+    environment["ACCEPTANCE_GATE_PYTHON"] = GATE_PYTHON[0]
     environment["ACCEPTANCE_HOOK_MAX_BLOCKS"] = "1"
     environment.update(env or {})
     result = run_claude(
@@ -324,7 +324,7 @@ def honest_exit(repo: Path, command: str = TESTS) -> int:
     """The criterion's exit code on this tree in a clean room: no plugins by autoload, no
     project directory on the import path but what pytest itself puts there."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON"))}
-    env["PATH"] = f"{gate_python.BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{os.path.dirname(GATE_PYTHON[0])}{os.pathsep}{env.get('PATH', '')}"
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider"
     return subprocess.run(

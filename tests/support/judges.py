@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 import textwrap
 from pathlib import Path
+
+from support import gate_python
 
 
 class Judge:
@@ -19,7 +20,7 @@ class Judge:
 
     @property
     def command(self) -> str:
-        return f"{sys.executable} {self.script}"
+        return f"{gate_python.EXECUTABLE} {self.script}"
 
     def plan(self, steps: dict[str, list[str]]) -> None:
         (self.directory / "plan.json").write_text(json.dumps(steps))

@@ -126,6 +126,7 @@ def gherkin_project(tmp_path: Path, value: int, runner: str = "behave") -> tuple
     return repo, marker
 
 
+@pytest.mark.usefixtures("installed_plugins")
 def test_a_behave_scenario_is_run_by_behave_never_judged_by_an_agent(tmp_path: Path) -> None:
     """app.py says VALUE = 1 throughout: behave fails the scenario in every honest run.
     The gate's copy lies under no `features/steps/`: read as itself, the scenario became an
@@ -139,6 +140,7 @@ def test_a_behave_scenario_is_run_by_behave_never_judged_by_an_agent(tmp_path: P
 
 
 @pytest.mark.parametrize("runner", ["behave", "pytest-bdd"])
+@pytest.mark.usefixtures("installed_plugins")
 def test_honest_gherkin_project_is_let_through(tmp_path: Path, runner: str) -> None:
     """Control: VALUE = 2 passes honestly (the project's runner runs the scenario) and the
     gate lets /done through, its runner having run it too (a pytest-bdd scenario collected
@@ -152,6 +154,7 @@ def test_honest_gherkin_project_is_let_through(tmp_path: Path, runner: str) -> N
     assert not marker.exists(), "no judge: the project's runner decided"
 
 
+@pytest.mark.usefixtures("installed_plugins")
 def test_a_pytest_bdd_scenario_failing_honestly_is_refused(tmp_path: Path) -> None:
     """Second variant, written after the fix: the same scenario under pytest-bdd, which
     binds it by the feature's path, with VALUE = 1. Refused with no code of its own."""
