@@ -62,9 +62,11 @@ from pytest_acceptance.gate.gate_result import CriterionOutcome
 from pytest_acceptance.gate.interpreter_paths import private_pycache
 from pytest_acceptance.gate.pinned_collection import Criterion
 from pytest_acceptance.gate.pinned_tests import PinnedTests, file_of
+from pytest_acceptance.gate.pins import shadowed_names
+from pytest_acceptance.gate.pins.base import PinError
 from pytest_acceptance.gate.pins.witnessed_criteria import WitnessedCriteria
 from pytest_acceptance.tree import folders as roles
-from pytest_acceptance.tree import shell
+from pytest_acceptance.tree import imports, shell
 from pytest_acceptance.tree.closure import in_environment
 from pytest_acceptance.tree.hostile import file_digest, open_regular, read_regular_or_none
 
@@ -262,6 +264,10 @@ class Session:
         self.registered: list[str] = []  # sources of the modules marked as test code
         self.folders: list[str] = []  # the marked packages' folders
         self.missed: list[str] = []  # "module<TAB>importer": top-level imports none found
+        # "module<TAB>location<TAB>importer": imported from the project for code outside it
+        # (None: a process of the gate's run did not say)
+        self.outside: list[str] | None = None
+        self.worker_outside: list[list[str] | None] = []  # the same, of each xdist worker
         self.finished = False
         self.tests: dict[str, str] = {}
         self.files: list[str] = []  # files it collected (its xdist workers' included)
@@ -289,6 +295,7 @@ def sessions(records: str) -> dict[str, Session]:
         elif owner is not None:  # a worker starts after the session that started it
             owner.files += session.files
             owner.unsubstituted += session.unsubstituted
+            owner.worker_outside.append(session.outside)
     return latest
 
 
@@ -324,8 +331,10 @@ def _read(path: str) -> Session | None:
                 session.root = str(record.get("root") or "")
                 session.collected = _strings(record.get("ids"))
                 session.marked = _strings(record.get("marked"))
+        elif session is not None and event == "outside":
+            session.outside = _strings(record.get("imports"))
         elif session is not None and session.worker:
-            continue  # a worker records its collected files, nothing else
+            continue  # a worker records its collected files, and what the project stood in for
         elif session is not None and event == "modules":
             session.plain = _strings(record.get("plain"))
             session.rewritten = _strings(record.get("rewritten"))
@@ -411,21 +420,35 @@ def known_modules(flow: Flow) -> gate_bytecode.Sources:
 
 
 def missed_by_environment(flow: Flow, found: Mapping[str, Session]) -> set[str]:
-    """The top-level modules the environment's code asked for in the pin's collection and
-    no finder found (an optional import: pytest-randomly's ``numpy``). The project gaining
-    one since would have the environment import the project's code instead, so such a name
-    counts among those a new project module must not take (pins/shadowed_names.py). A
-    module the project's own code asked for (a TDD test importing code not written yet)
-    stays free to appear."""
+    """The top-level modules the environment's code asks for, found or not: those asked for
+    in the pin's collection that no finder found (an optional import: pytest-randomly's
+    ``numpy``), and every one named in the source of a module of the environment the
+    collection imported (start-up code's too, which ran before any witness: the standard
+    library's ``copy`` asks for ``org``, ``subprocess`` for ``msvcrt``, and such an import
+    runs code even when it then fails). The project gaining one since would have the
+    environment import the project's code instead, so such a name counts among those a new
+    project module must not take (pins/shadowed_names.py). A module the project's own code
+    asked for (a TDD test importing code not written yet) stays free to appear."""
     inside = os.path.realpath(flow.repo) + os.sep
     names = set()
+    sources = set()
     for session in found.values():
         for line in session.missed[:MODULES_LIMIT]:
             name, _, importer = line.partition("\t")
             real = os.path.realpath(importer) if os.path.isabs(importer) else ""
             if not real.startswith(inside) or in_environment(real):
                 names.add(name)
-    return names
+        for path in (*session.plain, *session.rewritten):
+            real = os.path.realpath(path)
+            if not os.path.isfile(real):
+                continue  # the witness's own copy, gone with the run's private folder
+            if not real.startswith(inside) or in_environment(real):
+                sources.add(path)
+    try:
+        return names | imports.asked_names(sorted(sources))
+    except OSError as error:
+        why = f"cannot read the environment's code the criteria imported: {error}"
+        raise PinError(why) from None
 
 
 def _outside(repo: str, paths: list[str]) -> set[str]:
@@ -630,7 +653,11 @@ def judge(
         return criteria
     pins = pinned_tests.read(flow.folder)
     environments = pinned_environments(flow.prefix, pinned)
-    judged = _Judged(witnessed, pins, found, alone or {}, environments)
+    try:
+        modules: frozenset[str] | None = frozenset(shadowed_names.read(flow).project_modules)
+    except PinError:
+        modules = None
+    judged = _Judged(witnessed, pins, found, alone or {}, environments, flow.repo, modules)
     return tuple(_judged(criterion, judged) for criterion in criteria)
 
 
@@ -643,6 +670,8 @@ class _Judged:
     found: dict[str, Session]
     alone: dict[str, Session | None]
     environments: frozenset[str]
+    repo: str
+    modules: frozenset[str] | None  # the project's at /implement (None: unreadable)
 
 
 def pinned_environments(gate_prefix: str, pinned: WitnessedCriteria) -> frozenset[str]:
@@ -662,12 +691,14 @@ def _judged(criterion: CriterionOutcome, judged: _Judged) -> CriterionOutcome:
         problem: str | None = "the tests pinned for it at /implement cannot be read"
     else:
         problem = refusal(pin, session) or _unpinned(session, judged.environments)
+        problem = problem or stood_in(session, judged.repo, judged.modules)
     alone = judged.alone
     if problem is None and pin is not None and criterion.id in alone:
         problem = (
             refusal(pin, alone[criterion.id])
             or _unpinned(alone[criterion.id], judged.environments)
             or _unsubstituted(alone[criterion.id])
+            or stood_in(alone[criterion.id], judged.repo, judged.modules)
         )
         if problem is not None:
             problem = f"run again without the test files added since /implement, {problem}"
@@ -689,6 +720,70 @@ def _unpinned(session: Session | None, environments: frozenset[str]) -> str | No
         f"{session.prefix or 'unknown'}), which no criterion ran under at /implement: its "
         "files were never pinned. Run the criteria as pinned, or /pytest-acceptance:escalate "
         "for a human decision"
+    )
+
+
+def stood_in(session: Session | None, repo: str, modules: frozenset[str] | None) -> str | None:
+    """Why a project module new since /implement may have stood in for one the environment
+    lacks (None when none did): code outside the project asked for it, at start-up or
+    later, in the pytest or any of its xdist workers (witness_plugin._Importers). The files
+    pytest collected itself, conftest files and their packages are the project's tests."""
+    if session is None:
+        return None
+    reports = [session.outside, *session.worker_outside]
+    if modules is None or any(report is None for report in reports):
+        return (
+            "its pytest did not say which of the project's modules code outside the project "
+            "imported (a process of it ended before pytest's end, or /implement's record of "
+            "the project's modules cannot be read). Run it again, or /pytest-acceptance:"
+            "escalate for a human decision"
+        )
+    tests = _collected_files(session, repo)
+    stood_in = sorted(
+        {
+            f"{relative}: new since /implement, and imported for {importer or 'start-up code'}"
+            for report in reports
+            for relative, importer in _outside_imports(report or [], repo)
+            if _new_module(relative, modules, tests)
+        }
+    )
+    if not stood_in:
+        return None
+    return (
+        f"{'; '.join(stood_in[:LISTED])}, code outside the project, in place of a module the "
+        "environment lacks. Remove it, or /pytest-acceptance:escalate for a human decision"
+    )
+
+
+def _outside_imports(report: list[str], repo: str) -> list[tuple[str, str]]:
+    """(its path in the project, the file that asked for it) of each reported import."""
+    root = os.path.realpath(repo)
+    found = []
+    for line in report:
+        _, _, rest = line.partition("\t")
+        where, _, importer = rest.partition("\t")
+        real = os.path.realpath(where)
+        if real.startswith(root + os.sep) and not in_environment(real):
+            found.append((os.path.relpath(real, root), importer))
+    return found
+
+
+def _new_module(relative: str, modules: frozenset[str], tests: frozenset[str]) -> bool:
+    if relative in modules or relative in tests or os.path.basename(relative) == "conftest.py":
+        return False
+    folder = os.path.dirname(relative) if os.path.basename(relative) == "__init__.py" else relative
+    inside = folder + os.sep
+    if any(test.startswith(inside) for test in tests):
+        return False  # a package of the tests pytest collected
+    return not any(module.startswith(inside) for module in modules)
+
+
+def _collected_files(session: Session, repo: str) -> frozenset[str]:
+    root = os.path.realpath(session.root or repo)
+    project = os.path.realpath(repo)
+    return frozenset(
+        os.path.relpath(os.path.join(root, node.split("::", 1)[0]), project)
+        for node in session.files
     )
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
+import importlib.machinery
 import json
 import os
 import sys
@@ -153,6 +154,67 @@ _missed_imports: _MissedImports | None = None
 if _RECORDS and not _DISTRIBUTIONS:  # the pin's collection: what only the pin records
     _missed_imports = _MissedImports()
     sys.meta_path.append(_missed_imports)
+
+
+class _Importers:
+    """First on ``sys.meta_path`` in the gate's run, its xdist workers' too: for each
+    top-level module asked for, who asked and where a search of the import path finds it,
+    whether the import then succeeds or not. A module in the project that code outside it
+    asked for (the standard library's optional ``org.python.core``, a plugin's ``numpy``)
+    stands in for one the environment lacks; new since /implement, the gate trusts no pass
+    it took part in (witness.py). What was imported before this module loaded was asked
+    for by start-up code (the names such code asks for and does not find are pinned at
+    /implement: pins/shadowed_names.py)."""
+
+    def __init__(self) -> None:
+        self.asked: dict[str, set[str]] = {}
+        self.found: dict[str, set[str]] = {}
+        self.searching = False
+        for name, module in list(sys.modules.items()):
+            if "." not in name:
+                self.asked[name] = {""}
+                self.found[name] = {_location(getattr(module, "__spec__", None))}
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if path is not None or self.searching:
+            return None
+        self.asked.setdefault(name, set()).add(_importer())
+        self.searching = True
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(name)
+        except Exception:  # a broken path entry: the import itself will say so
+            spec = None
+        finally:
+            self.searching = False
+        self.found.setdefault(name, set()).add(_location(spec))
+        return None
+
+    def from_the_project(self, root: str) -> list[str]:
+        """``name<TAB>location<TAB>importer`` for each top-level module found inside
+        ``root`` that code outside it asked for (start-up code: an empty importer)."""
+        inside = os.path.realpath(root) + os.sep
+        found = []
+        for name, places in sorted(self.found.items()):
+            for where in sorted(p for p in places if p and os.path.realpath(p).startswith(inside)):
+                for importer in sorted(self.asked.get(name, ())):
+                    if not importer or not os.path.realpath(importer).startswith(inside):
+                        found.append(f"{name}\t{where}\t{importer}")
+        return found
+
+
+def _location(spec: Any) -> str:
+    """A module spec's file, or a namespace package's first folder ("" when neither)."""
+    origin = getattr(spec, "origin", None)
+    if isinstance(origin, str) and os.path.isabs(origin):
+        return origin
+    folders = list(getattr(spec, "submodule_search_locations", None) or ())
+    return str(folders[0]) if folders and isinstance(folders[0], str) else ""
+
+
+_importers: _Importers | None = None
+if _DISTRIBUTIONS:  # the gate's run
+    _importers = _Importers()
+    sys.meta_path.insert(0, _importers)
 
 
 # First among its peers (pluggy's own marker, written out: this module imports no pytest).
@@ -372,7 +434,12 @@ def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
 
 def pytest_unconfigure(config: Any) -> None:
     """Last: plugins still import at the terminal summary (hypothesis does)."""
-    if _session is None or _session.worker:
+    if _session is None:
+        return
+    if _importers is not None:
+        imports = _importers.from_the_project(str(config.rootpath))
+        _session.write({"event": "outside", "imports": imports})
+    if _session.worker:
         return
     plain, rewritten = _module_sources()
     record: dict[str, Any] = {"event": "modules", "plain": plain, "rewritten": rewritten}

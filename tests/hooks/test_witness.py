@@ -435,3 +435,73 @@ def test_a_session_in_an_environment_no_criterion_ran_in_at_implement_is_refused
     nothing = witness.pinned_environments("", WitnessedCriteria(("AC-1",), (), ()))
     session.prefix, session.python = str(gate), f"{gate}/bin/python"
     assert witness._unpinned(session, nothing) is not None  # nothing pinned confirms nothing
+
+
+# --- a project module standing in for one the environment lacks ------------------------------
+
+STDLIB_COPY = "/usr/lib/python3.11/copy.py"
+PINNED_MODULES = frozenset({"app.py", "tests/test_app.py"})
+
+
+def session_with(
+    tmp_path: Path, repo: Path, outside: list[str], *workers: list[str] | None
+) -> witness.Session:
+    """The gate run's session of AC-1 as read back: the controller reported `outside`, each
+    worker its own list (None: a worker that never reported one)."""
+    start = {"event": "start", "criterion": "AC-1"}
+    collected = {"event": "collected", "ids": [], "files": ["tests/test_app.py"], "root": str(repo)}
+    report = {"event": "outside", "imports": outside}
+    records(tmp_path, "100-1.jsonl", start, collected, report)
+    for number, imports in enumerate(workers, start=2):
+        lines: list[object] = [{"event": "worker", "criterion": "AC-1"}]
+        lines += [] if imports is None else [{"event": "outside", "imports": imports}]
+        records(tmp_path, f"{100 + number}-{number}.jsonl", *lines)
+    return witness.sessions(str(tmp_path))["AC-1"]
+
+
+def test_a_new_module_the_standard_library_asked_for_refuses_the_pass(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    line = f"org\t{repo / 'org' / '__init__.py'}\t{STDLIB_COPY}"
+    problem = witness.stood_in(session_with(tmp_path, repo, [line]), str(repo), PINNED_MODULES)
+    assert problem is not None
+    assert f"org/__init__.py: new since /implement, and imported for {STDLIB_COPY}" in problem
+
+
+def test_variant_one_asked_for_at_start_up_in_an_xdist_worker_refuses_it(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    line = f"msvcrt\t{repo / 'msvcrt.py'}\t"
+    session = session_with(tmp_path, repo, [], [line])
+    problem = witness.stood_in(session, str(repo), PINNED_MODULES)
+    assert (
+        problem is not None
+        and "msvcrt.py: new since /implement, and imported for start-up code" in problem
+    )
+
+
+def test_a_worker_that_never_said_what_it_imported_refuses_the_pass(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    problem = witness.stood_in(
+        session_with(tmp_path, repo, [], [], None), str(repo), PINNED_MODULES
+    )
+    assert problem is not None and "did not say" in problem
+
+
+def test_honest_what_pytest_collected_and_the_environment_inside_the_project_are_free(
+    tmp_path: Path,
+) -> None:
+    """Control: pytest imports the test files it collects and conftest files itself, and a
+    virtualenv inside the project is the environment; a module of the project at /implement
+    may be imported by anyone; none of those refuses."""
+    repo = tmp_path / "repo"
+    pytest_module = "/usr/lib/python3/_pytest/pathlib.py"
+    lines = [
+        f"test_app\t{repo / 'tests' / 'test_app.py'}\t{pytest_module}",
+        f"conftest\t{repo / 'conftest.py'}\t{pytest_module}",
+        f"app\t{repo / 'app.py'}\t{STDLIB_COPY}",
+        f"yaml\t{repo / '.venv/lib/python3.11/site-packages/yaml/__init__.py'}\t{pytest_module}",
+    ]
+    assert witness.stood_in(session_with(tmp_path, repo, lines), str(repo), PINNED_MODULES) is None
+
+
+def test_honest_no_report_at_all_from_a_run_with_no_witnessed_session_is_no_refusal() -> None:
+    assert witness.stood_in(None, "/repo", PINNED_MODULES) is None
