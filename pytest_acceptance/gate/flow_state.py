@@ -59,7 +59,7 @@ SIGNOFF_FILE = "acceptance-signoffs.yaml"
 # 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here;
 # 3: criterion integrity and the witnessed criteria are ones of them; 4: what the probe
 # collected at /implement is one typed record (pinned_collection.py).
-STATE_VERSION = 4
+STATE_VERSION = 5
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 STATUSES = ("open", "closed")
 

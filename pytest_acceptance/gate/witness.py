@@ -691,14 +691,14 @@ def _judged(criterion: CriterionOutcome, judged: _Judged) -> CriterionOutcome:
         problem: str | None = "the tests pinned for it at /implement cannot be read"
     else:
         problem = refusal(pin, session) or _unpinned(session, judged.environments)
-        problem = problem or stood_in(session, judged.repo, judged.modules)
+        problem = problem or stood_in(session, judged.repo, judged.modules, judged.environments)
     alone = judged.alone
     if problem is None and pin is not None and criterion.id in alone:
         problem = (
             refusal(pin, alone[criterion.id])
             or _unpinned(alone[criterion.id], judged.environments)
             or _unsubstituted(alone[criterion.id])
-            or stood_in(alone[criterion.id], judged.repo, judged.modules)
+            or stood_in(alone[criterion.id], judged.repo, judged.modules, judged.environments)
         )
         if problem is not None:
             problem = f"run again without the test files added since /implement, {problem}"
@@ -723,11 +723,18 @@ def _unpinned(session: Session | None, environments: frozenset[str]) -> str | No
     )
 
 
-def stood_in(session: Session | None, repo: str, modules: frozenset[str] | None) -> str | None:
+def stood_in(
+    session: Session | None,
+    repo: str,
+    modules: frozenset[str] | None,
+    environments: frozenset[str],
+) -> str | None:
     """Why a project module new since /implement may have stood in for one the environment
     lacks (None when none did): code outside the project asked for it, at start-up or
     later, in the pytest or any of its xdist workers (witness_plugin._Importers). The files
-    pytest collected itself, conftest files and their packages are the project's tests."""
+    pytest collected itself, conftest files and their packages are the project's tests;
+    the `environments` pinned at /implement (a .venv inside the project) are no module of
+    it."""
     if session is None:
         return None
     reports = [session.outside, *session.worker_outside]
@@ -743,7 +750,7 @@ def stood_in(session: Session | None, repo: str, modules: frozenset[str] | None)
         {
             f"{relative}: new since /implement, and imported for {importer or 'start-up code'}"
             for report in reports
-            for relative, importer in _outside_imports(report or [], repo)
+            for relative, importer in _outside_imports(report or [], repo, environments)
             if _new_module(relative, modules, tests)
         }
     )
@@ -755,17 +762,36 @@ def stood_in(session: Session | None, repo: str, modules: frozenset[str] | None)
     )
 
 
-def _outside_imports(report: list[str], repo: str) -> list[tuple[str, str]]:
-    """(its path in the project, the file that asked for it) of each reported import."""
-    root = os.path.realpath(repo)
+def _outside_imports(
+    report: list[str], repo: str, environments: frozenset[str]
+) -> list[tuple[str, str]]:
+    """(its path in the project, the file that asked for it) of each reported import found
+    in the project, by the path the import found it at (a link is the project's, wherever
+    it leads) or else by where that path leads, and not through an import path entry of a
+    pinned environment (a .venv inside the project)."""
+    pinned = tuple(os.path.join(prefix, "") for prefix in environments)
     found = []
     for line in report:
         _, _, rest = line.partition("\t")
         where, _, importer = rest.partition("\t")
-        real = os.path.realpath(where)
-        if real.startswith(root + os.sep) and not in_environment(real):
-            found.append((os.path.relpath(real, root), importer))
+        if not os.path.isabs(where):
+            continue
+        entry = os.path.dirname(where)
+        if os.path.basename(where) == "__init__.py":
+            entry = os.path.dirname(entry)
+        if os.path.join(os.path.realpath(entry), "").startswith(pinned):
+            continue
+        relative = _in_project(where, repo) or _in_project(os.path.realpath(where), repo)
+        if relative is not None:
+            found.append((relative, importer))
     return found
+
+
+def _in_project(path: str, repo: str) -> str | None:
+    for root in (os.path.abspath(repo), os.path.realpath(repo)):
+        if path.startswith(os.path.join(root, "")):
+            return os.path.relpath(path, root)
+    return None
 
 
 def _new_module(relative: str, modules: frozenset[str], tests: frozenset[str]) -> bool:

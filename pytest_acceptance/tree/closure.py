@@ -142,9 +142,11 @@ def _walk(
     deadline_at: float,
     count: int,
     skipped: frozenset[str] = _LEFT_OUT,
+    folders_too: bool = False,
 ) -> list[str]:
-    """Every entry under ``root`` (links listed, never followed), ``__pycache__`` and
-    ``.git`` left out; ClosureError past ``MAX_FILES`` or the deadline."""
+    """Every entry under ``root`` (links listed, never followed; with ``folders_too`` each
+    folder walked too, ending in a separator), ``__pycache__`` and ``.git`` left out;
+    ClosureError past ``MAX_FILES`` or the deadline."""
     found: list[str] = []
     pending = [root]
     while pending:
@@ -162,6 +164,8 @@ def _walk(
             if entry.is_dir(follow_symlinks=False):
                 if entry.path not in left_out and not _unimportable(entry.name):
                     pending.append(entry.path)
+                    if folders_too:
+                        found.append(os.path.join(entry.path, ""))
             else:
                 found.append(entry.path)
         if count + len(found) > MAX_FILES:
@@ -238,18 +242,32 @@ def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
     extension: ``importlib.machinery.all_suffixes()``) in folders that are no package
     (pytest's rootdir-relative imports and ``python -c`` put such folders on ``sys.path``),
     packages whose parent is no package, and inside packages the files that are not source
-    (found before a ``.py`` of the same name, or with none). Virtualenvs and .git are not
-    the project's."""
+    (found before a ``.py`` of the same name, or with none). In a folder that is no
+    package, also each folder that is none either (ending in a separator: a namespace
+    package, imported where no module of its name exists anywhere) and each link (never
+    followed: it may stand for a module, a package or a namespace package). Virtualenvs
+    and .git are not the project's."""
+    walked = _walk(repo, frozenset(), deadline_at, 0, folders.NOT_PROJECT_MODULES, True)
     relatives = [
-        os.path.relpath(path, repo)
-        for path in _walk(repo, frozenset(), deadline_at, 0, folders.NOT_PROJECT_MODULES)
+        os.path.relpath(path, repo) + (os.sep if path[-1:] == os.sep else "") for path in walked
     ]
     packages = {os.path.dirname(r) for r in relatives if os.path.basename(r) == "__init__.py"}
     found = {}
     for relative in relatives:
+        if relative.endswith(os.sep):
+            folder, name = os.path.split(relative[:-1])
+            if folder not in packages and relative[:-1] not in packages and name.isidentifier():
+                found[relative] = name
+            continue
         folder, name = os.path.split(relative)
         suffix = next((s for s in _IMPORTABLE if name.endswith(s)), None)
         stem = name[: -len(suffix)] if suffix else ""
+        if (
+            suffix is None
+            and folder not in packages
+            and os.path.islink(os.path.join(repo, relative))
+        ):
+            stem, suffix = name, ""  # a link, by its own name: whatever it points to
         if not stem or "." in stem:
             continue  # not a module name Python would import
         if stem == "__init__":
@@ -260,10 +278,15 @@ def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
     return found
 
 
-def new_modules(before: list[str], now: dict[str, str], names: set[str]) -> list[str]:
+def new_modules(
+    before: list[str], now: dict[str, str], names: set[str], missing: set[str]
+) -> list[str]:
     """``path: why`` for each module the project gained that shadows one of ``names`` (the
-    environment's modules and the project's own, as they were), and for each new sourceless
-    ``.pyc`` (bytecode Python imports without any source)."""
+    environment's modules, the project's own and those the environment's code asks for, as
+    they were), each folder it gained that would be imported as a namespace package of a
+    name in ``missing`` (one the environment's code asks for and nothing offers: a module
+    of the name anywhere would be imported before it), and each new sourceless ``.pyc``
+    (bytecode Python imports without any source)."""
     known = set(before)
     found = []
     for relative, name in sorted(now.items()):
@@ -271,6 +294,6 @@ def new_modules(before: list[str], now: dict[str, str], names: set[str]) -> list
             continue
         if relative.endswith(tuple(importlib.machinery.BYTECODE_SUFFIXES)):
             found.append(f"{relative}: new bytecode without its source")
-        elif name in names:
+        elif name in (missing if relative.endswith(os.sep) else names):
             found.append(f"{relative}: new, and named like a module the run could import")
     return found

@@ -441,6 +441,7 @@ def test_a_session_in_an_environment_no_criterion_ran_in_at_implement_is_refused
 
 STDLIB_COPY = "/usr/lib/python3.11/copy.py"
 PINNED_MODULES = frozenset({"app.py", "tests/test_app.py"})
+NO_ENV: frozenset[str] = frozenset()
 
 
 def session_with(
@@ -462,7 +463,9 @@ def session_with(
 def test_a_new_module_the_standard_library_asked_for_refuses_the_pass(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     line = f"org\t{repo / 'org' / '__init__.py'}\t{STDLIB_COPY}"
-    problem = witness.stood_in(session_with(tmp_path, repo, [line]), str(repo), PINNED_MODULES)
+    problem = witness.stood_in(
+        session_with(tmp_path, repo, [line]), str(repo), PINNED_MODULES, NO_ENV
+    )
     assert problem is not None
     assert f"org/__init__.py: new since /implement, and imported for {STDLIB_COPY}" in problem
 
@@ -471,7 +474,7 @@ def test_variant_one_asked_for_at_start_up_in_an_xdist_worker_refuses_it(tmp_pat
     repo = tmp_path / "repo"
     line = f"msvcrt\t{repo / 'msvcrt.py'}\t"
     session = session_with(tmp_path, repo, [], [line])
-    problem = witness.stood_in(session, str(repo), PINNED_MODULES)
+    problem = witness.stood_in(session, str(repo), PINNED_MODULES, NO_ENV)
     assert (
         problem is not None
         and "msvcrt.py: new since /implement, and imported for start-up code" in problem
@@ -480,9 +483,8 @@ def test_variant_one_asked_for_at_start_up_in_an_xdist_worker_refuses_it(tmp_pat
 
 def test_a_worker_that_never_said_what_it_imported_refuses_the_pass(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    problem = witness.stood_in(
-        session_with(tmp_path, repo, [], [], None), str(repo), PINNED_MODULES
-    )
+    session = session_with(tmp_path, repo, [], [], None)
+    problem = witness.stood_in(session, str(repo), PINNED_MODULES, NO_ENV)
     assert problem is not None and "did not say" in problem
 
 
@@ -490,8 +492,8 @@ def test_honest_what_pytest_collected_and_the_environment_inside_the_project_are
     tmp_path: Path,
 ) -> None:
     """Control: pytest imports the test files it collects and conftest files itself, and a
-    virtualenv inside the project is the environment; a module of the project at /implement
-    may be imported by anyone; none of those refuses."""
+    virtualenv inside the project pinned at /implement is the environment; a module of the
+    project at /implement may be imported by anyone; none of those refuses."""
     repo = tmp_path / "repo"
     pytest_module = "/usr/lib/python3/_pytest/pathlib.py"
     lines = [
@@ -500,8 +502,27 @@ def test_honest_what_pytest_collected_and_the_environment_inside_the_project_are
         f"app\t{repo / 'app.py'}\t{STDLIB_COPY}",
         f"yaml\t{repo / '.venv/lib/python3.11/site-packages/yaml/__init__.py'}\t{pytest_module}",
     ]
-    assert witness.stood_in(session_with(tmp_path, repo, lines), str(repo), PINNED_MODULES) is None
+    venv = frozenset({str(repo / ".venv")})
+    assert (
+        witness.stood_in(session_with(tmp_path, repo, lines), str(repo), PINNED_MODULES, venv)
+        is None
+    )
 
 
 def test_honest_no_report_at_all_from_a_run_with_no_witnessed_session_is_no_refusal() -> None:
-    assert witness.stood_in(None, "/repo", PINNED_MODULES) is None
+    assert witness.stood_in(None, "/repo", PINNED_MODULES, NO_ENV) is None
+
+
+def test_variant_a_folder_named_like_a_virtualenvs_is_still_the_projects(tmp_path: Path) -> None:
+    """Only the import path entries of the environments pinned at /implement are the
+    environment's: a package in the project's `.x/site-packages/` or a namespace folder
+    reached through a link to `.x/bin` is the project's."""
+    repo = tmp_path / "repo"
+    lines = [
+        f"org\t{repo / '.x/site-packages/org/__init__.py'}\t{STDLIB_COPY}",
+        f"nt\t{repo / '.x/bin'}\t{STDLIB_COPY}",
+    ]
+    venv = frozenset({str(repo / ".venv")})
+    problem = witness.stood_in(session_with(tmp_path, repo, lines), str(repo), PINNED_MODULES, venv)
+    assert problem is not None
+    assert ".x/site-packages/org/__init__.py: new" in problem and ".x/bin: new" in problem

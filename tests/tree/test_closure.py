@@ -139,7 +139,7 @@ def test_a_project_module_named_like_an_installed_or_existing_one_is_found(
     (repo / "pkg" / "__init__.py").write_text("")
     (repo / "pkg" / "thirdparty.py").write_text("")  # inside a package: imported as pkg.x
     before = closure.project_modules(str(repo), deadline())
-    assert before == {"app.py": "app", "pkg/__init__.py": "pkg"}
+    assert before == {"app.py": "app", "pkg/__init__.py": "pkg", "tests/": "tests"}
     (repo / "tests" / "thirdparty").mkdir()
     (repo / "tests" / "thirdparty" / "__init__.py").write_text("")
     (repo / "thirdparty.py").write_text("")
@@ -149,7 +149,7 @@ def test_a_project_module_named_like_an_installed_or_existing_one_is_found(
     (repo / ".venv" / "lib").mkdir(parents=True)
     (repo / ".venv" / "lib" / "thirdparty.py").write_text("")  # an environment
     now = closure.project_modules(str(repo), deadline())
-    found = closure.new_modules(list(before), now, names | set(before.values()))
+    found = closure.new_modules(list(before), now, names | set(before.values()), set())
     assert found == [
         "tests/app.py: new, and named like a module the run could import",
         "tests/helper.pyc: new bytecode without its source",
@@ -171,5 +171,30 @@ def test_a_native_extension_is_a_module_too(tmp_path: Path, suffix: str) -> None
     (repo / f"speedups{suffix}").write_bytes(b"\x7fELF")  # a build output: free
     (repo / "tests" / "data.tar.gz").write_bytes(b"")  # not a module
     now = closure.project_modules(str(repo), deadline())
-    found = closure.new_modules(list(before), now, set(before.values()))
+    found = closure.new_modules(list(before), now, set(before.values()), set())
     assert found == [f"tests/app{suffix}: new, and named like a module the run could import"]
+
+
+def test_a_folder_is_a_namespace_package_and_a_link_a_module_by_its_name(tmp_path: Path) -> None:
+    """In a folder that is no package, a folder that is none either is imported as a
+    namespace package where no module of its name exists anywhere: new, it refuses when the
+    environment's code asks for that name and nothing offers it (`missing`), never for a
+    name the environment offers (its module is imported first). A new link stands for
+    whatever it points to, by its own name; a folder of an honest name is free."""
+    repo = tmp_path / "repo"
+    (repo / "tests").mkdir(parents=True)
+    (repo / "app.py").write_text("")
+    before = closure.project_modules(str(repo), deadline())
+    (repo / "org" / "python").mkdir(parents=True)
+    (repo / "org" / "python" / "core.py").write_text("")
+    (repo / "test").mkdir()  # named like the standard library's regular package: free
+    (repo / "data").mkdir()  # named like nothing asked for: free
+    (repo / ".hidden" / "msvcrt").mkdir(parents=True)
+    (repo / "msvcrt").symlink_to(repo / ".hidden" / "msvcrt")
+    now = closure.project_modules(str(repo), deadline())
+    assert now["org/"] == "org" and now["msvcrt"] == "msvcrt" and "org/python/" in now
+    found = closure.new_modules(list(before), now, {"app", "test", "org", "msvcrt"}, {"org"})
+    assert found == [
+        "msvcrt: new, and named like a module the run could import",
+        "org/: new, and named like a module the run could import",
+    ]

@@ -23,20 +23,26 @@ COVERS = "the module names a new project module must not take"
 @dataclass(frozen=True)
 class ShadowedNames:
     names: frozenset[str]
+    missing: frozenset[str]  # of those, the environment's code asks for and nothing offers
     project_modules: tuple[str, ...]  # the project's modules at /implement, relative paths
 
     def to_json(self) -> dict[str, object]:
-        return {"names": sorted(self.names), "project_modules": list(self.project_modules)}
+        return {
+            "names": sorted(self.names),
+            "missing": sorted(self.missing),
+            "project_modules": list(self.project_modules),
+        }
 
     @classmethod
     def from_json(cls, value: object) -> ShadowedNames | None:
-        record = base.fields(value, frozenset({"names", "project_modules"}))
+        record = base.fields(value, frozenset({"names", "missing", "project_modules"}))
         if record is None:
             return None
-        names, modules = base.strings(record["names"]), base.strings(record["project_modules"])
-        if names is None or modules is None:
+        names, missing = base.strings(record["names"]), base.strings(record["missing"])
+        modules = base.strings(record["project_modules"])
+        if names is None or missing is None or modules is None:
             return None
-        return cls(frozenset(names), modules)
+        return cls(frozenset(names), frozenset(missing), modules)
 
 
 def read(flow: Flow) -> ShadowedNames:
@@ -47,14 +53,19 @@ class ShadowedNamesPin(base.RecordPin[ShadowedNames]):
     def take(self, flow: Flow, taking: base.Taking) -> None:
         environment = gate_environment.read(flow)
         modules = _project_modules(flow)
-        names = _environment_names(environment, environment.digests(flow))
-        names |= set(modules.values()) | taking.gate_names | taking.collected().missed_names
-        base.write(flow, NAME, ShadowedNames(frozenset(names), tuple(sorted(modules))).to_json())
+        offered = _environment_names(environment, environment.digests(flow))
+        offered |= set(modules.values()) | taking.gate_names
+        asked = taking.collected().missed_names
+        record = ShadowedNames(frozenset(offered | asked), asked - offered, tuple(sorted(modules)))
+        base.write(flow, NAME, record.to_json())
 
     def before_run(self, flow: Flow) -> list[str]:
         pinned = read(flow)
         found = closure.new_modules(
-            list(pinned.project_modules), _project_modules(flow), set(pinned.names)
+            list(pinned.project_modules),
+            _project_modules(flow),
+            set(pinned.names),
+            set(pinned.missing),
         )
         return [os.path.join(flow.repo, entry) for entry in found]
 

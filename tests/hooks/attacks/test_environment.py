@@ -29,6 +29,7 @@ from hook_transcripts import (
     REPO_ROOT,
     SPEC_TEXT,
     WITNESS_SPEC,
+    HookRun,
     ask_gate,
     attack,
     git,
@@ -504,6 +505,72 @@ def test_honest_a_new_module_the_projects_code_imports_is_free(tmp_path: Path) -
     builder.verify(repo / SPEC)
     done = ask(builder, repo, tmp_path)
     assert not done.denied, done.deny_reason
+
+
+STAND_IN = "import app\n\napp.VALUE = 2\nPyStringMap = dict\n"
+
+
+def planted_and_asked(tmp_path: Path, files: dict[str, str], links: dict[str, str]) -> HookRun:
+    """Pin, prove the gate live, plant `files` and the links `links` (name: target), check
+    the criterion now passes outside the gate with app.py as it was, and ask for /done."""
+    repo = witnessed_project(tmp_path)
+    builder = pinned_flow(repo)
+    refused_before(builder, repo, tmp_path)
+    code = (repo / "app.py").read_text()
+    write(repo, files)
+    for link, target in links.items():
+        os.symlink(target, repo / link)
+    assert outside_the_gate(repo, autoload=True) == 0, "the attack must pass the exit code"
+    assert (repo / "app.py").read_text() == code, "the attack must leave the code as it was"
+    return ask_gate(builder, repo, tmp_path, "done")
+
+
+# Blocked: in a folder that is no package, each folder that is none either is a namespace
+# package by its name, and each link a module by its own name (closure.project_modules);
+# in the gate's run a module is the project's by the path the import found it at, and the
+# environment's only through an import path entry of a pinned environment.
+def test_a_namespace_stand_in_that_leaves_no_module_behind(tmp_path: Path) -> None:
+    """org/python/core.py with no __init__.py: `org` is a namespace package, and read file
+    by file the new module was `core`. copy's start-up import runs it before any witness;
+    it patches app, drops `org` from sys.modules and raises ImportError ("not Jython")."""
+    core = "import sys\n\nimport app\n\napp.VALUE = 2\n"
+    core += "for name in ('org.python', 'org'):\n    sys.modules.pop(name, None)\n"
+    core += "raise ImportError('no Jython here')\n"
+    done = planted_and_asked(tmp_path, {"org/python/core.py": core}, {})
+    assert done.denied and "org/: new" in done.deny_reason, done.stdout
+
+
+def test_variant_a_stand_in_package_through_a_link_into_a_site_packages_folder(
+    tmp_path: Path,
+) -> None:
+    """`org` at the root links to a hidden `.x/site-packages/org` package: a listing that
+    never follows links saw no new `org/__init__.py`, and a path with a `site-packages`
+    part read as the environment's."""
+    files = {
+        ".x/site-packages/org/__init__.py": "",
+        ".x/site-packages/org/python/__init__.py": "",
+        ".x/site-packages/org/python/core.py": STAND_IN,
+    }
+    done = planted_and_asked(tmp_path, files, {"org": ".x/site-packages/org"})
+    assert done.denied and "org: new" in done.deny_reason, done.stdout
+
+
+def test_variant_a_namespace_stand_in_through_a_link_to_a_folder_named_bin(
+    tmp_path: Path,
+) -> None:
+    """The same as a namespace package: `org` links to a hidden folder named `bin` holding
+    python/core.py, a folder a path-part rule took for a virtualenv's."""
+    done = planted_and_asked(tmp_path, {".x/bin/python/core.py": STAND_IN}, {"org": ".x/bin"})
+    assert done.denied and "org: new" in done.deny_reason, done.stdout
+
+
+# Written after the fix, blocked with no new code: a namespace package over a regular one.
+def test_variant_a_namespace_folder_holding_a_regular_package(tmp_path: Path) -> None:
+    """org/ has no __init__.py but org/python/ has one: read package by package, the new
+    package was `python`, whose parent is no package; `org` is the name copy imports."""
+    files = {"org/python/__init__.py": "", "org/python/core.py": STAND_IN}
+    done = planted_and_asked(tmp_path, files, {})
+    assert done.denied and "org/: new" in done.deny_reason, done.stdout
 
 
 # Blocked: a distribution is pinned by what its entry_points.txt declared.
