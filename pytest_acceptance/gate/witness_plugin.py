@@ -444,21 +444,42 @@ def pytest_unconfigure(config: Any) -> None:
     plain, rewritten = _module_sources()
     record: dict[str, Any] = {"event": "modules", "plain": plain, "rewritten": rewritten}
     if not _DISTRIBUTIONS:  # the pin's collection: what only the pin records
-        files, folders = _registered_sources()
+        files, folders = _registered_sources(_entry_point_plugins(config))
         record.update(distributions=visible_distributions(), registered=files, folders=folders)
         record.update(missed=_missed_imports.missed() if _missed_imports else [])
     _session.write(record)
 
 
-def _registered_sources() -> tuple[list[str], list[str]]:
+def _entry_point_plugins(config: Any) -> list[str]:
+    """The sources of the modules pytest loaded as plugins through a distribution's
+    ``pytest11`` entry point: harness code, whatever pytest could mark for rewriting (an
+    editable install's record names no module of it, an egg-info folder may list no file).
+    A package's folder comes first, followed by its ``.py`` files."""
+    try:
+        loaded = config.pluginmanager.list_plugin_distinfo()
+    except Exception:  # a pluggy without it: pytest's own marks stand alone
+        return []
+    found: list[str] = []
+    for plugin, _ in loaded:
+        folders = list(getattr(plugin, "__path__", None) or ())
+        source = getattr(plugin, "__file__", None)
+        if folders and isinstance(folders[0], str):
+            found += [folders[0], *_python_files(folders[0])]
+        elif isinstance(source, str) and source.endswith(".py"):
+            found.append(source)
+    return found
+
+
+def _registered_sources(plugins: list[str]) -> tuple[list[str], list[str]]:
     """The source files of the modules pytest was told are test code (its assertion
     rewriting's marks: ``register_assert_rewrite``, ``pytest_plugins``, ``-p``), whether the
     session imported them or not, found on ``sys.path`` as an import would find them: a
-    marked module's file, a marked package's every ``.py`` file; and the packages' folders."""
+    marked module's file, a marked package's every ``.py`` file; and the packages' folders;
+    with the ``plugins`` pytest loaded through entry points (their sources, folders first)."""
     hook = next((f for f in sys.meta_path if type(f).__name__ == "AssertionRewritingHook"), None)
     names = getattr(hook, "_must_rewrite", None)
-    files: set[str] = set()
-    folders: set[str] = set()
+    files = {path for path in plugins if not os.path.isdir(path)}
+    folders = {path for path in plugins if os.path.isdir(path)}
     for name in sorted(names) if isinstance(names, (set, frozenset)) else []:
         found = _sources_of(str(name))
         if found and os.path.isdir(found[0]):
