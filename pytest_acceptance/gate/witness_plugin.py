@@ -191,13 +191,18 @@ class _Importers:
 
     def from_the_project(self, root: str) -> list[str]:
         """``name<TAB>location<TAB>importer`` for each top-level module found inside
-        ``root`` that code outside it asked for (start-up code: an empty importer)."""
-        inside = os.path.realpath(root) + os.sep
+        ``root``, by the path the import found or by where it leads (a link in the project
+        to a folder outside it is the project's), that code outside it asked for (start-up
+        code: an empty importer)."""
+        real = os.path.realpath(root) + os.sep
+        inside = (os.path.abspath(root) + os.sep, real)
         found = []
         for name, places in sorted(self.found.items()):
-            for where in sorted(p for p in places if p and os.path.realpath(p).startswith(inside)):
+            for where in sorted(p for p in places if p):
+                if not where.startswith(inside) and not os.path.realpath(where).startswith(real):
+                    continue
                 for importer in sorted(self.asked.get(name, ())):
-                    if not importer or not os.path.realpath(importer).startswith(inside):
+                    if not importer or not os.path.realpath(importer).startswith(real):
                         found.append(f"{name}\t{where}\t{importer}")
         return found
 

@@ -526,3 +526,23 @@ def test_variant_a_folder_named_like_a_virtualenvs_is_still_the_projects(tmp_pat
     problem = witness.stood_in(session_with(tmp_path, repo, lines), str(repo), PINNED_MODULES, venv)
     assert problem is not None
     assert ".x/site-packages/org/__init__.py: new" in problem and ".x/bin: new" in problem
+
+
+def test_a_link_in_the_project_to_a_package_outside_it_is_reported_as_the_projects(
+    tmp_path: Path,
+) -> None:
+    """The witness's own report (witness_plugin._Importers): a module found through a link
+    in the project is the project's by the path found, wherever the link leads; the same
+    package found at its own place outside the project is not."""
+    from pytest_acceptance.gate import witness_plugin
+
+    repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    (elsewhere / "org").mkdir(parents=True)
+    (elsewhere / "org" / "__init__.py").write_text("")
+    repo.mkdir()
+    (repo / "org").symlink_to(elsewhere / "org")
+    through_link = str(repo / "org" / "__init__.py")
+    importers = witness_plugin._Importers()
+    importers.found = {"org": {through_link}, "outside": {str(elsewhere / "org" / "__init__.py")}}
+    importers.asked = {"org": {STDLIB_COPY}, "outside": {STDLIB_COPY}}
+    assert importers.from_the_project(str(repo)) == [f"org\t{through_link}\t{STDLIB_COPY}"]
