@@ -746,7 +746,7 @@ def stood_in(
             "escalate for a human decision"
         )
     tests = _collected_files(session, repo)
-    stood_in = sorted(
+    found = sorted(
         {
             f"{relative}: new since /implement, and imported for {importer or 'start-up code'}"
             for report in reports
@@ -754,10 +754,10 @@ def stood_in(
             if _new_module(relative, modules, tests)
         }
     )
-    if not stood_in:
+    if not found:
         return None
     return (
-        f"{'; '.join(stood_in[:LISTED])}, code outside the project, in place of a module the "
+        f"{'; '.join(found[:LISTED])}, code outside the project, in place of a module the "
         "environment lacks. Remove it, or /pytest-acceptance:escalate for a human decision"
     )
 
