@@ -27,6 +27,16 @@ _TREE_BEFORE = pytest.StashKey[str]()
 STARTED_RUNS_OPTIONS = " ".join(runs.QUIET_PLUGINS)
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--machine-level-only",
+        action="store_true",
+        help="run each isolation-level test only at the level this machine's gate run gets "
+        "(CI's run without bubblewrap: the levels below it are made by the same wrappers in "
+        "the suite's run, tests/support/isolation.py)",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """The interpreter the tests' gates verify with is built before any test starts a gate
     (support/gate_python.py); xdist's workers find it ready."""

@@ -24,7 +24,7 @@ from support.gemini_cli import GeminiInstallError, installed_gemini
 from support.gemini_harness import GeminiAPI, gemini_home, serving
 from support.gemini_harness import Turn as GeminiTurn
 from support.gemini_session import Session as GeminiSession
-from support.isolation import wrapper_for
+from support.isolation import machine_level, wrapper_for
 from support.kept_digests import carried
 
 
@@ -172,12 +172,27 @@ def copilot_session(
             yield start
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test run at each isolation level is marked `isolation_level`, whether its file
-    says so or not: CI runs these again on a view of the machine without bubblewrap."""
+    says so or not: CI runs these again on a view of the machine without bubblewrap. There,
+    with --machine-level-only, only at the level the machine gives: a level below it is
+    made by the same wrapper here as in the suite's run, which ran it already."""
     for item in items:
         if "isolation_level" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.isolation_level)
+    if config.getoption("machine_level_only"):
+        below = [item for item in items if _level(item) not in (None, machine_level())]
+        config.hook.pytest_deselected(items=below)
+        items[:] = [item for item in items if _level(item) in (None, machine_level())]
+
+
+def _level(item: pytest.Item) -> str | None:
+    """The isolation level an `isolation_level` test is parametrized with (through the
+    fixture, or as its own `level`); None for any other test."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker("isolation_level") is None:
+        return None
+    return callspec.params.get("isolation_level", callspec.params.get("level"))
 
 
 @pytest.fixture
