@@ -42,6 +42,7 @@ from typing import Iterable
 
 from pytest_acceptance.gate.flow_state import Flow, data_dir
 from pytest_acceptance.gate.hook_io import PLUGIN_ROOT
+from pytest_acceptance.gate.interpreter_paths import symlink_hops
 from pytest_acceptance.gate.pins import table
 
 # Where each wrapper is looked for, best first (isolation.py names the level each gives).
@@ -362,9 +363,13 @@ def _links(paths: Iterable[str], shown: list[str]) -> dict[str, str]:
 
 
 def _interpreter_folders() -> list[str]:
-    """What the hook's own interpreter needs to start with -I -S (the probe): its file and
-    its installation's folders."""
-    return [sys.executable, os.path.realpath(sys.executable), sys.prefix, sys.base_prefix]
+    """What the hook's own interpreter needs to start with -I -S (the probe): each link
+    met on the way from its path to its file (a virtualenv's ``python -> python3 ->
+    /usr/bin/python3.11``: under -S, ``sys.prefix`` is not the virtualenv's, so the
+    world does not show that folder and each link is made again there), its file and its
+    installation's folders."""
+    links = [link for link, _ in symlink_hops(sys.executable)[:-1]]
+    return [sys.executable, *links, os.path.realpath(sys.executable), sys.prefix, sys.base_prefix]
 
 
 def _within(path: str, folder: str) -> bool:

@@ -356,3 +356,30 @@ def test_a_path_folder_in_home_is_in_the_world_read_only_and_nothing_else_of_hom
     words = apart.command([sys.executable, "-c", probe, *map(str, paths)], flow)
     said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
     assert said.split() == ["tool", "True", "key", "False", "refused"], said
+
+
+def test_a_hook_interpreter_reached_through_links_gets_bubblewrap(tmp_path: Path) -> None:
+    """A hook run by a virtualenv's python3 (no other python3 on PATH) starts through links
+    in a folder the probe's world does not show (`python -> python3 -> the real file`):
+    each link is made again there, so the probe finds bubblewrap working, not a lower level
+    that tells the user to install what is installed."""
+    require_tool("bwrap", why="the level a working bubblewrap gives")
+    folder = tmp_path / "venv" / "bin"
+    folder.mkdir(parents=True)
+    (folder / "python3").symlink_to(os.path.realpath(sys.executable))
+    (folder / "python").symlink_to("python3")
+    probe = "import sys; from pytest_acceptance.gate import apart; print(apart.prefix()[0])"
+    for python in (folder / "python", folder / "python3"):
+        done = subprocess.run(
+            [
+                str(python),
+                "-I",
+                "-S",
+                "-c",
+                f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); {probe}",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert done.stdout.strip() == apart.installed("bwrap"), python
