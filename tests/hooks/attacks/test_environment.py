@@ -507,6 +507,22 @@ def test_honest_a_new_module_the_projects_code_imports_is_free(tmp_path: Path) -
     assert not done.denied, done.deny_reason
 
 
+def test_honest_new_modules_named_like_words_of_the_environments_prose_are_free(
+    tmp_path: Path,
+) -> None:
+    """Control: the standard library's importlib says "... import system." in a comment
+    and functools "from the ..." in a docstring. The agent adds a `system/` folder of data
+    and a `the.py` module the code imports: no environment code imports either name (a
+    line of prose is no import statement), so the fixed tree is let through."""
+    repo = witnessed_project(tmp_path)
+    builder = pin(repo)
+    files = {"system/value.txt": "2\n", "the.py": "TWO = 2\n"}
+    write(repo, {**files, "app.py": "from the import TWO\n\nVALUE = TWO\n"})
+    builder.verify(repo / SPEC)
+    done = ask(builder, repo, tmp_path)
+    assert not done.denied, done.deny_reason
+
+
 STAND_IN = "import app\n\napp.VALUE = 2\nPyStringMap = dict\n"
 
 
