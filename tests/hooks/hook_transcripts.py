@@ -856,7 +856,7 @@ def outside_the_gate(repo: Path, command: str = TESTS, autoload: bool = False) -
 
 class GotThrough(AssertionError):
     """The attack got past the gate (only this counts as the expected failure of an open
-    route: a setup step that fails is a plain failure). Rounds six onwards."""
+    route: a setup step that fails is a plain failure)."""
 
 
 def open_route(why: str) -> pytest.MarkDecorator:
