@@ -75,13 +75,8 @@ def _run(commands: dict[str, str], scratch: Path) -> StopOutcome:
     hooks_file.write_text(json.dumps({"version": host_copilot.HOOKS_VERSION, "hooks": content}))
     env = _environment(scratch)
     session = str(uuid.uuid4())
-    transcript = scratch / "events.jsonl"
-    lines = [
-        {"type": "assistant.message", "data": {"content": LAST_MESSAGE}},
-        {"type": "hook.start", "data": {"hookType": host_copilot.CONTRACT.stop_event}},
-    ]
-    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     common = {"sessionId": session, "timestamp": int(time.time() * 1000), "cwd": str(project)}
+    transcript = stop_transcript(scratch / "events.jsonl", common)
     prompt = {**common, "prompt": f"{host_copilot.IMPLEMENT_PROMPT} {SPEC}"}
     pinned = _hook(commands["userPromptSubmitted"], project, env, prompt)
     if pinned.get("decision") == "block":
@@ -96,6 +91,21 @@ def _run(commands: dict[str, str], scratch: Path) -> StopOutcome:
     reason = str(answer.get("reason") or answer or "no answer")
     blocked = answer.get("decision") == "block" and "AC-1" in reason
     return StopOutcome(blocked, " ".join(reason.split())[:160])
+
+
+def stop_transcript(path: Path, stop: dict[str, Any]) -> Path:
+    """Copilot's events.jsonl at the synthetic `stop`: the agent's last text, then that
+    stop's own hook.start with the stop's payload as its input, as Copilot writes it, so
+    the hook finds the stop's text at once instead of waiting for more to be written."""
+    lines = [
+        {"type": "assistant.message", "data": {"content": LAST_MESSAGE}},
+        {
+            "type": "hook.start",
+            "data": {"hookType": host_copilot.CONTRACT.stop_event, "input": stop},
+        },
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
 
 
 def _ours(commands: dict[str, str]) -> list[tuple[str, str, int]]:

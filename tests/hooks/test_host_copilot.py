@@ -473,3 +473,15 @@ def test_a_prompt_with_unreadable_input_is_let_through(tmp_path: Path) -> None:
     """The control beside it: the prompt hook never refuses a prompt for its own error."""
     answer = _run_hook("prompt.py", {"timestamp": 1, "prompt": "hi"}, tmp_path / "home")
     assert answer.get("decision") is None
+
+
+def test_the_doctors_synthetic_stop_finds_its_text_at_once(
+    tmp_path: Path, no_settling: None
+) -> None:
+    """The synthetic stop's events.jsonl is written up to that stop's own hook.start, as
+    Copilot writes it: read once (no settle time), it holds the stop's text, so the doctor
+    never waits for a transcript that will not grow."""
+    stop = {"sessionId": "s-1", "timestamp": 1764000000000, "cwd": str(tmp_path)}
+    path = copilot_doctor.stop_transcript(tmp_path / "events.jsonl", stop)
+    found = host_copilot.last_message(str(path), host_copilot.stop_stamp(stop))
+    assert found == copilot_doctor.LAST_MESSAGE
