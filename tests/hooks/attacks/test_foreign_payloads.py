@@ -17,6 +17,10 @@ from typing import Any
 from hook_transcripts import SESSION_ID, pinned_flow, plugin_data, run_hook, stop_payload
 
 REPRESENTATIVE = "test_a_copilot_stop_in_a_flow_of_ours_is_judged"
+# Copilot's adapter reads the last message from a transcript in its own format, waiting for
+# the hooks' settle time while it is not written up to the stop: a Claude Code transcript
+# never is, and waiting changes nothing the stop decides.
+QUICK = {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"}
 
 
 def _flow(repo: Path, tmp_path: Path) -> Path:
@@ -43,7 +47,7 @@ def test_an_honest_claude_code_stop_in_the_flow_is_blocked(repo: Path, tmp_path:
 
 
 def test_a_copilot_stop_in_a_flow_of_ours_is_judged(repo: Path, tmp_path: Path) -> None:
-    run = run_hook("Stop", _copilot_stop(_flow(repo, tmp_path), repo))
+    run = run_hook("Stop", _copilot_stop(_flow(repo, tmp_path), repo), env=QUICK)
     assert run.blocked and "have not verified" in run.reason
     assert set(json.loads(run.stdout)) == {"decision", "reason"}  # Copilot's shape
 
@@ -71,5 +75,5 @@ def test_a_copilot_stop_with_a_damaged_pin_blocks(repo: Path, tmp_path: Path) ->
     transcript = _flow(repo, tmp_path)
     (flow_file,) = plugin_data().rglob("flow.json")
     flow_file.write_text("{damaged")
-    run = run_hook("Stop", _copilot_stop(transcript, repo))
+    run = run_hook("Stop", _copilot_stop(transcript, repo), env=QUICK)
     assert run.blocked, run.stdout
