@@ -339,6 +339,20 @@ def reason(found: list[str]) -> str:
     )
 
 
+def running_during_the_run(found: list[str], skill: str) -> str:
+    """Why /done or /escalate is refused while processes of the session run beside it."""
+    shown = "; ".join(found[:LISTED]) + (
+        f"; and {len(found) - LISTED} more" if len(found) > LISTED else ""
+    )
+    return (
+        f"This session has {len(found)} process(es) running outside the CLI's tool calls: "
+        f"{shown}. A process left running can change the tree while the gate's run reads "
+        f"it, and change it back after, so /pytest-acceptance:{skill} is verified only when "
+        f"none runs. Stop it (kill the process), then call /pytest-acceptance:{skill} again. "
+        f"{isolation()}"
+    )
+
+
 def isolation() -> str:
     """The isolation this stop had, in the sentence its answer ends with."""
     from pytest_acceptance.gate import isolation as levels  # its probe runs only for a block

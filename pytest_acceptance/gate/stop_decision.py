@@ -398,7 +398,8 @@ def skill_call(payload: dict[str, Any], seen: Seen, checks: Checks = REAL) -> No
         _unverifiable_call(skill, situation.pin)
     else:
         isolation.tell()
-        problem = _problem(skill, situation.flow.called("verify"), situation.pin, checks)
+        verified = situation.flow.called("verify")
+        problem = _problem(skill, verified, situation.pin, checks, session_id or "")
         if problem is not None:
             deny(problem)
 
@@ -418,12 +419,21 @@ def _unverifiable_call(skill: str, pin: PinnedFlow) -> None:
         pin.record_terminal(skill, None)
 
 
-def _problem(skill: str, verified: bool, pin: PinnedFlow, checks: Checks) -> str | None:
+def _problem(
+    skill: str, verified: bool, pin: PinnedFlow, checks: Checks, session_id: str
+) -> str | None:
     if not verified:
         return (
             f"Must call /pytest-acceptance:verify before /pytest-acceptance:{skill}: {skill} "
             "only with the evidence of a verification run of the spec in this /implement flow."
         )
+    # A process of the session alive beside the run could make the tree pass only while the
+    # run reads it, and be gone by the stop that reuses the result: none may run now. One
+    # started later (a call beside this one in its message) makes the stop run the gate
+    # again (concurrent_work.py), and that stop scans first.
+    escaped = checks.escaped(session_id)
+    if escaped:
+        return background.running_during_the_run(escaped, skill)
     # Never a stored result: whatever the agent did since, outside any fingerprint too (a file
     # outside the project, an empty folder), this decision is made on a run of this moment.
     reason, fingerprint = checks.gate_run(pin, skill, False)

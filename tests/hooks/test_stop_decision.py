@@ -226,39 +226,55 @@ def test_a_subagent_transcript_beside_the_session_takes_the_reuse(tmp_path: Path
     assert calls == [("done", False)]
 
 
+DAEMON = "python3 swap.py (pid 4242, its environment names this session)"
+
+
 @pytest.mark.parametrize(
-    ("steps", "result", "denied", "words"),
+    ("skill", "steps", "result", "escaped", "denied", "words"),
     [
-        ((), PASSED, True, "Must call /pytest-acceptance:verify"),
-        (("verify",), FAILED, True, "AC-1 works (failed"),
-        (("verify",), PASSED, False, ""),
+        ("done", (), PASSED, (), True, "Must call /pytest-acceptance:verify"),
+        ("done", ("verify",), FAILED, (), True, "AC-1 works (failed"),
+        ("done", ("verify",), PASSED, (), False, ""),
+        ("done", ("verify",), PASSED, (DAEMON,), True, "1 process(es) running outside"),
+        ("escalate", ("verify",), FAILED, (DAEMON,), True, "1 process(es) running outside"),
     ],
 )
 def test_the_done_gate_decides_on_the_gates_run(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    skill: str,
     steps: tuple[str, ...],
     result: GateResult,
+    escaped: tuple[str, ...],
     denied: bool,
     words: str,
 ) -> None:
-    """/done is let through only on the gate's own passing run, asked never to reuse."""
+    """/done is let through only on the gate's own passing run, asked never to reuse, and
+    only while no process of the session runs beside it (one could make the tree pass
+    while the run reads it, and be gone by the stop): the gate does not run then. So is
+    /escalate: a run that shows a failure backs it only when nothing made it fail."""
     repo = make_repo(tmp_path / "repo")
     prompt_id = str(uuid.uuid4())
     builder = transcript_for(repo, steps, prompt_id)
-    builder.skill(f"{PLUGIN}:done", outcome="pending")
+    builder.skill(f"{PLUGIN}:{skill}", outcome="pending")
     path = builder.write(tmp_path / "session.jsonl")
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     pinned(flow_state.Flow.folder_of(SESSION_ID), repo, prompt_id, {}).save()
     calls: list[tuple[str, bool]] = []
-    checks = stop_decision.Checks(stand_in_gate(result, calls), lambda _: [])
+    scanned: list[str] = []
+
+    def scan(session: str) -> list[str]:
+        scanned.append(session)
+        return list(escaped)
+
+    checks = stop_decision.Checks(stand_in_gate(result, calls), scan)
     payload = {
         "session_id": SESSION_ID,
         "transcript_path": str(path),
         "cwd": str(repo),
         "tool_name": "Skill",
-        "tool_input": {"skill": f"{PLUGIN}:done"},
+        "tool_input": {"skill": f"{PLUGIN}:{skill}"},
     }
     stop_decision.skill_call(payload, {}, checks)
     hook_io.finish()
@@ -267,7 +283,8 @@ def test_the_done_gate_decides_on_the_gates_run(
     specific = answer.get("hookSpecificOutput", {})
     assert (specific.get("permissionDecision") == "deny") is denied, answer
     assert words in specific.get("permissionDecisionReason", "")
-    assert calls == ([] if not steps else [("done", False)])
+    assert scanned == ([] if not steps else [SESSION_ID])
+    assert calls == ([] if not steps or escaped else [(skill, False)])
 
 
 # --- the flow's end: what the hooks read is pinned, only the person's act ends it ------------
