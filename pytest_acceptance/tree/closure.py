@@ -245,8 +245,9 @@ def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
     (found before a ``.py`` of the same name, or with none). In a folder that is no
     package, also each folder that is none either (ending in a separator: a namespace
     package, imported where no module of its name exists anywhere) and each link (never
-    followed: it may stand for a module, a package or a namespace package). Virtualenvs
-    and .git are not the project's."""
+    followed: it may stand for a module, a package or a namespace package). An
+    ``__init__`` that is not source, wherever it stands. Virtualenvs and .git are not the
+    project's."""
     walked = _walk(repo, frozenset(), deadline_at, 0, folders.NOT_PROJECT_MODULES, True)
     relatives = [
         os.path.relpath(path, repo) + (os.sep if path[-1:] == os.sep else "") for path in walked
@@ -271,11 +272,21 @@ def project_modules(repo: str, deadline_at: float) -> dict[str, str]:
         if not stem or "." in stem:
             continue  # not a module name Python would import
         if stem == "__init__":
-            if folder and os.path.dirname(folder) not in packages:
-                found[relative] = os.path.basename(folder)
+            # A package's own source is its parent package's business; an __init__ that is
+            # not source makes its folder a package of that code wherever it stands.
+            sourceless = suffix not in importlib.machinery.SOURCE_SUFFIXES
+            if sourceless or (folder and os.path.dirname(folder) not in packages):
+                found[relative] = os.path.basename(folder) or stem
         elif folder not in packages or suffix not in importlib.machinery.SOURCE_SUFFIXES:
             found[relative] = stem
     return found
+
+
+def _native_init(relative: str) -> bool:
+    """A native extension named ``__init__``: its folder becomes a package of that code."""
+    base = os.path.basename(relative)
+    sources = tuple(importlib.machinery.SOURCE_SUFFIXES)
+    return base.startswith("__init__.") and not base.endswith(sources)
 
 
 def new_modules(
@@ -285,8 +296,8 @@ def new_modules(
     environment's modules, the project's own and those the environment's code asks for, as
     they were), each folder it gained that would be imported as a namespace package of a
     name in ``missing`` (one the environment's code asks for and nothing offers: a module
-    of the name anywhere would be imported before it), and each new sourceless ``.pyc``
-    (bytecode Python imports without any source)."""
+    of the name anywhere would be imported before it), each new sourceless ``.pyc``
+    (bytecode Python imports without any source) and each new native ``__init__``."""
     known = set(before)
     found = []
     for relative, name in sorted(now.items()):
@@ -294,6 +305,8 @@ def new_modules(
             continue
         if relative.endswith(tuple(importlib.machinery.BYTECODE_SUFFIXES)):
             found.append(f"{relative}: new bytecode without its source")
+        elif _native_init(relative):
+            found.append(f"{relative}: new native code that makes its folder a package")
         elif name in (missing if relative.endswith(os.sep) else names):
             found.append(f"{relative}: new, and named like a module the run could import")
     return found

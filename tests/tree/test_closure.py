@@ -175,6 +175,28 @@ def test_a_native_extension_is_a_module_too(tmp_path: Path, suffix: str) -> None
     assert found == [f"tests/app{suffix}: new, and named like a module the run could import"]
 
 
+@pytest.mark.parametrize("suffix", [".pyc", *importlib.machinery.EXTENSION_SUFFIXES])
+def test_an_init_that_is_not_source_is_listed_wherever_it_stands(
+    tmp_path: Path, suffix: str
+) -> None:
+    """In a package, a folder without __init__.py gains `__init__.pyc` (or a native
+    `__init__`): Python imports the folder as a package of that code. A package's own
+    source `__init__.py` inside a package is the parent's business, and free."""
+    repo = tmp_path / "repo"
+    (repo / "lib" / "plugins").mkdir(parents=True)
+    (repo / "lib" / "__init__.py").write_text("")
+    (repo / "lib" / "plugins" / "extra.py").write_text("BASE = 1\n")
+    before = closure.project_modules(str(repo), deadline())
+    (repo / "lib" / "plugins" / f"__init__{suffix}").write_bytes(b"")
+    (repo / "lib" / "more" / "deep").mkdir(parents=True)
+    (repo / "lib" / "more" / "__init__.py").write_text("")  # honest: a new subpackage
+    (repo / "lib" / "more" / "deep" / "__init__.py").write_text("")
+    now = closure.project_modules(str(repo), deadline())
+    found = closure.new_modules(list(before), now, set(before.values()), set())
+    why = "new bytecode without its source" if suffix == ".pyc" else "new native code"
+    assert len(found) == 1 and found[0].startswith(f"lib/plugins/__init__{suffix}: {why}")
+
+
 def test_a_folder_is_a_namespace_package_and_a_link_a_module_by_its_name(tmp_path: Path) -> None:
     """In a folder that is no package, a folder that is none either is imported as a
     namespace package where no module of its name exists anywhere: new, it refuses when the
