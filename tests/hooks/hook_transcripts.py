@@ -590,13 +590,17 @@ def write_verdict(
 
 
 class HookRun:
+    """A hook's run: `raw`, its answer as written; `output`, that answer without the
+    sentence every hook of a flow adds below the `full` isolation level (what the level
+    leaves open), so that a test of anything else expects the same answer at every level.
+    The tests of that sentence read it in `message`, which keeps it."""
+
     def __init__(self, done: subprocess.CompletedProcess[str]) -> None:
         self.returncode = done.returncode
         self.stdout = done.stdout
         self.stderr = done.stderr
-        self.output: dict[str, Any] | None = (
-            json.loads(done.stdout) if done.stdout.strip() else None
-        )
+        self.raw: dict[str, Any] | None = json.loads(done.stdout) if done.stdout.strip() else None
+        self.output = without_level_warning(self.raw)
 
     @property
     def blocked(self) -> bool:
@@ -618,7 +622,24 @@ class HookRun:
 
     @property
     def message(self) -> str:
-        return str((self.output or {}).get("systemMessage", ""))
+        return str((self.raw or {}).get("systemMessage", ""))
+
+
+LEVEL_WARNINGS = frozenset(
+    level.warning for level in LEVEL_SENTENCES.values() if level.warning is not None
+)
+
+
+def without_level_warning(answer: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`answer` without a line of its systemMessage that is an isolation level's warning
+    (None when nothing else is left)."""
+    if not answer or not isinstance(answer.get("systemMessage"), str):
+        return answer
+    lines = [line for line in answer["systemMessage"].split("\n") if line not in LEVEL_WARNINGS]
+    kept = {key: value for key, value in answer.items() if key != "systemMessage"}
+    if lines:
+        kept["systemMessage"] = "\n".join(lines)
+    return kept or None
 
 
 # The plugin's state folder ($CLAUDE_PLUGIN_DATA) of the running test: tests/hooks/conftest.py
