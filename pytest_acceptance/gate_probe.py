@@ -243,6 +243,48 @@ def _parsed(rootdir: Path, args: list[str]) -> _Setup:
         config._ensure_unconfigure()
 
 
+def startup_sources(rootdir: Path) -> list[str]:
+    """The source files of the environment whose import statements a pytest of this
+    interpreter may run at start-up, whatever its criterion's shape: every module this
+    process has imported (pytest, its own plugins and the standard library they use, once
+    the honest run's configuration was settled above), and each plugin the environment
+    declares for pytest to load (read, never imported here). A name one of them asks for is
+    one no new project module may take (pins/shadowed_names.py), witnessed or not."""
+    from importlib.metadata import entry_points
+
+    found = {
+        origin
+        for module in list(sys.modules.values())
+        for origin in [getattr(getattr(module, "__spec__", None), "origin", None)]
+        if isinstance(origin, str) and origin.endswith(".py")
+    }
+    for entry in entry_points(group="pytest11"):
+        found.update(_module_sources(entry.module.split(".")[0]))
+    return sorted(path for path in found if not _inside(Path(path), rootdir))
+
+
+def _module_sources(name: str) -> list[str]:
+    """A top-level module's source file, or every source file of a package (found as an
+    import would find it, never imported)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return [
+            os.path.join(here, file)
+            for folder in spec.submodule_search_locations
+            for here, _, files in os.walk(folder)
+            for file in files
+            if file.endswith(".py")
+        ]
+    return [spec.origin] if isinstance(spec.origin, str) and spec.origin.endswith(".py") else []
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return os.path.realpath(path).startswith(os.path.join(os.path.realpath(folder), ""))
 
@@ -426,6 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         problem = "; ".join(p for p in (problem, hooks, setup) if p) or None
     report = {
         "setup_files": setup_files if arguments.rootdir is not None else [],
+        "startup_sources": startup_sources(arguments.rootdir) if arguments.rootdir else [],
         "criteria": found,
         "error": problem,
         "settings": settings,

@@ -53,7 +53,7 @@ def names_in(text: str) -> set[str]:
 def _starts_statement(text: str, found: re.Match[str]) -> bool:
     """Whether a simple statement can start where ``found`` does: at a line's start (after
     its indentation), after a `;`, or after the `:` of a compound statement on the same
-    line (``try: import x``)."""
+    line, as after ``try:``)."""
     index = found.start()
     while index and text[index - 1] in " \t\f":
         index -= 1

@@ -23,7 +23,10 @@ def take_pins(
     of its interpreter's closure; `interpreters`, {sys.prefix: python} of the environments
     the criteria's pytest ran in (no witness collection runs)."""
     collected = Collected(tuple(sorted((interpreters or {}).items())), frozenset())
-    table.take_all(flow, Taking({"closure": closure or {}}, frozenset(), lambda: collected))
+    table.take_all(
+        flow,
+        Taking({"closure": closure or {}, "startup_sources": []}, frozenset(), lambda: collected),
+    )
 
 
 def collected(

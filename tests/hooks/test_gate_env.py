@@ -43,7 +43,9 @@ def test_a_pin_that_cannot_be_made_blocks_every_run(tmp_path: Path) -> None:
     criteria = [{"method": "bash", "command": "grep x y"}]
     flow = Flow(tmp_path, {"collection": collected(criteria=criteria), "repo": str(tmp_path)})
     (tmp_path / "tools").write_text("not a folder")
-    table.take_all(flow, Taking({}, frozenset(), lambda: Collected((), frozenset())))
+    table.take_all(
+        flow, Taking({"startup_sources": []}, frozenset(), lambda: Collected((), frozenset()))
+    )
     with pytest.raises(PinError, match=r"could not be pinned at /implement: FileExistsError"):
         path_and_home.PIN.before_run(flow)
     with pytest.raises(PinError, match="could not be pinned"):

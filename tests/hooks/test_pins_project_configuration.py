@@ -31,7 +31,9 @@ def pinned(tmp_path: Path, repo: Path) -> Flow:
     folder = tmp_path / "flow"
     folder.mkdir()
     flow = Flow(folder, {"repo": str(repo), "spec_path": str(repo / "specs" / "feature.md")})
-    taking = base.Taking({}, frozenset(), lambda: base.Collected((), frozenset()))
+    taking = base.Taking(
+        {"startup_sources": []}, frozenset(), lambda: base.Collected((), frozenset())
+    )
     project_configuration.PIN.take(flow, taking)
     return flow
 

@@ -31,7 +31,9 @@ def taken(tmp_path: Path, collected: base.Collected) -> Flow:
     folder.mkdir()
     data = {"repo": str(repo), "collection": pinning.collected(sys.executable, sys.prefix)}
     flow = Flow(folder, data)
-    table.take_all(flow, base.Taking({"closure": {}}, frozenset(), lambda: collected))
+    table.take_all(
+        flow, base.Taking({"closure": {}, "startup_sources": []}, frozenset(), lambda: collected)
+    )
     return flow
 
 
@@ -92,7 +94,7 @@ def test_a_collection_that_failed_at_implement_refuses_with_its_reason(tmp_path:
         raise base.PinError("the criteria's pytest could not collect")
 
     flow = taken(tmp_path, SEEN)
-    taking = base.Taking({"closure": {}}, frozenset(), failed)
+    taking = base.Taking({"closure": {}, "startup_sources": []}, frozenset(), failed)
     table.take_all(flow, taking)
     with pytest.raises(base.PinError, match="could not be pinned at /implement: the criteria"):
         witnessed_criteria.PIN.before_run(flow)

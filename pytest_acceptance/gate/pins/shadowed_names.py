@@ -2,8 +2,9 @@
 
 A module the project gains that is named like one the run imports -- one the gate's
 environment offers, one of the project's own, one the gate imports its own code by, one an
-environment's code asked for at /implement and did not find -- would be imported instead of
-it; a new sourceless ``.pyc`` is code without source. Either refuses the run.
+environment's code asked for at /implement and did not find, or that its start-up code asks
+for -- would be imported instead of it; a new sourceless ``.pyc`` is code without source.
+Either refuses the run.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from pytest_acceptance.gate.flow_state import Flow
 from pytest_acceptance.gate.pins import base, closures, gate_environment
-from pytest_acceptance.tree import closure
+from pytest_acceptance.tree import closure, imports
 
 NAME = "shadowed-names"
 COVERS = "the module names a new project module must not take"
@@ -55,7 +56,7 @@ class ShadowedNamesPin(base.RecordPin[ShadowedNames]):
         modules = _project_modules(flow)
         offered = _environment_names(environment, environment.digests(flow))
         offered |= set(modules.values()) | taking.gate_names
-        asked = taking.collected().missed_names
+        asked = taking.collected().missed_names | _asked_at_startup(taking)
         record = ShadowedNames(frozenset(offered | asked), asked - offered, tuple(sorted(modules)))
         base.write(flow, NAME, record.to_json())
 
@@ -71,6 +72,21 @@ class ShadowedNamesPin(base.RecordPin[ShadowedNames]):
 
 
 PIN = ShadowedNamesPin(NAME, COVERS, ShadowedNames.from_json)
+
+
+def _asked_at_startup(taking: base.Taking) -> frozenset[str]:
+    """The names the environment's start-up code asks to import (what a pytest of the gate's
+    interpreter imports before any test, gate_probe.startup_sources), whether a criterion's
+    pytest is witnessed or not: the standard library's `subprocess` asks for Windows'
+    `msvcrt`, `copy` for Jython's `org`, and such an import runs a project module of the
+    name even when it then fails."""
+    sources = base.strings(taking.probe.get("startup_sources"))
+    if sources is None:
+        raise base.PinError("the gate's probe did not list its start-up modules")
+    try:
+        return frozenset(imports.asked_names(list(sources)))
+    except OSError as error:
+        raise base.PinError(f"cannot read the environment's start-up code: {error}") from None
 
 
 def _project_modules(flow: Flow) -> dict[str, str]:
