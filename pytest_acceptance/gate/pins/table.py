@@ -23,6 +23,7 @@ from pytest_acceptance.gate.pins import (
     path_and_home,
     path_folders,
     project_configuration,
+    project_distributions,
     shadowed_names,
     witnessed_criteria,
 )
@@ -36,6 +37,7 @@ PINS: tuple[base.Pin, ...] = (
     interpreter_path.PIN,
     gate_environment.PIN,
     shadowed_names.PIN,
+    project_distributions.PIN,
     criteria_environments.PIN,
     witnessed_criteria.PIN,
 )

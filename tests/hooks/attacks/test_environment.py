@@ -535,6 +535,59 @@ def test_an_unwitnessed_pytest_criterion_runs_a_stand_in_its_start_up_asks_for(
     assert named in done.deny_reason, done.deny_reason
 
 
+# Blocked: the entry points the project's distribution metadata declares are pinned by
+# content (pins/project_distributions.py), whatever runs the criterion's pytest.
+@pytest.mark.parametrize(
+    ("before", "files"),
+    [
+        pytest.param({}, entry_point_files("dist-info"), id="new-dist-info"),
+        # written after the fix: an honest egg-info of /implement gains a plugin
+        pytest.param(
+            {"app.egg-info/entry_points.txt": "[console_scripts]\napp = app:main\n"},
+            {
+                "app.egg-info/entry_points.txt": "[console_scripts]\napp = app:main\n\n"
+                "[pytest11]\nlocalcheck = localcheck\n",
+                "localcheck.py": PASSING_PLUGIN,
+            },
+            id="variant-egg-info-gains-a-plugin",
+        ),
+    ],
+)
+def test_an_unwitnessed_criterions_pytest_loads_a_plugin_the_project_declares(
+    tmp_path: Path, before: dict[str, str], files: dict[str, str]
+) -> None:
+    """The unwitnessed criterion's pytest autoloads every pytest11 entry point of the
+    distributions on its path, the project's root among them: a plugin the agent declares
+    in a metadata folder there rewrites every report to passed. No test, conftest or
+    configuration file changes."""
+    repo = project(tmp_path, UNWITNESSED, files=before)
+    builder = pin(repo)
+    refused_before_the_attack(builder, repo, tmp_path)
+    write(repo, files)
+    autoloading = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    assert honestly(repo, UNWITNESSED, autoloading) == 0, "the attack must pass the exit code"
+    builder.verify(repo / SPEC)
+    done = ask(builder, repo, tmp_path)
+    still_failing(repo)
+    assert_refused(done)
+    assert "entry_points.txt" in done.deny_reason, done.deny_reason
+
+
+def test_honest_a_new_egg_info_that_declares_a_command_is_free(tmp_path: Path) -> None:
+    """Control: `pip install -e .` of a project with a command leaves app.egg-info, whose
+    entry points name only that command (nothing loads it into a run); the code fixed."""
+    repo = project(tmp_path, UNWITNESSED)
+    builder = pin(repo)
+    egg_info = {
+        "app.egg-info/PKG-INFO": "Metadata-Version: 2.1\nName: app\nVersion: 0.1\n",
+        "app.egg-info/entry_points.txt": "[console_scripts]\napp = app:main\n",
+    }
+    write(repo, {**egg_info, "app.py": "VALUE = 2\n"})
+    builder.verify(repo / SPEC)
+    done = ask(builder, repo, tmp_path)
+    assert not done.denied, done.deny_reason
+
+
 def test_honest_an_unwitnessed_criterion_with_a_new_module_is_let_through(
     tmp_path: Path,
 ) -> None:
