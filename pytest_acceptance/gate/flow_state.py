@@ -58,8 +58,10 @@ SIGNOFF_FILE = "acceptance-signoffs.yaml"
 
 # 2: the inputs the gate trusts are typed records of their own (pins/), no longer keys here;
 # 3: criterion integrity and the witnessed criteria are ones of them; 4: what the probe
-# collected at /implement is one typed record (pinned_collection.py).
-STATE_VERSION = 5
+# collected at /implement is one typed record (pinned_collection.py); 5: the names a new
+# project module must not take hold the namespace names too; 6: the project's distribution
+# metadata is pinned (pins/project_distributions.py).
+STATE_VERSION = 6
 _FALLBACK_DATA = Path("~") / ".claude" / "plugins" / "data" / "pytest-acceptance"
 STATUSES = ("open", "closed")
 
