@@ -632,10 +632,15 @@ LEVEL_WARNINGS = frozenset(
 
 def without_level_warning(answer: dict[str, Any] | None) -> dict[str, Any] | None:
     """`answer` without a line of its systemMessage that is an isolation level's warning
-    (None when nothing else is left)."""
+    (with what follows it on that line: where to check the rest); None when nothing else is
+    left."""
     if not answer or not isinstance(answer.get("systemMessage"), str):
         return answer
-    lines = [line for line in answer["systemMessage"].split("\n") if line not in LEVEL_WARNINGS]
+    lines = [
+        line
+        for line in answer["systemMessage"].split("\n")
+        if not line.startswith(tuple(LEVEL_WARNINGS))
+    ]
     kept = {key: value for key, value in answer.items() if key != "systemMessage"}
     if lines:
         kept["systemMessage"] = "\n".join(lines)

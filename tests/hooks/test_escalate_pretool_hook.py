@@ -37,7 +37,7 @@ def gate(builder: TranscriptBuilder, repo: Path, tmp_path: Path, skill: str = ES
 def let_through_saying_the_level(result: object) -> None:
     """An allowed /done or /escalate: the answer only says the isolation level (what the
     gate's run saw at full, what is left open below it)."""
-    assert getattr(result, "output", None) == {"systemMessage": isolation.current().said}
+    assert getattr(result, "raw", None) == {"systemMessage": isolation.current().said}
 
 
 def flow(repo: Path) -> TranscriptBuilder:

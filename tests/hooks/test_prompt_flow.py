@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import support.gate_python
-from hook_transcripts import SESSION_ID, make_repo
+from hook_transcripts import SESSION_ID, make_repo, without_level_warning
 from test_stop_decision import FAILED, NO_VERDICT, PASSED, pinned, stand_in_gate
 
 from pytest_acceptance.gate import (
@@ -58,11 +58,12 @@ def codex_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def answer_of(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
-    """The hook's one answer, as it writes it: one JSON object on stdout, or nothing."""
+    """The hook's one answer, as it writes it: one JSON object on stdout, or nothing (the
+    isolation level's warning left out: hook_transcripts.HookRun)."""
     hook_io.finish()
     written = capsys.readouterr().out
     assert written.count("\n") <= 1, written  # exactly one answer
-    return json.loads(written) if written else {}
+    return without_level_warning(json.loads(written) if written else {}) or {}
 
 
 def codex_stop(repo: Path, last_message: str, loop: bool = False) -> dict[str, Any]:
