@@ -16,6 +16,7 @@ import base64
 import itertools
 import json
 import os
+import re
 import subprocess
 import time
 import uuid
@@ -631,20 +632,20 @@ LEVEL_WARNINGS = frozenset(
 
 
 def without_level_warning(answer: dict[str, Any] | None) -> dict[str, Any] | None:
-    """`answer` without a line of its systemMessage that is an isolation level's warning
-    (with what follows it on that line: where to check the rest); None when nothing else is
-    left."""
+    """`answer` without an isolation level's warning in its systemMessage (with the pointer
+    to the doctor that may follow it); None when nothing else is left."""
     if not answer or not isinstance(answer.get("systemMessage"), str):
         return answer
-    lines = [
-        line
-        for line in answer["systemMessage"].split("\n")
-        if not line.startswith(tuple(LEVEL_WARNINGS))
-    ]
+    message = answer["systemMessage"]
+    for warning in LEVEL_WARNINGS:
+        message = re.sub(re.escape(warning) + _DOCTOR_POINTER, "", message)
     kept = {key: value for key, value in answer.items() if key != "systemMessage"}
-    if lines:
-        kept["systemMessage"] = "\n".join(lines)
+    if message.strip():
+        kept["systemMessage"] = message.strip()
     return kept or None
+
+
+_DOCTOR_POINTER = r"(?: Run `pytest-acceptance-doctor[^`]*` for the whole check\.)?"
 
 
 # The plugin's state folder ($CLAUDE_PLUGIN_DATA) of the running test: tests/hooks/conftest.py
