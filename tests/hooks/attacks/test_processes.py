@@ -1016,23 +1016,13 @@ def test_honest_a_background_lint_that_finished_before_done(
 # call (another tool call of its message) makes the stop run the gate again, after its own
 # scan.
 
-# A daemon a foreground Bash call starts (setsid and a second fork, as `nohup … &` does),
-# carrying the session's id as every process of a tool call does. It watches /proc for the
-# criterion's pytest of the gate's run (by its command line and folder): while one lives,
-# app.py says VALUE = 2, and VALUE = 1 again the moment it ends, before the gate's closing
-# fingerprint. Once the gate's own pytest has come and gone, it ends: nothing of it is left
-# for the stop's scan, and the stored pass would be reused.
-SWAPPER = """\
-import os, sys, time
-
-REPO = os.path.realpath({repo!r})
-APP = os.path.join(REPO, "app.py")
-TAIL = b"-m\\0pytest\\0-q\\0tests\\0"
-PIDFILE = {pidfile!r}
-
-if os.fork():  # the Bash call ends once the daemon runs on its own
+# How each daemon here starts from a foreground Bash call (setsid and a second fork, as
+# `nohup … &` does), carrying the session's id as every process of a tool call does: the
+# call's own process ends once the file READY exists, the daemon runs on with no terminal.
+DAEMONIZE = """
+if os.fork():
     end = time.time() + 30
-    while not os.path.exists(PIDFILE) and time.time() < end:
+    while not os.path.exists(READY) and time.time() < end:
         time.sleep(0.01)
     sys.exit(0)
 os.setsid()
@@ -1040,6 +1030,20 @@ if os.fork():
     os._exit(0)
 for fd in (0, 1, 2):
     os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+"""
+
+# A daemon whose ready file holds its pid ({pidfile}, removed when it ends), and which can
+# set app.py's VALUE.
+SWAPPER_START = (
+    """\
+import os, sys, time
+
+REPO = os.path.realpath({repo!r})
+APP = os.path.join(REPO, "app.py")
+PIDFILE = READY = {pidfile!r}
+"""
+    + DAEMONIZE
+    + """
 with open(PIDFILE + ".new", "w") as stream:
     stream.write(str(os.getpid()))
 os.rename(PIDFILE + ".new", PIDFILE)
@@ -1052,6 +1056,17 @@ def write(value):
             return
     with open(APP, "w") as stream:
         stream.write(text)
+"""
+)
+
+# It watches /proc for the criterion's pytest of the gate's run (by its command line and
+# folder): while one lives, app.py says VALUE = 2, and VALUE = 1 again the moment it ends,
+# before the gate's closing fingerprint. Once the gate's own pytest has come and gone, it
+# ends: nothing of it is left for the stop's scan, and the stored pass would be reused.
+SWAPPER = (
+    SWAPPER_START
+    + """
+TAIL = b"-m\\0pytest\\0-q\\0tests\\0"
 
 
 def alive(pid):
@@ -1101,12 +1116,13 @@ while time.time() < end:
 write(1)
 os.remove(PIDFILE)
 """
+)
 
-# The same daemon without watching anything: after {delay} s it makes app.py pass for a
-# window of {window} s, then puts it back and ends.
+# The same without watching anything: after {delay} s it makes app.py pass for a window of
+# {window} s, then puts it back and ends.
 TIMED_SWAP = (
-    SWAPPER.split("seen_gate = False")[0]
-    + """\
+    SWAPPER_START
+    + """
 time.sleep({delay})
 write(2)
 time.sleep({window})
@@ -1115,28 +1131,23 @@ os.remove(PIDFILE)
 """
 )
 
-# A daemon that only writes its log and ends: what an honest `nohup lint &` leaves. The Bash
-# call returns once the log is written; the daemon's pid is in {pidfile}.
-LOGS_AND_ENDS = """\
+# A daemon that only writes its log and ends: what an honest `nohup lint &` leaves. Its
+# ready file is the log; its pid is in {pidfile}.
+LOGS_AND_ENDS = (
+    """\
 import os, sys, time
 
-LOG = os.path.join(os.path.realpath({repo!r}), "lint.log")
-if os.fork():
-    end = time.time() + 30
-    while not os.path.exists(LOG) and time.time() < end:
-        time.sleep(0.01)
-    sys.exit(0)
-os.setsid()
-if os.fork():
-    os._exit(0)
-for fd in (0, 1, 2):
-    os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+READY = os.path.join(os.path.realpath({repo!r}), "lint.log")
+"""
+    + DAEMONIZE
+    + """
 with open({pidfile!r}, "w") as stream:
     stream.write(str(os.getpid()))
-with open(LOG + ".new", "w") as stream:
+with open(READY + ".new", "w") as stream:
     stream.write("lint ok\\n")
-os.rename(LOG + ".new", LOG)
+os.rename(READY + ".new", READY)
 """
+)
 
 
 def start_daemon(code: str, repo: Path) -> None:
