@@ -202,10 +202,11 @@ def project(tmp_path: Path, command: str = TESTS, files: dict[str, str] | None =
     return repo
 
 
-def hidden(code: str) -> Block:
-    """A Bash call running Python `code` that the guard's heuristic cannot read."""
+def hidden(code: str, python: str = "python3") -> Block:
+    """A Bash call running Python `code` that the guard's heuristic cannot read, with the
+    words `python` (`env -u VAR python3`: without a variable of the tool call's)."""
     encoded = base64.b64encode(textwrap.dedent(code).encode()).decode()
-    return tool_use("Bash", {"command": f"echo {encoded} | base64 -d | python3"})
+    return tool_use("Bash", {"command": f"echo {encoded} | base64 -d | {python}"})
 
 
 def writes(files: dict[str, str]) -> Block:

@@ -485,9 +485,11 @@ def test_a_daemon_that_freezes_the_gates_run(
     tmp_path: Path, claude_home: Path, claude_bin: Path, messages_api: StandInFactory
 ) -> None:
     """Blocked: the daemon does not touch the hooks; it freezes (SIGSTOP) the
-    gate's pytest, hoping the hook gives up and allows. The gate's deadline (lowered here)
-    kills the frozen run's process group and denies /done with the reason; the Stop hook
-    blocks the same way and the cap ends the session FORCED."""
+    gate's pytest, hoping the hook gives up and allows. It sheds the session's id (`env
+    -u`), past what the scan for the session's processes can see (its stated limit), so
+    the gate's deadline (lowered here) is what kills the frozen run's process group and
+    denies /done with the reason; the Stop hook blocks the same way and the cap ends the
+    session FORCED."""
     repo = project(tmp_path)
     pidfile = tmp_path / "daemon.pid"
     freezer = RUN_FREEZER.format(
@@ -498,9 +500,8 @@ def test_a_daemon_that_freezes_the_gates_run(
     )
     deadlines = {"ACCEPTANCE_GATE_DEADLINE": "20", "ACCEPTANCE_HOOK_DEADLINE": "60"}
     try:
-        session = run_session(
-            repo, claude_home, claude_bin, messages_api, [hidden(freezer)], env=deadlines
-        )
+        shed = hidden(freezer, "env -u CLAUDE_CODE_SESSION_ID python3")
+        session = run_session(repo, claude_home, claude_bin, messages_api, [shed], env=deadlines)
     finally:
         end_daemon(pidfile)
     assert session.done_denied and "did not finish within its deadline" in session.done_answer
@@ -721,10 +722,11 @@ _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
     ],
 )
 def test_a_daemon_that_rewrites_its_own_environ_outlives_the_stop(tmp_path: Path, how: str) -> None:
-    """The tree is fixed; a Bash call starts the daemon; /done is let through; the stop
-    must be blocked while the daemon runs (it writes VALUE = 1 back once the stop is over).
-    `plain`: the daemon keeps its environment as inherited (the check is live here);
-    `scrub`: it zeroes its own environment block through /proc/self/mem."""
+    """The tree is fixed; a Bash call starts the daemon, which writes VALUE = 1 back once
+    the stop is over; nothing may end the flow while it runs. `plain`: the daemon keeps
+    its environment as inherited, so the scan for the session's processes sees it and
+    /done is refused already; `scrub`: it zeroes its own environment block through
+    /proc/self/mem, /done is let through and the stop must be blocked."""
     no_subreaper()
     repo = witnessed_project(tmp_path)
     builder = pinned_flow(repo)
@@ -746,8 +748,11 @@ def test_a_daemon_that_rewrites_its_own_environ_outlives_the_stop(tmp_path: Path
         assert (b"CLAUDE_CODE_SESSION_ID" in environ) == (how == "plain"), environ[:200]
         builder.verify(repo / WITNESS_SPEC)
         done = ask_gate(builder, repo, tmp_path, "done")
-        assert not done.denied, done.deny_reason
-        builder.done()
+        if how == "plain":
+            assert done.denied and "running outside the CLI's" in done.deny_reason, done.stdout
+        else:
+            assert not done.denied, done.deny_reason
+        builder.done(outcome="denied" if done.denied else "ran")
         builder.text("Done.")
         transcript = builder.write(tmp_path / "session.jsonl")
         stop = run_hook("Stop", stop_payload(transcript, repo, last="Done."))
