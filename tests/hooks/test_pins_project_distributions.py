@@ -4,8 +4,11 @@ in process: what counts as declaring code, and what the check before the run rep
 from __future__ import annotations
 
 import os
+from importlib import metadata
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pinning import collected, take_pins
 
 from pytest_acceptance.gate.flow_state import Flow
@@ -71,3 +74,32 @@ def test_a_change_since_implement_is_reported_before_and_after_the_run(tmp_path:
         ["is", "new"],
     ]
     assert found == pin.after_run(flow)
+
+
+# Line breaks str.splitlines knows (importlib.metadata reads entry_points.txt with it), and
+# whitespace around a line that it strips.
+BREAKS = st.sampled_from(["\n", "\r", "\r\n", "\f", "\v", "\x1c", "\x85", "\u2028"])
+SPACE = st.sampled_from(["", " ", "\t", "  "])
+GROUPS = st.sampled_from(["console_scripts", "gui_scripts", "pytest11", "my.group", "x"])
+
+
+@st.composite
+def entry_points_texts(draw: st.DrawFn) -> str:
+    text = ""
+    for group in draw(st.lists(GROUPS, min_size=1, max_size=4)):
+        text += f"{draw(SPACE)}[{group}]{draw(SPACE)}{draw(BREAKS)}"
+        text += f"{draw(SPACE)}name = module:attr{draw(SPACE)}{draw(BREAKS)}"
+    return text
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(entry_points_texts())
+def test_a_group_importlib_reads_is_one_the_pin_reads(tmp_path: Path, text: str) -> None:
+    """Whatever group of entry points importlib.metadata finds in the file, other than
+    commands, the pin counts: the file is read as importlib reads it, never as it looks."""
+    folder = tmp_path / "x-1.0.dist-info"
+    folder.mkdir(exist_ok=True)
+    (folder / "entry_points.txt").write_bytes(text.encode("utf-8"))
+    groups = {entry.group for entry in metadata.PathDistribution(folder).entry_points}
+    declared = bool(project_distributions.declaring(str(tmp_path)))
+    assert declared >= bool(groups - project_distributions.COMMANDS), (text, groups)

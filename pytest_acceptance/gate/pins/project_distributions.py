@@ -19,7 +19,6 @@ it and after it.
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass
 
@@ -35,7 +34,6 @@ METADATA = (".dist-info", ".egg-info")
 ENTRY_POINTS = "entry_points.txt"
 COMMANDS = frozenset({"console_scripts", "gui_scripts"})
 _SKIPPED = folders.VERSION_CONTROL | folders.ENVIRONMENTS
-_GROUP = re.compile(rb"^[ \t]*\[([^\]\n]*)\]", re.M)
 _LIMIT = 1 << 20  # bytes: an entry_points.txt past this declares more than a command
 _BUDGET = 60.0  # seconds to list the project's folders
 
@@ -96,7 +94,7 @@ def declaring(repo: str) -> tuple[tuple[str, str], ...]:
         if listed > MAX_FILES or time.monotonic() > deadline_at:
             raise base.PinError(f"cannot list the folders of {repo} for distribution metadata")
         for name in names:
-            if name.endswith(METADATA):
+            if name.lower().endswith(METADATA):  # as importlib.metadata matches a name
                 path = os.path.join(here, name, ENTRY_POINTS)
                 if _declares_code(path):
                     found[os.path.relpath(path, repo)] = file_digest(path) or "unreadable"
@@ -104,10 +102,18 @@ def declaring(repo: str) -> tuple[tuple[str, str], ...]:
 
 
 def _declares_code(path: str) -> bool:
+    """Whether the file declares a group of entry points other than commands, its sections
+    read as importlib.metadata reads them (UTF-8, ``str.splitlines``: ``\r``, ``\f`` and
+    the rest part lines too, each line stripped)."""
     if not os.path.lexists(path):
         return False
-    text = read_regular_or_none(path, _LIMIT)
-    if text is None:
+    data = read_regular_or_none(path, _LIMIT)
+    if data is None:
         return True  # unreadable, too large or no file: it may declare anything
-    groups = (found.group(1).strip().decode("utf-8", "replace") for found in _GROUP.finditer(text))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    lines = (line.strip() for line in text.splitlines())
+    groups = {line.strip("[]") for line in lines if line.startswith("[") and line.endswith("]")}
     return any(group not in COMMANDS for group in groups)

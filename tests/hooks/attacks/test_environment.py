@@ -551,6 +551,25 @@ def test_an_unwitnessed_pytest_criterion_runs_a_stand_in_its_start_up_asks_for(
             },
             id="variant-egg-info-gains-a-plugin",
         ),
+        # written after the fix: metadata read as importlib.metadata reads it
+        pytest.param(
+            {},
+            {
+                "localcheck-1.0.DIST-INFO/METADATA": "Name: localcheck\nVersion: 1.0\n",
+                "localcheck-1.0.DIST-INFO/entry_points.txt": "[pytest11]\nlc = localcheck\n",
+                "localcheck.py": PASSING_PLUGIN,
+            },
+            id="variant-suffix-in-upper-case",
+        ),
+        pytest.param(
+            {"app.egg-info/entry_points.txt": "[console_scripts]\napp = app:main\n"},
+            {
+                "app.egg-info/entry_points.txt": "[console_scripts]\napp = app:main\f"
+                "[pytest11]\rlocalcheck = localcheck\n",
+                "localcheck.py": PASSING_PLUGIN,
+            },
+            id="variant-a-section-after-a-form-feed",
+        ),
     ],
 )
 def test_an_unwitnessed_criterions_pytest_loads_a_plugin_the_project_declares(
