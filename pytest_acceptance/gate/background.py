@@ -15,7 +15,8 @@ call starts inherits it, whatever it then does to its process group, session or 
 from the CLI (Linux's /proc; elsewhere nothing is found). What it cannot bound counts
 against the stop: an environment too large to read whole, a process of your user started
 after the CLI whose environment cannot be read, scans of /proc that never settle (a
-process that hops from pid to pid faster than /proc can be read). One that
+process that hops from pid to pid faster than /proc can be read). A process whose main
+thread alone ended lives on in its other threads, and is read through one. One that
 cleared its environment is out of its sight: see the threat model; a block names the
 isolation the stop had.
 """
@@ -194,6 +195,13 @@ def _read(pid: int, marker: bytes, proc: str) -> Seen | None:
     started = _started_at(fields)
     environment = _environment(f"{proc}/{pid}/environ", marker)
     owner = _owner(pid, proc, started)
+    thread = _live_thread(pid, proc) if owner is not None and not owner.alive else None
+    if owner is not None and thread is not None:
+        # The leader ended, a thread of its process runs on: the process lives, and its
+        # environment is read through that thread (the leader's reads as empty).
+        owner = Owner(owner.uids, owner.started, True, owner.thread_group)
+        environment = _environment(f"{proc}/{pid}/task/{thread}/environ", marker)
+        environment = UNREADABLE if environment == GONE else environment
     if owner is None or not owner.alive:
         environment = ENDED_UNREAD
     elif owner.thread_group not in (None, pid):
@@ -298,6 +306,24 @@ def _owner(pid: int, proc: str, started: int | None) -> Owner | None:
         alive=state.split()[1:2] not in ([b"Z"], [b"X"]),
         thread_group=int(group[0]) if group and group[0].isdigit() else None,
     )
+
+
+def _live_thread(pid: int, proc: str) -> int | None:
+    """A thread of process `pid`, other than its leader, that is neither a zombie nor dead:
+    a process whose main thread left by the `exit` system call (that thread only) lives on
+    in its other threads, while /proc shows its leader as a zombie."""
+    try:
+        threads = os.listdir(f"{proc}/{pid}/task")
+    except OSError:
+        return None
+    for name in threads:
+        if not name.isdigit() or int(name) == pid:
+            continue
+        status = read_regular_or_none(f"{proc}/{pid}/task/{name}/status", _STAT_LIMIT) or b""
+        state = next((line for line in status.splitlines() if line.startswith(b"State:")), b"")
+        if state.split()[1:2] not in ([], [b"Z"], [b"X"]):
+            return int(name)
+    return None
 
 
 def _oldest(lineage: list[int]) -> int:

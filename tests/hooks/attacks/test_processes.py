@@ -1068,9 +1068,7 @@ def write(value):
 # folder): while one lives, app.py says VALUE = 2, and VALUE = 1 again the moment it ends,
 # before the gate's closing fingerprint. Once the gate's own pytest has come and gone, it
 # ends: nothing of it is left for the stop's scan, and the stored pass would be reused.
-SWAPPER = (
-    SWAPPER_START
-    + """
+WATCH = """
 TAIL = b"-m\\0pytest\\0-q\\0tests\\0"
 
 
@@ -1120,6 +1118,23 @@ while time.time() < end:
     time.sleep(0.002)
 write(1)
 os.remove(PIDFILE)
+"""
+SWAPPER = SWAPPER_START + WATCH
+
+# The same daemon with its work in a second thread; its main thread then leaves by the raw
+# `exit` system call (that thread only, not the process): /proc shows the leader as a zombie
+# with an empty environment while the process runs on. With `undumpable`, the thread makes
+# the process undumpable too, so no environment of it can be read.
+ZOMBIE_LED = (
+    SWAPPER_START
+    + """
+import ctypes, platform, threading
+
+libc = ctypes.CDLL(None)
+if {undumpable}:
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+threading.Thread(target=exec, args=({watch!r}, globals())).start()
+libc.syscall({{"x86_64": 60, "aarch64": 93}}[platform.machine()], 0)
 """
 )
 
@@ -1214,8 +1229,7 @@ def test_a_session_daemon_makes_the_tree_pass_only_while_the_gates_criterion_run
     still_failing(repo)
     if not done.denied and not stop_answer.blocked:
         raise GotThrough(f"/done and the stop let through: {done.stdout!r}")
-    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason
-    assert "python" in done.deny_reason, done.deny_reason
+    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason, done.stdout
 
 
 def test_variant_a_session_daemon_on_a_timer_makes_the_tree_pass_around_done(
@@ -1232,6 +1246,44 @@ def test_variant_a_session_daemon_on_a_timer_makes_the_tree_pass_around_done(
     try:
         done, stop_answer = done_and_stop(builder, repo, tmp_path)
         assert gone(pidfile, 30), "the daemon is still running"
+    finally:
+        kill_left(pidfile)
+    still_failing(repo)
+    if not done.denied and not stop_answer.blocked:
+        raise GotThrough(f"/done and the stop let through: {done.stdout!r}")
+    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason
+
+
+@pytest.mark.parametrize(
+    "undumpable",
+    [
+        pytest.param(False, id="zombie-leader"),
+        # written after the fix: nor can the environment of its live thread be read
+        pytest.param(True, id="variant-zombie-leader-undumpable"),
+    ],
+)
+def test_a_session_daemon_whose_main_thread_left_makes_the_tree_pass_while_the_gate_runs(
+    tmp_path: Path, undumpable: bool
+) -> None:
+    """The watching daemon above with its work in a second thread, its main thread gone by
+    the raw `exit` system call: /proc shows the leader as a zombie with an empty
+    environment, which a scan of leaders reads as a process that ended, while the process
+    runs on, carries the session's id and writes the tree."""
+    no_subreaper()
+    repo = project(tmp_path)
+    builder = pin(repo)
+    refused_before_the_attack(builder, repo, tmp_path)
+    pidfile = tmp_path / "daemon.pid"
+    watch = WATCH.format(seconds=60)
+    code = ZOMBIE_LED.format(
+        repo=str(repo), pidfile=str(pidfile), undumpable=undumpable, watch=watch
+    )
+    start_daemon(code, repo)
+    pid = int(pidfile.read_text())
+    try:
+        assert wait_until(lambda: ended(pid), 10), "the leader is a zombie"
+        assert os.listdir(f"/proc/{pid}/task"), "a thread of the daemon runs on"
+        done, stop_answer = done_and_stop(builder, repo, tmp_path)
     finally:
         kill_left(pidfile)
     still_failing(repo)
