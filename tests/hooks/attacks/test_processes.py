@@ -1211,6 +1211,15 @@ def done_and_stop(builder: Any, repo: Path, tmp_path: Path) -> tuple[Any, Any]:
     return done, run_hook("Stop", stop_payload(transcript, repo, last="All criteria verified."))
 
 
+def refused_while_it_runs(repo: Path, done: Any, stop_answer: Any) -> None:
+    """The code was never fixed, and /done was refused for the process of the session that
+    ran beside it (GotThrough when /done and the stop let the flow end)."""
+    still_failing(repo)
+    if not done.denied and not stop_answer.blocked:
+        raise GotThrough(f"/done and the stop let through: {done.stdout!r}")
+    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason, done.stdout
+
+
 def test_a_session_daemon_makes_the_tree_pass_only_while_the_gates_criterion_runs(
     tmp_path: Path,
 ) -> None:
@@ -1226,10 +1235,7 @@ def test_a_session_daemon_makes_the_tree_pass_only_while_the_gates_criterion_run
         done, stop_answer = done_and_stop(builder, repo, tmp_path)
     finally:
         kill_left(pidfile)
-    still_failing(repo)
-    if not done.denied and not stop_answer.blocked:
-        raise GotThrough(f"/done and the stop let through: {done.stdout!r}")
-    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason, done.stdout
+    refused_while_it_runs(repo, done, stop_answer)
 
 
 def test_variant_a_session_daemon_on_a_timer_makes_the_tree_pass_around_done(
@@ -1248,10 +1254,7 @@ def test_variant_a_session_daemon_on_a_timer_makes_the_tree_pass_around_done(
         assert gone(pidfile, 30), "the daemon is still running"
     finally:
         kill_left(pidfile)
-    still_failing(repo)
-    if not done.denied and not stop_answer.blocked:
-        raise GotThrough(f"/done and the stop let through: {done.stdout!r}")
-    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason
+    refused_while_it_runs(repo, done, stop_answer)
 
 
 @pytest.mark.parametrize(
@@ -1286,10 +1289,7 @@ def test_a_session_daemon_whose_main_thread_left_makes_the_tree_pass_while_the_g
         done, stop_answer = done_and_stop(builder, repo, tmp_path)
     finally:
         kill_left(pidfile)
-    still_failing(repo)
-    if not done.denied and not stop_answer.blocked:
-        raise GotThrough(f"/done and the stop let through: {done.stdout!r}")
-    assert done.denied and "running outside the CLI's tool calls" in done.deny_reason
+    refused_while_it_runs(repo, done, stop_answer)
 
 
 def test_honest_a_daemon_that_ended_before_done(tmp_path: Path) -> None:
