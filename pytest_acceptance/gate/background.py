@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from pytest_acceptance.tree.hostile import read_regular_or_none
@@ -199,7 +199,7 @@ def _read(pid: int, marker: bytes, proc: str) -> Seen | None:
     if owner is not None and thread is not None:
         # The leader ended, a thread of its process runs on: the process lives, and its
         # environment is read through that thread (the leader's reads as empty).
-        owner = Owner(owner.uids, owner.started, True, owner.thread_group)
+        owner = replace(owner, alive=True)
         environment = _environment(f"{proc}/{pid}/task/{thread}/environ", marker)
         environment = UNREADABLE if environment == GONE else environment
     if owner is None or not owner.alive:
@@ -319,9 +319,8 @@ def _live_thread(pid: int, proc: str) -> int | None:
     for name in threads:
         if not name.isdigit() or int(name) == pid:
             continue
-        status = read_regular_or_none(f"{proc}/{pid}/task/{name}/status", _STAT_LIMIT) or b""
-        state = next((line for line in status.splitlines() if line.startswith(b"State:")), b"")
-        if state.split()[1:2] not in ([], [b"Z"], [b"X"]):
+        thread = _owner(int(name), proc, None)  # /proc/<tid>: the thread's own status
+        if thread is not None and thread.alive:
             return int(name)
     return None
 
@@ -352,27 +351,27 @@ def _process(pid: int, proc: str) -> str:
     return f"process {pid}" + (f", command {words[:120]!r}" if words else "")
 
 
+def _shown(found: list[str]) -> str:
+    """The first :data:`LISTED` of `found`, and how many more."""
+    more = f"; and {len(found) - LISTED} more" if len(found) > LISTED else ""
+    return "; ".join(found[:LISTED]) + more
+
+
 def reason(found: list[str]) -> str:
-    shown = "; ".join(found[:LISTED]) + (
-        f"; and {len(found) - LISTED} more" if len(found) > LISTED else ""
-    )
     return (
         f"This session still has {len(found)} background task(s), process(es) or scheduled "
-        f"wake-up(s) running: {shown}. Something left running can change the tree after the "
-        "gate judged it, so the /implement flow cannot end while it runs. Stop it (kill the "
-        "process, or the CLI's tool for stopping a task; delete a scheduled wake-up) or wait "
-        f"for it to finish, then stop again. {isolation()}"
+        f"wake-up(s) running: {_shown(found)}. Something left running can change the tree "
+        "after the gate judged it, so the /implement flow cannot end while it runs. Stop it "
+        "(kill the process, or the CLI's tool for stopping a task; delete a scheduled "
+        f"wake-up) or wait for it to finish, then stop again. {isolation()}"
     )
 
 
 def running_during_the_run(found: list[str], skill: str) -> str:
     """Why /done or /escalate is refused while processes of the session run beside it."""
-    shown = "; ".join(found[:LISTED]) + (
-        f"; and {len(found) - LISTED} more" if len(found) > LISTED else ""
-    )
     return (
         f"This session has {len(found)} process(es) running outside the CLI's tool calls: "
-        f"{shown}. A process left running can change the tree while the gate's run reads "
+        f"{_shown(found)}. A process left running can change the tree while the gate's run reads "
         f"it, and change it back after, so /pytest-acceptance:{skill} is verified only when "
         f"none runs. Stop it (kill the process), then call /pytest-acceptance:{skill} again. "
         f"{isolation()}"
