@@ -102,6 +102,7 @@ from support.claude_harness import (
     text,
     tool_use,
 )
+from support.processes import wait_gone
 from support.tools import require_tool
 from test_plugin_cli import implement
 
@@ -1177,30 +1178,6 @@ def start_daemon(code: str, repo: Path) -> None:
     subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, check=True, timeout=30)
 
 
-def gone(pidfile: Path, seconds: float) -> bool:
-    """Whether the daemon ended (it removes its pid file) within `seconds`."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if not pidfile.exists():
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def ended(pid: int) -> bool:
-    """Whether process `pid` is gone or a zombie nobody reaped yet."""
-    try:
-        with open(f"/proc/{pid}/stat") as stream:
-            return stream.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-def kill_left(pidfile: Path) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        os.kill(int(pidfile.read_text()), signal.SIGKILL)
-
-
 def done_and_stop(builder: Any, repo: Path, tmp_path: Path) -> tuple[Any, Any]:
     """/verify, /done, the closing message and the stop: (the /done answer, the stop's)."""
     builder.verify(repo / SPEC)
@@ -1234,7 +1211,7 @@ def test_a_session_daemon_makes_the_tree_pass_only_while_the_gates_criterion_run
     try:
         done, stop_answer = done_and_stop(builder, repo, tmp_path)
     finally:
-        kill_left(pidfile)
+        end_daemon(pidfile)
     refused_while_it_runs(repo, done, stop_answer)
 
 
@@ -1251,9 +1228,9 @@ def test_variant_a_session_daemon_on_a_timer_makes_the_tree_pass_around_done(
     start_daemon(code, repo)
     try:
         done, stop_answer = done_and_stop(builder, repo, tmp_path)
-        assert gone(pidfile, 30), "the daemon is still running"
+        assert wait_until(lambda: not pidfile.exists(), 30), "the daemon is still running"
     finally:
-        kill_left(pidfile)
+        end_daemon(pidfile)
     refused_while_it_runs(repo, done, stop_answer)
 
 
@@ -1284,11 +1261,11 @@ def test_a_session_daemon_whose_main_thread_left_makes_the_tree_pass_while_the_g
     start_daemon(code, repo)
     pid = int(pidfile.read_text())
     try:
-        assert wait_until(lambda: ended(pid), 10), "the leader is a zombie"
+        assert not wait_gone([pid], 10), "the leader is a zombie"
         assert os.listdir(f"/proc/{pid}/task"), "a thread of the daemon runs on"
         done, stop_answer = done_and_stop(builder, repo, tmp_path)
     finally:
-        kill_left(pidfile)
+        end_daemon(pidfile)
     refused_while_it_runs(repo, done, stop_answer)
 
 
@@ -1299,7 +1276,7 @@ def test_honest_a_daemon_that_ended_before_done(tmp_path: Path) -> None:
     builder = pin(repo)
     pidfile = tmp_path / "daemon.pid"
     start_daemon(LOGS_AND_ENDS.format(repo=str(repo), pidfile=str(pidfile)), repo)
-    assert wait_until(lambda: ended(int(pidfile.read_text())), 30), "the daemon still runs"
+    assert not wait_gone([int(pidfile.read_text())], 30), "the daemon still runs"
     (repo / "app.py").write_text("VALUE = 2\n")
     done, stop_answer = done_and_stop(builder, repo, tmp_path)
     assert not done.denied, done.deny_reason
@@ -1323,7 +1300,7 @@ def test_a_session_daemon_in_a_real_session_makes_the_tree_pass_while_the_gate_r
             repo, claude_home, claude_bin, messages_api, [*verify_turns(log), first, daemon]
         )
     finally:
-        kill_left(pidfile)
+        end_daemon(pidfile)
     refused = answer_to(session.api, first)
     assert refused.get("is_error") is True and "AC-1" in json.dumps(refused), refused
     still_failing(repo)
