@@ -595,16 +595,16 @@ def test_an_unwitnessed_criterions_pytest_loads_a_plugin_the_project_declares(
 def test_honest_a_new_egg_info_that_declares_a_command_is_free(tmp_path: Path) -> None:
     """Control: `pip install -e .` of a project with a command leaves app.egg-info, whose
     entry points name only that command (nothing loads it into a run); the code fixed."""
-    repo = project(tmp_path, UNWITNESSED)
-    builder = pin(repo)
     egg_info = {
         "app.egg-info/PKG-INFO": "Metadata-Version: 2.1\nName: app\nVersion: 0.1\n",
         "app.egg-info/entry_points.txt": "[console_scripts]\napp = app:main\n",
     }
-    write(repo, {**egg_info, "app.py": "VALUE = 2\n"})
-    builder.verify(repo / SPEC)
-    done = ask(builder, repo, tmp_path)
+    done = fixed(project(tmp_path, UNWITNESSED), tmp_path, egg_info)
     assert not done.denied, done.deny_reason
+
+
+# The fix of a control that moves VALUE into a new module the code imports.
+VALUES = {"values.py": "TWO = 2\n", "app.py": "from values import TWO\n\nVALUE = TWO\n"}
 
 
 def test_honest_an_unwitnessed_criterion_with_a_new_module_is_let_through(
@@ -612,11 +612,7 @@ def test_honest_an_unwitnessed_criterion_with_a_new_module_is_let_through(
 ) -> None:
     """Control: the same unwitnessed criterion; the agent adds `values.py` and has app.py
     take VALUE from it."""
-    repo = project(tmp_path, UNWITNESSED)
-    builder = pin(repo)
-    write(repo, {"values.py": "TWO = 2\n", "app.py": "from values import TWO\n\nVALUE = TWO\n"})
-    builder.verify(repo / SPEC)
-    done = ask(builder, repo, tmp_path)
+    done = fixed(project(tmp_path, UNWITNESSED), tmp_path, VALUES)
     assert not done.denied, done.deny_reason
 
 
@@ -624,11 +620,7 @@ def test_honest_a_new_module_the_projects_code_imports_is_free(tmp_path: Path) -
     """Control: the agent adds `values.py` and has app.py take VALUE from it; the pinned
     test imports app, which imports the new module: project code asking for project code,
     let through."""
-    repo = witnessed_project(tmp_path)
-    builder = pin(repo)
-    write(repo, {"values.py": "TWO = 2\n", "app.py": "from values import TWO\n\nVALUE = TWO\n"})
-    builder.verify(repo / SPEC)
-    done = ask(builder, repo, tmp_path)
+    done = fixed(witnessed_project(tmp_path), tmp_path, VALUES)
     assert not done.denied, done.deny_reason
 
 
@@ -639,12 +631,12 @@ def test_honest_new_modules_named_like_words_of_the_environments_prose_are_free(
     and functools "from the ..." in a docstring. The agent adds a `system/` folder of data
     and a `the.py` module the code imports: no environment code imports either name (a
     line of prose is no import statement), so the fixed tree is let through."""
-    repo = witnessed_project(tmp_path)
-    builder = pin(repo)
     files = {"system/value.txt": "2\n", "the.py": "TWO = 2\n"}
-    write(repo, {**files, "app.py": "from the import TWO\n\nVALUE = TWO\n"})
-    builder.verify(repo / SPEC)
-    done = ask(builder, repo, tmp_path)
+    done = fixed(
+        witnessed_project(tmp_path),
+        tmp_path,
+        {**files, "app.py": "from the import TWO\n\nVALUE = TWO\n"},
+    )
     assert not done.denied, done.deny_reason
 
 
