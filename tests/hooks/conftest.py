@@ -38,6 +38,13 @@ def plugin_state(tmp_path: Path, kept_environments: Path) -> Iterator[Path]:
 
 
 @pytest.fixture
+def no_settling(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's hook code reads a transcript once (hook_transcripts.NO_SETTLING)."""
+    for name, value in hook_transcripts.NO_SETTLING.items():
+        monkeypatch.setenv(name, value)
+
+
+@pytest.fixture
 def installed_plugins() -> Iterator[None]:
     """The gate verifies with the test environment's interpreter: the criteria's runs load
     its pytest plugins (pytest-randomly, hypothesis, ...), as a user's environment may."""

@@ -648,6 +648,12 @@ def without_level_warning(answer: dict[str, Any] | None) -> dict[str, Any] | Non
 _DOCTOR_POINTER = r"(?: Run `pytest-acceptance-doctor[^`]*` for the whole check\.)?"
 
 
+# A hook's environment in which it reads a transcript once, never waiting for the CLI to
+# write more (the hooks' settle time: hook_io.settle_seconds): for transcripts that will not
+# grow, and for the stale read a test wants.
+NO_SETTLING = {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"}
+
+
 # The plugin's state folder ($CLAUDE_PLUGIN_DATA) of the running test: tests/hooks/conftest.py
 # points it into the test's tmp_path (one test at a time per process, also under xdist).
 PLUGIN_DATA: dict[str, Path] = {}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hook_transcripts import (
+    NO_SETTLING,
     TranscriptBuilder,
     criterion,
     make_fail,
@@ -90,7 +91,7 @@ def test_waits_until_the_transcript_holds_the_call(repo: Path, spec: Path, tmp_p
     again = tmp_path / "session-again.jsonl"
     again.write_bytes(stale.read_bytes())
     payload = pretool_payload(again, repo, ESCALATE, "AC-1", call)
-    quick = run_hook("PreToolUse", payload, {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"})
+    quick = run_hook("PreToolUse", payload, NO_SETTLING)
     assert "Must call /pytest-acceptance:verify" in quick.deny_reason
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from hook_transcripts import (
+    NO_SETTLING,
     REPO_ROOT,
     SESSION_ID,
     HookRun,
@@ -458,8 +459,8 @@ def test_stop_waits_until_the_transcript_holds_the_last_message(repo: Path, tmp_
     builder2 = TranscriptBuilder(repo)
     builder2.implement(SPEC)
     stale = builder2.write(tmp_path / "stale.jsonl")
-    quick = {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"}
-    assert run_script("stop_implement_hook.py", stop_payload(stale, repo, last=last), quick).blocked
+    stale_stop = stop_payload(stale, repo, last=last)
+    assert run_script("stop_implement_hook.py", stale_stop, NO_SETTLING).blocked
 
 
 def test_the_wait_is_bounded(repo: Path, tmp_path: Path) -> None:

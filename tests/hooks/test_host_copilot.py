@@ -90,11 +90,6 @@ def _events(path: Path, *events: tuple[str, str]) -> str:
     return str(path)
 
 
-@pytest.fixture
-def no_settling(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ACCEPTANCE_HOOK_SETTLE_SECONDS", "0")
-
-
 def test_the_last_message_is_the_last_text_after_the_last_prompt(tmp_path: Path) -> None:
     path = _events(
         tmp_path / "events.jsonl",

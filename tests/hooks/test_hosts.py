@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import SESSION_ID, run_hook, run_host_script
+from hook_transcripts import NO_SETTLING, SESSION_ID, run_hook, run_host_script
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -162,17 +162,12 @@ DOCUMENTED: list[tuple[HostAdapter, dict[str, Any], StopEvent]] = [
 IDS = [f"{adapter.contract.name}-{i}" for i, (adapter, _, _) in enumerate(DOCUMENTED)]
 
 
-@pytest.fixture
-def no_settling(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Copilot's adapter waits for a transcript written lazily for up to the hooks' settle
-    time; these payloads name transcripts that are never written."""
-    monkeypatch.setenv("ACCEPTANCE_HOOK_SETTLE_SECONDS", "0")
-
-
 @pytest.mark.parametrize(("adapter", "payload", "event"), DOCUMENTED, ids=IDS)
 def test_each_documented_payload_is_its_hosts_and_reads_the_same(
     adapter: HostAdapter, payload: dict[str, Any], event: StopEvent, no_settling: None
 ) -> None:
+    """Copilot's adapter waits for a transcript written lazily: these payloads name
+    transcripts that are never written (no_settling)."""
     assert host_registry.whose(payload) is adapter
     assert adapter.read(payload) == event
     neutral = event.neutral_payload(payload)
@@ -306,8 +301,7 @@ def test_a_copilot_stop_outside_our_flows_gets_no_answer(tmp_path: Path) -> None
     in Copilot's own format) is left to Copilot's adapter, with nothing Copilot reads."""
     transcript = tmp_path / "events.jsonl"
     transcript.write_text('{"type": "session.start"}\n')
-    quick = {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"}  # a transcript that will not grow
-    run = run_hook("Stop", _foreign(COPILOT_STOP, transcript, tmp_path), env=quick)
+    run = run_hook("Stop", _foreign(COPILOT_STOP, transcript, tmp_path), env=NO_SETTLING)
     assert run.stdout.strip() == ""
 
 

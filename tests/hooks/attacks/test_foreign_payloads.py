@@ -14,13 +14,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hook_transcripts import SESSION_ID, pinned_flow, plugin_data, run_hook, stop_payload
+from hook_transcripts import (
+    NO_SETTLING,
+    SESSION_ID,
+    pinned_flow,
+    plugin_data,
+    run_hook,
+    stop_payload,
+)
 
 REPRESENTATIVE = "test_a_copilot_stop_in_a_flow_of_ours_is_judged"
 # Copilot's adapter reads the last message from a transcript in its own format, waiting for
 # the hooks' settle time while it is not written up to the stop: a Claude Code transcript
-# never is, and waiting changes nothing the stop decides.
-QUICK = {"ACCEPTANCE_HOOK_SETTLE_SECONDS": "0"}
+# never is, and waiting changes nothing the stop decides (NO_SETTLING).
 
 
 def _flow(repo: Path, tmp_path: Path) -> Path:
@@ -47,7 +53,7 @@ def test_an_honest_claude_code_stop_in_the_flow_is_blocked(repo: Path, tmp_path:
 
 
 def test_a_copilot_stop_in_a_flow_of_ours_is_judged(repo: Path, tmp_path: Path) -> None:
-    run = run_hook("Stop", _copilot_stop(_flow(repo, tmp_path), repo), env=QUICK)
+    run = run_hook("Stop", _copilot_stop(_flow(repo, tmp_path), repo), env=NO_SETTLING)
     assert run.blocked and "have not verified" in run.reason
     assert set(json.loads(run.stdout)) == {"decision", "reason"}  # Copilot's shape
 
@@ -75,5 +81,5 @@ def test_a_copilot_stop_with_a_damaged_pin_blocks(repo: Path, tmp_path: Path) ->
     transcript = _flow(repo, tmp_path)
     (flow_file,) = plugin_data().rglob("flow.json")
     flow_file.write_text("{damaged")
-    run = run_hook("Stop", _copilot_stop(transcript, repo), env=QUICK)
+    run = run_hook("Stop", _copilot_stop(transcript, repo), env=NO_SETTLING)
     assert run.blocked, run.stdout
