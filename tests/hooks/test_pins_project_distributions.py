@@ -7,6 +7,7 @@ import os
 from importlib import metadata
 from pathlib import Path
 
+from hook_transcripts import write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pinning import collected, take_pins
@@ -16,12 +17,6 @@ from pytest_acceptance.gate.pins import project_distributions
 
 PLUGIN = "[pytest11]\nlocalcheck = localcheck\n"
 COMMAND = "[console_scripts]\napp = app:main\n"
-
-
-def write(repo: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text)
 
 
 def test_what_declares_more_than_commands_is_pinned_wherever_it_stands(tmp_path: Path) -> None:
