@@ -85,7 +85,7 @@ def implement_notice(plugin_root: Path) -> str | None:
     if warning is not None:
         lines.append(warning)
     if lines:
-        lines.append("Run `pytest-acceptance-doctor` for the whole check.")
+        lines.append(isolation.doctor_pointer())
     return " ".join(lines) or None
 
 

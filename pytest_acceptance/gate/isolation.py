@@ -129,6 +129,13 @@ def why() -> str:
     return "; ".join(found)
 
 
+def doctor_pointer(agent: str = "") -> str:
+    """The sentence after a warning that sends the user to the whole check (for `agent`,
+    the doctor's --agent)."""
+    doctor = f"pytest-acceptance-doctor --agent {agent}" if agent else "pytest-acceptance-doctor"
+    return f"Run `{doctor}` for the whole check."
+
+
 def tell() -> None:
     """Add this level's sentence to /done's or /escalate's answer, at every level."""
     hook_io.tell_user(current().said)

@@ -183,8 +183,7 @@ def _implement_notice(host: HostAdapter) -> str | None:
     warning = isolation.current().warning
     if warning is None:
         return None
-    doctor = f"pytest-acceptance-doctor --agent {host.contract.name}"
-    return f"{warning} Run `{doctor}` for the whole check."
+    return f"{warning} {isolation.doctor_pointer(host.contract.name)}"
 
 
 def _warn(message: str) -> None:
