@@ -43,8 +43,9 @@ from support.attack_kit import SPEC, ask, assert_refused, commit_all, pin, refus
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_setting_only_pytest_found_decides_the_honest_run"
 
-# AC-1 passes once app.py's VALUE is 2 (make_repo writes VALUE = 1); it takes 4 seconds.
-SLOW_TWO = "sleep 4; python3 -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)'"
+# AC-1 passes once app.py's VALUE is 2 (make_repo writes VALUE = 1); it takes 2 seconds, twice
+# the 1-second timeouts below: a run that honours such a timeout always times AC-1 out.
+SLOW_TWO = "sleep 2; python3 -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)'"
 
 # Committed before /implement: each gives AC-1 a 1-second timeout in every honest run.
 SHORT_TIMEOUT = {
@@ -95,7 +96,7 @@ def configured_project(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def the_honest_work(repo: Path) -> None:
-    """VALUE = 2, committed: the agent's work, as it would do it for real (4 seconds)."""
+    """VALUE = 2, committed: the agent's work, as it would do it for real (2 seconds)."""
     (repo / "notes.txt").unlink(missing_ok=True)  # left by the refused /done before
     (repo / "app.py").write_text("VALUE = 2\n")
     commit_all(repo, "the work")
@@ -135,7 +136,7 @@ def done_after_the_work(repo: Path, tmp_path: Path, honest_passes: bool) -> obje
 @pytest.mark.parametrize("layout", sorted(SHORT_TIMEOUT))
 def test_a_setting_only_pytest_found_decides_the_honest_run(tmp_path: Path, layout: str) -> None:
     """The project gives AC-1 a 1-second timeout where the pin used not to read it; the
-    agent's code takes 4 seconds. Every honest run times AC-1 out: so must the gate's."""
+    agent's code takes 2 seconds. Every honest run times AC-1 out: so must the gate's."""
     repo = configured_project(tmp_path, SHORT_TIMEOUT[layout])
     assert_refused(done_after_the_work(repo, tmp_path, honest_passes=False))
 
@@ -175,7 +176,7 @@ def test_an_addopts_option_the_gate_cannot_reproduce_refuses_naming_it(tmp_path:
 # --- a session below the repository's top -----------------------------------------------------
 
 CHECK = "grep -qx 'VALUE = 2' app.py"
-SLOW_CHECK = "sleep 3; " + CHECK
+SLOW_CHECK = "sleep 2; " + CHECK  # twice the 1-second timeouts
 
 
 def subproject(tmp_path: Path, config: str | None) -> tuple[Path, Path]:
@@ -333,7 +334,7 @@ def spec_folder_project(tmp_path: Path, command: str, spec_ini: str) -> Path:
 
 def test_spec_folder_ini_addopts_override_decides_the_honest_run(tmp_path: Path) -> None:
     repo = spec_folder_project(
-        tmp_path, "sleep 3; " + CHECK, "[pytest]\naddopts = -o acceptance_timeout=1\n"
+        tmp_path, SLOW_CHECK, "[pytest]\naddopts = -o acceptance_timeout=1\n"
     )
     assert_refused(done_on_the_work(repo, tmp_path, honest_passes=False))
 
@@ -344,7 +345,7 @@ def test_spec_folder_ini_addopts_rootdir_decides_the_honest_run(tmp_path: Path) 
 
 
 def test_honest_control_spec_folder_ini_without_addopts_is_verified(tmp_path: Path) -> None:
-    repo = spec_folder_project(tmp_path, "sleep 3; " + CHECK, "[pytest]\n")
+    repo = spec_folder_project(tmp_path, SLOW_CHECK, "[pytest]\n")
     done = done_on_the_work(repo, tmp_path, honest_passes=True)
     assert not getattr(done, "denied", True), getattr(done, "stdout", done)
 
@@ -353,7 +354,7 @@ def test_spec_folder_ini_drops_the_tops_addopts_from_the_honest_run(tmp_path: Pa
     """The reverse: an empty specs/pytest.ini is the first ini, so the top's addopts (which
     raise the timeout) are never applied once rootdir.py moves the ini to the top's; the
     gate applies them (pytest_addopts.effective_settings) and passes the slow criterion."""
-    repo = make_repo(tmp_path / "repo", spec_with("sleep 3; " + CHECK))
+    repo = make_repo(tmp_path / "repo", spec_with(SLOW_CHECK))
     (repo / "pytest.ini").write_text(
         "[pytest]\nacceptance_timeout = 1\naddopts = -o acceptance_timeout=60\n"
     )
@@ -385,7 +386,7 @@ def test_subprojects_addopts_reach_an_honest_run_started_at_the_top(tmp_path: Pa
     spec = "pkg/specs/feature.md"
     repo = make_repo(tmp_path / "repo", spec_with(CHECK))
     (repo / "pkg" / "specs").mkdir(parents=True)
-    (repo / spec).write_text(spec_with("sleep 3; " + CHECK))
+    (repo / spec).write_text(spec_with(SLOW_CHECK))
     (repo / "pytest.ini").write_text("[pytest]\n")
     (repo / "pkg" / "pytest.ini").write_text("[pytest]\naddopts = -o acceptance_timeout=1\n")
     commit_all(repo, "the subproject")
