@@ -546,6 +546,7 @@ def test_an_implement_of_a_passing_spec_through_the_skill_tool_mid_flow(
     assert done.denied, f"/done let through after the attack: {done.stdout}"
     assert "AC-1" in done.deny_reason
     builder.done()
+    builder.text("Done.")  # the CLI writes the stop's last message before the hook
     transcript = builder.write(tmp_path / "session.jsonl")
     stop = run_hook("Stop", stop_payload(transcript, repo, last="Done."))
     assert stop.blocked, stop.stdout
