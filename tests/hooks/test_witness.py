@@ -14,6 +14,7 @@ from importlib.metadata import PathDistribution
 from pathlib import Path
 
 import pytest
+from hook_transcripts import WITNESS_SPEC, witnessed_project
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -546,3 +547,33 @@ def test_a_link_in_the_project_to_a_package_outside_it_is_reported_as_the_projec
     importers.found = {"org": {through_link}, "outside": {str(elsewhere / "org" / "__init__.py")}}
     importers.asked = {"org": {STDLIB_COPY}, "outside": {STDLIB_COPY}}
     assert importers.from_the_project(str(repo)) == [f"org\t{through_link}\t{STDLIB_COPY}"]
+
+
+# --- outside the gate: no witness --------------------------------------------------------------
+
+
+def test_outside_the_gate_a_criterion_still_passes_on_its_exit_code(tmp_path: Path) -> None:
+    """Plain `pytest --acceptance` is unchanged: no reporter is loaded, and the criterion is
+    judged by its pass condition alone (here the exit code the os._exit(0) test leaves)."""
+    repo = witnessed_project(
+        tmp_path,
+        files={"tests/test_aa_exit.py": "import os\n\n\ndef test_exit():\n    os._exit(0)\n"},
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCEPTANCE_")}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--acceptance",
+            WITNESS_SPEC,
+            "-p",
+            "no:cacheprovider",
+            "-q",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -57,6 +57,7 @@ CONTROLS = frozenset(
         "test_done_runs_afresh_and_only_the_stop_right_after_it_reuses_its_run",
         "test_the_criterias_pytest_reads_checked_hash_bytecode_the_gate_compiled_once",
         "test_the_hook_refuses_an_event_it_cannot_read_during_a_flow[skills-False]",
+        "test_a_criterion_that_does_not_run_pytest_is_not_witnessed",
     }
 )
 # Tests that pin a fact the closing mechanism stands on (what the CLI reads or obeys, what
