@@ -82,7 +82,7 @@ def test_the_readme_first_commands_are_the_ones_tested_here() -> None:
     first, failing, *rest = readme_commands()
     assert "pip install -e ." in first and "pytest --acceptance spec.md" in first
     assert "cd examples" in first and "pytest --acceptance failing.md" in failing
-    assert any(".venv/bin/pytest -n 2" in command for command in rest)
+    assert any(".venv/bin/pytest -n 3" in command for command in rest)
 
 
 SPEC_KIT_STORY = (
