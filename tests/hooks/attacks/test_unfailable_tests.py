@@ -376,9 +376,6 @@ class TestRegistry(metaclass=_Registered):
 '''
 
 
-CHECKS = "def check_value(value):\n    assert value == 2, value\n"
-
-
 REGISTERED = "import pytest\n\npytest.register_assert_rewrite('checks')\n"
 
 
@@ -565,23 +562,21 @@ def test_a_registered_helper_imported_inside_the_test_is_emptied(tmp_path: Path)
     attack(lazy_project(tmp_path), tmp_path, {"checks.py": CHECKS.replace("assert", "return #")})
 
 
+# testkit, registered for rewriting: its submodule values.py holds the check the test uses.
+TESTKIT = {
+    "testkit/__init__.py": "",
+    "testkit/values.py": CHECKS,
+    "tests/conftest.py": "import pytest\n\npytest.register_assert_rewrite('testkit')\n",
+    "tests/test_app.py": TEST_WITH_CHECKS.replace("from checks", "from testkit.values"),
+}
+
+
 # Blocked: nothing may be added to a package marked as test code.
 def test_a_new_subpackage_shadows_a_registered_submodule(tmp_path: Path) -> None:
     """testkit (registered for rewriting) has testkit/values.py, pinned by content. The
     agent leaves it alone and adds testkit/values/__init__.py, which Python imports instead
     (a package wins over a module of the same name in the same folder)."""
-    repo = witnessed_project(
-        tmp_path,
-        files={
-            "testkit/__init__.py": "",
-            "testkit/values.py": CHECKS,
-            "tests/conftest.py": "import pytest\n\npytest.register_assert_rewrite('testkit')\n",
-            "tests/test_app.py": (
-                "import app\nfrom testkit.values import check_value\n\n\ndef test_value():\n"
-                "    check_value(app.VALUE)\n"
-            ),
-        },
-    )
+    repo = witnessed_project(tmp_path, files=TESTKIT)
     attack(repo, tmp_path, {"testkit/values/__init__.py": "def check_value(value):\n    pass\n"})
 
 
@@ -630,9 +625,6 @@ def test_honest_a_tdd_test_may_import_a_module_written_later(tmp_path: Path) -> 
     code = {"feature.py": "def double(x):\n    return 2 * x\n", "extra.py": "ONE = 1\n"}
     done = fixed_tree_done(repo, tmp_path, code)
     assert not done.denied, done.deny_reason
-
-
-CHECKS = "def check_value(value):\n    assert value == 2, value\n"
 
 
 EMPTIED = "def check_value(value):\n    return None\n"
@@ -1158,15 +1150,7 @@ def test_variant_a_registered_packages_submodule_rebinds_the_check_is_refused(
     """Variant written after the pin of test code: the helper is a registered package's
     submodule (testkit/values.py, rewritten as testkit is), and the agent leaves its body
     alone but binds the name again at the end of the file."""
-    repo = witnessed_project(
-        tmp_path,
-        files={
-            "testkit/__init__.py": "",
-            "testkit/values.py": CHECKS,
-            "tests/conftest.py": "import pytest\n\npytest.register_assert_rewrite('testkit')\n",
-            "tests/test_app.py": TEST_WITH_CHECKS.replace("from checks", "from testkit.values"),
-        },
-    )
+    repo = witnessed_project(tmp_path, files=TESTKIT)
     builder = pinned_flow(repo)
     refused_before(builder, repo, tmp_path)
     with (repo / "testkit" / "values.py").open("a") as module:
@@ -1208,6 +1192,16 @@ def fixed_and_done(repo: Path, tmp_path: Path, command: str = TESTS) -> Any:
     return done
 
 
+def let_through_beside_a_new_test_file(builder: Any, repo: Path, tmp_path: Path) -> None:
+    """A new test file beside the fixed code, /verify, /done: let through, and the gate ran
+    the pinned files alone as well (new test files joined the pinned ones)."""
+    (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
+    builder.verify(repo / WITNESS_SPEC)
+    done = ask_gate(builder, repo, tmp_path, "done")
+    assert not done.denied, done.deny_reason
+    assert (flow_file().parent / "gate-run-pinned-only.log").exists()
+
+
 def test_honest_the_fixed_tree_is_let_through_and_its_tests_were_pinned(tmp_path: Path) -> None:
     repo = witnessed_project(tmp_path)
     fixed_and_done(repo, tmp_path)
@@ -1233,12 +1227,7 @@ def test_honest_a_tdd_flow_that_adds_its_tests_later_is_let_through(tmp_path: Pa
     (repo / "tests" / "test_feature.py").write_text(
         "from app import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
     )
-    (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
-    builder.verify(repo / WITNESS_SPEC)
-    done = ask_gate(builder, repo, tmp_path, "done")
-    assert not done.denied, done.deny_reason
-    # New test files joined the pinned ones: the gate ran the pinned files alone as well.
-    assert (flow_file().parent / "gate-run-pinned-only.log").exists()
+    let_through_beside_a_new_test_file(builder, repo, tmp_path)
 
 
 def test_honest_a_test_added_to_a_pinned_file_is_let_through(tmp_path: Path) -> None:
@@ -1292,11 +1281,7 @@ def test_honest_new_tests_under_xdist_are_let_through(tmp_path: Path) -> None:
     repo = witnessed_project(tmp_path, f"{TESTS} -n 2")
     builder = pinned_flow(repo)
     (repo / "app.py").write_text("VALUE = 2\n")
-    (repo / "tests" / "test_more.py").write_text("def test_more():\n    assert True\n")
-    builder.verify(repo / WITNESS_SPEC)
-    done = ask_gate(builder, repo, tmp_path, "done")
-    assert not done.denied, done.deny_reason
-    assert (flow_file().parent / "gate-run-pinned-only.log").exists()
+    let_through_beside_a_new_test_file(builder, repo, tmp_path)
 
 
 def test_honest_a_project_with_its_own_conftest_and_plugin_is_let_through(tmp_path: Path) -> None:
