@@ -919,25 +919,13 @@ def pinned_tests() -> dict[str, Any]:
     return dict(json.loads((flow_file().parent / "witness.json").read_text()))
 
 
-def witness_attacked(
-    tmp_path: Path, files: dict[str, str], alone: bool = False, command: str = TESTS
-) -> Any:
-    """Pin, prove the gate live, plant `files`, and ask for /done; the planted files make the
-    criterion (`command`) exit 0 on a tree where the pinned test fails. `alone`: with the
-    witness alone to refuse it."""
-    after_pin = witness_alone if alone else None
-    return attack(
-        witnessed_project(tmp_path, command), tmp_path, files, command, after_pin=after_pin
-    )
-
-
 # --- the session cut short ----------------------------------------------------------------
 
 
 def test_a_new_test_that_calls_os_exit_0_is_refused(tmp_path: Path) -> None:
     """A new test file (free under criterion integrity: its test only runs code when called)
     whose test ends the process with os._exit(0) before the pinned test runs."""
-    done = witness_attacked(
+    done = attacked(
         tmp_path, {"tests/test_aa_exit.py": "import os\n\n\ndef test_exit():\n    os._exit(0)\n"}
     )
     assert UNWITNESSED in done.deny_reason and "never finished" in done.deny_reason
@@ -947,7 +935,7 @@ def test_variant_a_new_test_that_execs_true_is_refused(tmp_path: Path) -> None:
     """Variant written after the witness: the new test replaces the process with `true`
     (os.execv), which exits 0 and never reaches pytest_sessionfinish."""
     code = "import os\n\n\ndef test_exec():\n    os.execv('/bin/true', ['true'])\n"
-    done = witness_attacked(tmp_path, {"tests/test_aa_exec.py": code})
+    done = attacked(tmp_path, {"tests/test_aa_exec.py": code})
     assert UNWITNESSED in done.deny_reason and "never finished" in done.deny_reason
 
 
@@ -956,7 +944,7 @@ def test_a_new_conftest_that_calls_os_exit_0_is_refused_by_the_witness_alone(
 ) -> None:
     """A new conftest.py that ends the run with os._exit(0) once collection is done."""
     conftest = "import os\n\n\ndef pytest_collection_finish(session):\n    os._exit(0)\n"
-    done = witness_attacked(tmp_path, {"tests/conftest.py": conftest}, alone=True)
+    done = attacked(tmp_path, {"tests/conftest.py": conftest}, after_pin=witness_alone)
     assert UNWITNESSED in done.deny_reason and "never finished" in done.deny_reason
 
 
@@ -968,7 +956,9 @@ def test_a_pytest_under_a_wrapper_is_witnessed_and_a_new_conftests_exit_refused(
     refused with the witness alone."""
     conftest = "import os\n\n\ndef pytest_collection_finish(session):\n    os._exit(0)\n"
     command = f"timeout 60 {TESTS}"
-    done = witness_attacked(tmp_path, {"tests/conftest.py": conftest}, alone=True, command=command)
+    done = attacked(
+        tmp_path, {"tests/conftest.py": conftest}, after_pin=witness_alone, command=command
+    )
     assert UNWITNESSED in done.deny_reason and "never finished" in done.deny_reason
 
 
@@ -982,7 +972,7 @@ def test_variant_the_code_under_test_exits_at_import_is_refused(tmp_path: Path) 
     out of criterion integrity's sight) ends the process with os._exit(0) when pytest
     imports it."""
     code = "import os, sys\nVALUE = 1\nif 'pytest' in sys.modules:\n    os._exit(0)\n"
-    done = witness_attacked(tmp_path, {"app.py": code})
+    done = attacked(tmp_path, {"app.py": code})
     assert UNWITNESSED in done.deny_reason and "never finished" in done.deny_reason
 
 
@@ -996,7 +986,7 @@ def test_a_skip_planted_in_the_code_under_test_is_refused(tmp_path: Path) -> Non
         "import sys\nVALUE = 1\nif 'pytest' in sys.modules:\n    import pytest\n"
         "    pytest.skip('later', allow_module_level=True)\n"
     )
-    done = witness_attacked(tmp_path, {"app.py": code})
+    done = attacked(tmp_path, {"app.py": code})
     assert UNWITNESSED in done.deny_reason
     assert "tests/test_app.py::test_value (not run)" in done.deny_reason
 
@@ -1008,7 +998,7 @@ def test_variant_a_unittest_skip_raised_by_the_code_under_test_is_refused(tmp_pa
         "import sys, unittest\nVALUE = 1\nif 'pytest' in sys.modules:\n"
         "    raise unittest.SkipTest('later')\n"
     )
-    done = witness_attacked(tmp_path, {"app.py": code})
+    done = attacked(tmp_path, {"app.py": code})
     assert "tests/test_app.py::test_value (not run)" in done.deny_reason
 
 
@@ -1018,7 +1008,7 @@ def test_a_skip_fixture_in_a_new_conftest_is_refused_by_the_witness_alone(tmp_pa
         "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _later(request):\n"
         "    if request.node.name == 'test_value':\n        pytest.skip('later')\n"
     )
-    done = witness_attacked(tmp_path, {"tests/conftest.py": conftest}, alone=True)
+    done = attacked(tmp_path, {"tests/conftest.py": conftest}, after_pin=witness_alone)
     assert "tests/test_app.py::test_value (skipped)" in done.deny_reason
 
 
@@ -1035,7 +1025,7 @@ DESELECT_HOOK = (
 def test_a_conftest_hook_that_deselects_the_pinned_test_is_refused_by_the_witness_alone(
     tmp_path: Path,
 ) -> None:
-    done = witness_attacked(tmp_path, {"tests/conftest.py": DESELECT_HOOK}, alone=True)
+    done = attacked(tmp_path, {"tests/conftest.py": DESELECT_HOOK}, after_pin=witness_alone)
     assert "tests/test_app.py::test_value (not run)" in done.deny_reason
 
 
@@ -1045,7 +1035,7 @@ def test_a_new_pytest_ini_that_deselects_the_pinned_test_is_refused_by_the_witne
     """In the tests' folder, which the criterion's pytest reads first (its rootdir), and
     which no configuration pin of the outer run covers: the witness sees the test not run."""
     ini = "[pytest]\naddopts = --deselect test_app.py::test_value\n"
-    done = witness_attacked(tmp_path, {"tests/pytest.ini": ini}, alone=True)
+    done = attacked(tmp_path, {"tests/pytest.ini": ini}, after_pin=witness_alone)
     assert "tests/test_app.py::test_value (not run)" in done.deny_reason, done.deny_reason
 
 
@@ -1058,7 +1048,7 @@ def test_variant_the_code_under_test_sets_a_keyword_filter_is_refused(tmp_path: 
         "        if type(_c).__name__ == 'Config' and hasattr(_c, 'option'):\n"
         "            _c.option.keyword = 'not test_value'\n"
     )
-    done = witness_attacked(tmp_path, {"app.py": code})
+    done = attacked(tmp_path, {"app.py": code})
     assert "tests/test_app.py::test_value (not run)" in done.deny_reason
 
 
@@ -1074,7 +1064,7 @@ ALONE_RUN = "run again without the test files added since /implement"
 def test_a_new_test_files_metaclass_that_patches_the_code_is_refused(tmp_path: Path) -> None:
     """The metaclass runs at collection, before any test: the pinned test passes in the
     criterion's run. In the run with the pinned files only it fails, as on the tree."""
-    done = witness_attacked(tmp_path, {"tests/test_registry.py": METACLASS_PATCH})
+    done = attacked(tmp_path, {"tests/test_registry.py": METACLASS_PATCH})
     assert ALONE_RUN in done.deny_reason
     assert "tests/test_app.py::test_value (failed)" in done.deny_reason
 
@@ -1086,8 +1076,8 @@ def test_variant_a_new_test_that_patches_the_code_when_it_runs_is_refused_by_the
     that pytest runs before the pinned one sets app.VALUE = 2 and never restores it."""
     patch = "import app\n\n\ndef test_aa_setup():\n    app.VALUE = 2\n"
     in_order = f"{TESTS} -p no:randomly"  # the installed pytest-randomly would shuffle them
-    done = witness_attacked(
-        tmp_path, {"tests/test_aa_setup.py": patch}, alone=True, command=in_order
+    done = attacked(
+        tmp_path, {"tests/test_aa_setup.py": patch}, after_pin=witness_alone, command=in_order
     )
     assert ALONE_RUN in done.deny_reason
 
@@ -1096,7 +1086,7 @@ def test_variant_under_xdist_the_workers_collect_only_the_pinned_files(tmp_path:
     """Variant: the criterion's pytest spreads over two xdist workers, which collect in
     their own processes; the metaclass file stays out of them too."""
     files = {"tests/test_registry.py": METACLASS_PATCH}
-    done = witness_attacked(tmp_path, files, command=f"{TESTS} -p xdist -n 2")
+    done = attacked(tmp_path, files, command=f"{TESTS} -p xdist -n 2")
     assert ALONE_RUN in done.deny_reason
 
 
@@ -1119,22 +1109,10 @@ def helper_project(tmp_path: Path, conftest: str = REGISTERED) -> Path:
 
 
 def helper_attacked(
-    tmp_path: Path,
-    files: dict[str, str],
-    conftest: str = REGISTERED,
-    alone: bool = False,
+    tmp_path: Path, files: dict[str, str], conftest: str = REGISTERED, after_pin: Any = None
 ) -> Any:
-    """`attacked` on the project with the helper."""
-    repo = helper_project(tmp_path, conftest)
-    builder = pinned_flow(repo)
-    if alone:
-        witness_alone()
-    refused_before(builder, repo, tmp_path)
-    write(repo, files)
-    assert outside_the_gate(repo) == 0, "the attack must get past the exit code"
-    done = ask_gate(builder, repo, tmp_path, "done")
-    assert done.denied, f"/done let through after the attack: {done.stdout}"
-    return done
+    """`attack` on the project with the helper."""
+    return attack(helper_project(tmp_path, conftest), tmp_path, files, after_pin=after_pin)
 
 
 def test_a_registered_assertion_helper_emptied_is_refused(tmp_path: Path) -> None:
@@ -1166,7 +1144,7 @@ def test_a_plugin_helper_emptied_is_refused_by_the_witness_alone(tmp_path: Path)
     rewrites those too; criterion integrity, dropped here, pins them by name): emptied."""
     emptied = {"checks.py": "def check_value(value):\n    pass\n"}
     conftest = "pytest_plugins = ['checks']\n"
-    done = helper_attacked(tmp_path, emptied, conftest, alone=True)
+    done = helper_attacked(tmp_path, emptied, conftest, after_pin=witness_alone)
     assert TEST_CODE in done.deny_reason and "checks.py" in done.deny_reason
 
 
@@ -1251,7 +1229,7 @@ def test_a_pinned_file_run_as_pinned_needs_assertion_rewriting(tmp_path: Path) -
     judged on code added to it."""
     command = f"{TESTS} --assert=plain"
     files = {"tests/test_other.py": TEST_OTHER + "\n\n" + METACLASS_PATCH}
-    done = witness_attacked(tmp_path, files, command=command)
+    done = attacked(tmp_path, files, command=command)
     assert "tests/test_other.py: changed since /implement" in done.deny_reason
 
 
