@@ -43,9 +43,11 @@ from support.attack_kit import SPEC, ask, assert_refused, commit_all, pin, refus
 # The one attack of this class the fast loop runs (conftest.py marks the others).
 REPRESENTATIVE = "test_a_setting_only_pytest_found_decides_the_honest_run"
 
-# AC-1 passes once app.py's VALUE is 2 (make_repo writes VALUE = 1); it takes 2 seconds, twice
-# the 1-second timeouts below: a run that honours such a timeout always times AC-1 out.
-SLOW_TWO = "sleep 2; python3 -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)'"
+# The slow criteria's first words: 2 seconds, twice the 1-second timeouts below, so a run that
+# honours such a timeout always times the criterion out.
+SLOW = "sleep 2; "
+# AC-1 passes once app.py's VALUE is 2 (make_repo writes VALUE = 1), slowly.
+SLOW_TWO = SLOW + "python3 -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)'"
 
 # Committed before /implement: each gives AC-1 a 1-second timeout in every honest run.
 SHORT_TIMEOUT = {
@@ -176,7 +178,7 @@ def test_an_addopts_option_the_gate_cannot_reproduce_refuses_naming_it(tmp_path:
 # --- a session below the repository's top -----------------------------------------------------
 
 CHECK = "grep -qx 'VALUE = 2' app.py"
-SLOW_CHECK = "sleep 2; " + CHECK  # twice the 1-second timeouts
+SLOW_CHECK = SLOW + CHECK
 
 
 def subproject(tmp_path: Path, config: str | None) -> tuple[Path, Path]:
