@@ -24,7 +24,6 @@ settings.register_profile(
 settings.load_profile("suite")
 
 _TREE_BEFORE = pytest.StashKey[str]()
-STARTED_RUNS_OPTIONS = " ".join(runs.QUIET_PLUGINS)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -78,17 +77,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _no_shuffle_in_started_runs(request: pytest.FixtureRequest) -> None:
-    """pytest-randomly is installed for the tests that prove it changes nothing for criteria;
-    left on, it would reorder every run a test starts with pytester (pytester drops the outer
-    PYTEST_ADDOPTS when it starts), so an order the test reads would hold only by chance.
-    The runs that want it pass `-p randomly`, which comes later and wins. Hypothesis's
-    plugin stays out too: at every run's end it imports all of hypothesis, about one
-    CPU-second in each run and each xdist worker these tests start, and none uses it."""
+def _only_the_plugin_in_started_runs(request: pytest.FixtureRequest) -> None:
+    """The runs a test starts with pytester (pytester drops the outer PYTEST_ADDOPTS when it
+    starts), and the pytest runs of their criteria, load the plugin and xdist, and of the
+    test environment's other plugins only those the test's `started_runs_load` mark names
+    (support/runs.py, plugins_left_out): pytest-randomly would reorder them, so an order the
+    test reads would hold only by chance."""
     if "pytester" not in request.fixturenames:
         return
+    marker = request.node.get_closest_marker("started_runs_load")
+    options = runs.plugins_left_out(*(marker.args if marker else ()))
     request.getfixturevalue("pytester")
-    request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", STARTED_RUNS_OPTIONS)
+    request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", " ".join(options))
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.runs import QUIET_PLUGINS
 from support.specs import bash, manual, spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +42,7 @@ def reference_commands() -> list[str]:
 def run(root: Path, words: list[str]) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CLAUDE"))}
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", *words[1:]],
+        [sys.executable, "-m", "pytest", *QUIET_PLUGINS, *words[1:]],
         cwd=root,
         capture_output=True,
         text=True,

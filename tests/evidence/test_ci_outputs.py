@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.runs import BASE
 from support.specs import bash, manual, spec
 
 from pytest_acceptance.evidence.ci import CELL_CHARS, md
@@ -47,7 +47,7 @@ def ci_run(tmp_path_factory: pytest.TempPathFactory) -> CiRun:
         )
     )
     env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(root / "summary.md")}
-    command = [sys.executable, "-m", "pytest", "--acceptance", "spec.md", "-n", "2"]
+    command = [*BASE, "--acceptance", "spec.md", "-n", "2"]
     run = subprocess.run(
         [*command, "--junitxml", "j.xml"], cwd=root, env=env, capture_output=True, text=True
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import struct
 import subprocess
-import sys
 import zlib
 from html.parser import HTMLParser
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.runs import BASE
 from support.specs import bash, manual, spec
 from support.tools import require_tool
 
@@ -208,7 +208,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "pyproject.toml").write_text("")
     html = ["--acceptance-html", "out/r.html"]
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "--acceptance", "spec.md", "-p", "no:xdist", *html],
+        [*BASE, "--acceptance", "spec.md", "-p", "no:xdist", *html],
         cwd=root,
         capture_output=True,
         text=True,

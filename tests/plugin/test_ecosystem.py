@@ -4,6 +4,7 @@ without workers and on the xdist controller. Real runs (pytester)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,26 @@ def test_the_selection_line_comes_from_the_xdist_controller_once(
     result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-n", "2")
     lines = [x for x in result.stdout.lines if x.startswith("acceptance: 3 of 3 criteria")]
     assert len(lines) == 1, result.stdout.str()
+
+
+def test_a_run_beside_every_installed_plugin_keeps_its_verdict(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runs the other tests start load only the plugin and xdist (support/runs.py); this
+    one loads every pytest plugin the test environment installs, as a user's environment
+    would, on xdist workers: the verdict is the same, and no plugin warns."""
+    monkeypatch.delenv("PYTEST_ADDOPTS")
+    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+    pytester.makefile(".md", spec=spec(bash("AC-1", "true"), bash("AC-2", "false"), manual("AC-3")))
+    result = pytester.runpytest_subprocess("--acceptance", "spec.md", "-n", "2")
+    output = result.stdout.str() + result.stderr.str()
+    (plugins,) = [line for line in result.stdout.lines if line.startswith("plugins: ")]
+    for name in ("hypothesis", "randomly", "html", "bdd", "timeout", "rerunfailures"):
+        assert name in plugins, plugins
+    assert result.ret == 1 and "Warning" not in output and "INTERNALERROR" not in output, output
+    verdict = json.loads((pytester.path / ".acceptance" / "verdict.json").read_text())
+    assert verdict["status"] == "fail", verdict
+    result.stdout.fnmatch_lines(["### Failed (1)", "- AC-2: ac-2", "*", "### Passed (1)"])
 
 
 def test_python_3_14_is_a_classifier() -> None:

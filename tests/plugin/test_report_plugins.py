@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from support.specs import bash, manual, spec
 
+pytestmark = pytest.mark.started_runs_load("html", "html_fixtures", "metadata", "pytest_jsonreport")
+
 COMMAND = "python3 -c 'print(1)'  ;  exit 3"  # two spaces, byte for byte in every output
 SPEC = spec(
     bash("AC-1", "true", title="Passes"),

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from support.judges import Judge
 
+# The criteria's own pytest runs of the scenarios load pytest-bdd, as a project using it does.
+pytestmark = pytest.mark.started_runs_load("pytest-bdd")
+
 FEATURE = Path(__file__).parent / "format_specs" / "gherkin" / "features" / "cart.feature"
 
 PYTEST_BDD_STEPS = """\

@@ -17,6 +17,7 @@ from pytest_acceptance.collect import load_spec
 
 FEATURE = Path("features") / "cart.feature"
 PROJECTS = {"behave": behave_project, "pytest-bdd": pytest_bdd_project}
+pytestmark = pytest.mark.started_runs_load("pytest-bdd")
 
 
 def reading(criteria: object) -> list[tuple[str, str, str | None, str | None]]:

@@ -10,14 +10,24 @@ import subprocess
 import sys
 import threading
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-# pytest-randomly is installed for the tests that prove it changes nothing: elsewhere it
-# stays out of the runs, as the cache does (a run's results never depend on an earlier one).
-# Hypothesis's plugin imports all of hypothesis at each run's end (about one CPU-second a
-# process, xdist workers included); no run these tests start uses it.
-QUIET_PLUGINS = ("-p", "no:randomly", "-p", "no:hypothesispytest")
+
+def plugins_left_out(*loaded: str) -> tuple[str, ...]:
+    """`-p no:NAME` for every pytest plugin the test environment installs besides the
+    plugin, xdist and `loaded`. They are there for the tests that prove each changes nothing
+    for criteria, and those load theirs (the `started_runs_load` mark, or `-p NAME`, which
+    comes later and wins). Elsewhere they stay out of the runs these tests start, as the
+    cache does: pytest-randomly would reorder them, Hypothesis's plugin imports all of
+    hypothesis at each run's end, and the rest double each run's start-up, in every process
+    and xdist worker."""
+    names = {entry.name for entry in metadata.entry_points(group="pytest11")}
+    return tuple(f"-pno:{name}" for name in sorted(names - {"acceptance", "xdist", *loaded}))
+
+
+QUIET_PLUGINS = plugins_left_out()
 BASE = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *QUIET_PLUGINS]
 STRICT = "[pytest]\nfilterwarnings = error\n"
 

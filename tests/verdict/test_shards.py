@@ -38,6 +38,10 @@ def origin(tmp_path: Path, *blocks: str) -> Path:
     return root
 
 
+# Each CI runner has both splitters installed, as a project that tried both would.
+SPLITTERS = ("-p", "pytest-split", "-p", "pytest-shard")
+
+
 def clone(source: Path, where: Path) -> Path:
     git(source.parent, "clone", "-q", str(source), str(where))
     return where
@@ -47,7 +51,7 @@ def pytest_run(
     root: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [*BASE, *args],
+        [*BASE, *SPLITTERS, *args],
         cwd=root,
         capture_output=True,
         text=True,
