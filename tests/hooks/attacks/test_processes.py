@@ -1065,8 +1065,8 @@ def write(value):
 """
 )
 
-# It watches /proc for the criterion's pytest of the gate's run (by its command line and
-# folder): while one lives, app.py says VALUE = 2, and VALUE = 1 again the moment it ends,
+# It watches /proc for the criterion's pytest of the gate's run (both by their command line
+# and folder): while one lives, app.py says VALUE = 2, and VALUE = 1 again the moment it ends,
 # before the gate's closing fingerprint. Once the gate's own pytest has come and gone, it
 # ends: nothing of it is left for the stop's scan, and the stored pass would be reused.
 WATCH = """
@@ -1081,6 +1081,13 @@ def alive(pid):
         return False
 
 
+def in_repo(entry):
+    try:
+        return os.path.realpath("/proc/%s/cwd" % entry) == REPO
+    except OSError:
+        return False
+
+
 def scan():
     gate, criteria = [], []
     for entry in os.listdir("/proc"):
@@ -1091,14 +1098,11 @@ def scan():
                 line = stream.read()
         except OSError:
             continue
-        if b"--acceptance-" + b"verdict-fd" in line:  # not this code's own text
+        # this project's runs only: other tests run gates of their own beside this one
+        if b"--acceptance-" + b"verdict-fd" in line and in_repo(entry):  # not its own text
             gate.append(int(entry))
-        elif line.endswith(TAIL):
-            try:
-                if os.path.realpath("/proc/%s/cwd" % entry) == REPO:
-                    criteria.append(int(entry))
-            except OSError:
-                pass
+        elif line.endswith(TAIL) and in_repo(entry):
+            criteria.append(int(entry))
     return gate, criteria
 
 
