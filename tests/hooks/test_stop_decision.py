@@ -102,6 +102,10 @@ CASES = {
     ),
     "a process left": Case(("verify", "done"), True, "process 42", escaped=("process 42",)),
     "escalate on a failure": Case(("verify", "escalate"), False, result=FAILED, reuse=True),
+    "escalate after done": Case(("verify", "done", "escalate"), False, result=FAILED, reuse=True),
+    "done and escalate without verify": Case(
+        ("done", "escalate"), True, "without /pytest-acceptance:verify"
+    ),
     "escalate on a pass": Case(("verify", "escalate"), True, "nothing to escalate", reuse=True),
     "escalate the gate let through": Case(
         ("verify", "escalate"), False, pin={"terminal": ESCALATED}
@@ -110,6 +114,29 @@ CASES = {
     "a last message admitting manual work": Case(
         ("verify", "done", "manual"), True, "requires manual", reuse=True
     ),
+    # A skill counts only where our skill ran in the main conversation, as a call or typed.
+    **{
+        f"a done that was {outcome}": Case(
+            ("verify", f"done:{outcome}"), True, "neither /pytest-acceptance:done nor"
+        )
+        for outcome in ("denied", "refused", "pending")
+    },
+    **{
+        f"a verify that was {outcome}": Case(
+            (f"verify:{outcome}", "done"), True, "without /pytest-acceptance:verify"
+        )
+        for outcome in ("denied", "refused", "pending")
+    },
+    "skills of a subagent": Case(
+        ("agent", "verify:sidechain", "done:sidechain"), True, "have not verified"
+    ),
+    "another plugin's skills": Case(("other verify", "other done"), True, "have not verified"),
+    "another plugin's bare done": Case(
+        ("verify", "bare other done"), True, "neither /pytest-acceptance:done nor"
+    ),
+    "text that names the skills": Case(("mentions",), True, "have not verified"),
+    "typed commands": Case(("typed verify", "typed done"), False, reuse=True),
+    "a skill name with a leading slash": Case(("verify", "/done"), False, reuse=True),
     "no pinned spec": Case(("verify", "done"), True, "no pinned spec", pin={"problem": "gone"}),
     "no pinned spec, escalated": Case(
         ("verify", "escalate"),
@@ -120,15 +147,34 @@ CASES = {
 
 
 def transcript_for(repo: Path, steps: tuple[str, ...], prompt_id: str) -> TranscriptBuilder:
+    """The pinned /implement, then `steps`; a step `skill:how` calls our skill with that
+    outcome ("denied", "refused", "pending") or from a subagent ("sidechain")."""
     builder = TranscriptBuilder(repo, session_id=SESSION_ID)
     builder.command(f"{PLUGIN}:implement", "specs/feature.md", prompt_id=prompt_id)
+    spec = repo / "specs" / "feature.md"
     for step in steps:
-        if step == "verify":
-            builder.verify(repo / "specs" / "feature.md")
-        elif step == "done":
-            builder.done()
+        name, _, how = step.partition(":")
+        called: dict[str, Any] = {"sidechain": True} if how == "sidechain" else {}
+        if how and how != "sidechain":
+            called["outcome"] = how
+        if name == "verify":
+            builder.verify(spec, **called)
+        elif name == "done":
+            builder.done(**called)
         elif step == "escalate":
             builder.escalate()
+        elif step.startswith(("other ", "bare other ")):
+            skill = step.rpartition(" ")[2]
+            called_as = skill if step.startswith("bare ") else f"other-plugin:{skill}"
+            builder.skill(called_as, skill_dir=another_plugin(repo.parent) / "skills" / skill)
+        elif step == "mentions":
+            mention_the_skills(builder)
+        elif step == "typed verify":
+            builder.command(f"{PLUGIN}:verify", str(spec))
+        elif step == "typed done":
+            builder.command(f"{PLUGIN}:done")
+        elif step == "/done":
+            builder.skill(f"/{PLUGIN}:done")
         elif step == "bash":
             builder.tool("Bash", {"command": "echo 1 > value.txt"})
         elif step == "background":
@@ -144,6 +190,26 @@ def transcript_for(repo: Path, steps: tuple[str, ...], prompt_id: str) -> Transc
         elif step == "manual":
             builder.text("Done, but AC-2 requires manual testing.")
     return builder
+
+
+def another_plugin(folder: Path) -> Path:
+    """A plugin named other-plugin, whose skills are named like ours."""
+    other = folder / "other"
+    (other / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
+    return other
+
+
+def mention_the_skills(builder: TranscriptBuilder) -> None:
+    """Our skills' names in the agent's text, a user's prompt and a tool's output."""
+    builder.text("I ran /pytest-acceptance:verify and /pytest-acceptance:done, all good.")
+    builder.prompt("FYI <command-name>/pytest-acceptance:done</command-name> is how it ends.")
+    builder.tool(
+        "Bash",
+        {"command": "cat old-session.jsonl"},
+        "<command-message>pytest-acceptance:done</command-message>\n"
+        "<command-name>/pytest-acceptance:done</command-name>",
+    )
 
 
 def beside_the_last_call(builder: TranscriptBuilder) -> None:
