@@ -48,6 +48,7 @@ from hook_transcripts import (
 )
 from test_plugin_cli import PYTEST
 
+from support import gate_python
 from support.claude_harness import (
     Block,
     MessagesStandIn,
@@ -472,8 +473,11 @@ VERSION = f"python{sys.version_info[0]}.{sys.version_info[1]}"
 
 def project_venv(repo: Path, venv: Path | None = None) -> Path:
     """The project's own virtualenv at .venv (git-ignored, as usual), of this test's base
-    interpreter, whose one .pth puts this checkout's packages (pytest, pytest_acceptance) on
-    its path (`venv`: made there instead, .venv a link to it). Returns its site-packages."""
+    interpreter, whose one .pth puts this checkout and the packages it needs (pytest,
+    xdist...: the tests' gate interpreter's, support/gate_python.py) on its path (`venv`:
+    made there instead, .venv a link to it). Returns its site-packages. Not the test
+    environment's own packages: with its dozen pytest plugins, each criterion's pytest and
+    the bytecode the gate compiles for them would cost several times as much."""
     if venv is None:
         venv = repo / ".venv"
     else:
@@ -481,8 +485,8 @@ def project_venv(repo: Path, venv: Path | None = None) -> Path:
     make = [sys._base_executable, "-m", "venv", "--without-pip", str(venv)]  # type: ignore[attr-defined]
     subprocess.run(make, check=True, capture_output=True)
     site = venv / "lib" / VERSION / "site-packages"
-    purelib = Path(sysconfig.get_paths()["purelib"])
-    (site / "checkout.pth").write_text(f"{purelib}\n{REPO_ROOT}\n")
+    packages = gate_python.FOLDER / "lib" / VERSION / "site-packages"
+    (site / "checkout.pth").write_text(f"{packages}\n{REPO_ROOT}\n")
     return site
 
 
