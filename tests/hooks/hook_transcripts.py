@@ -402,6 +402,14 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
+def another_plugin(folder: Path) -> Path:
+    """A plugin named other-plugin in `folder`/other, whose skills may be named like ours."""
+    other = folder / "other"
+    (other / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
+    return other
+
+
 def make_repo(path: Path, spec_text: str = "# Spec\n\n#### AC-1: works\n") -> Path:
     """A real git repository with a committed spec at specs/feature.md."""
     path.mkdir(parents=True, exist_ok=True)

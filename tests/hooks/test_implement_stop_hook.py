@@ -15,6 +15,7 @@ from hook_transcripts import (
     CRITERION,
     SPEC_TEXT,
     TranscriptBuilder,
+    another_plugin,
     ask_gate,
     criterion,
     expansion_payload,
@@ -132,9 +133,7 @@ def test_verified_but_failing_flow_names_the_failing_criteria(
 
 
 def test_another_plugins_implement_starts_no_flow(repo: Path, tmp_path: Path) -> None:
-    other = tmp_path / "other"
-    (other / ".claude-plugin").mkdir(parents=True)
-    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
+    other = another_plugin(tmp_path)
     builder = TranscriptBuilder(repo)
     builder.command("other-plugin:implement", "specs/feature.md")
     builder.command("implement", "specs/feature.md", skill_dir=other / "skills" / "implement")

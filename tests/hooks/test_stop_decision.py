@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, make_repo
+from hook_transcripts import PLUGIN, SESSION_ID, TranscriptBuilder, another_plugin, make_repo
 from pinning import collected
 
 from pytest_acceptance.gate import (
@@ -190,14 +190,6 @@ def transcript_for(repo: Path, steps: tuple[str, ...], prompt_id: str) -> Transc
         elif step == "manual":
             builder.text("Done, but AC-2 requires manual testing.")
     return builder
-
-
-def another_plugin(folder: Path) -> Path:
-    """A plugin named other-plugin, whose skills are named like ours."""
-    other = folder / "other"
-    (other / ".claude-plugin").mkdir(parents=True, exist_ok=True)
-    (other / ".claude-plugin" / "plugin.json").write_text('{"name": "other-plugin"}')
-    return other
 
 
 def mention_the_skills(builder: TranscriptBuilder) -> None:
