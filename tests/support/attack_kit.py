@@ -413,9 +413,8 @@ def private_interpreter(tmp_path: Path) -> Path:
     venv = tmp_path / "gate-venv"
     make = [str(prefix / "bin" / version), "-m", "venv", "--without-pip", str(venv)]
     subprocess.run(make, check=True, capture_output=True)
-    site = Path(sysconfig.get_paths()["purelib"])
     pth = venv / "lib" / version / "site-packages" / "checkout.pth"
-    pth.write_text(f"{site}\n{REPO_ROOT}\n")
+    pth.write_text(f"{gate_python.SITE_PACKAGES}\n{REPO_ROOT}\n")
     return venv / "bin" / "python"
 
 
@@ -485,8 +484,7 @@ def project_venv(repo: Path, venv: Path | None = None) -> Path:
     make = [sys._base_executable, "-m", "venv", "--without-pip", str(venv)]  # type: ignore[attr-defined]
     subprocess.run(make, check=True, capture_output=True)
     site = venv / "lib" / VERSION / "site-packages"
-    packages = gate_python.FOLDER / "lib" / VERSION / "site-packages"
-    (site / "checkout.pth").write_text(f"{packages}\n{REPO_ROOT}\n")
+    (site / "checkout.pth").write_text(f"{gate_python.SITE_PACKAGES}\n{REPO_ROOT}\n")
     return site
 
 

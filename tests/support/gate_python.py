@@ -26,6 +26,10 @@ ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / ".venv-gate"
 PYTHON = FOLDER / "bin" / "python"
 EXECUTABLE = str(PYTHON)  # as ACCEPTANCE_GATE_PYTHON names it
+# Its packages, for an environment a test builds to reach them (through a .pth file).
+SITE_PACKAGES = (
+    FOLDER / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+)
 BIN = PYTHON.parent
 PIP_TIMEOUT_SECONDS = 600
 

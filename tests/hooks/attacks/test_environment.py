@@ -46,6 +46,7 @@ from hook_transcripts import (
     write,
 )
 from pinning import collected, take_pins
+from support import gate_python
 from support.attack_kit import (
     PASSING_PLUGIN,
     PATCHER,
@@ -99,7 +100,7 @@ def venv_seeing_this_run(repo: Path) -> Path:
     folder = repo / ".venv"
     venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
     purelib = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["purelib"]
-    ours = sysconfig.get_paths()["purelib"]
+    ours = str(gate_python.SITE_PACKAGES)
     (Path(purelib) / "zz_test_run.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     return folder / "bin" / "python"
 
@@ -147,7 +148,6 @@ IMPORT_CHECK = "python -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)
 def system_site_venv(tmp_path: Path) -> Path:
     """A virtualenv outside the project with include-system-site-packages = true (so the
     user site is on), reaching pytest and pytest-acceptance through a .pth file."""
-    import site
 
     venv = tmp_path / "gate-venv"
     subprocess.run(
@@ -155,7 +155,7 @@ def system_site_venv(tmp_path: Path) -> Path:
         check=True,
     )
     venv_site = sorted((venv / "lib").glob("python3*/site-packages"))[0]
-    here = [*site.getsitepackages(), str(REPO_ROOT)]
+    here = [str(gate_python.SITE_PACKAGES), str(REPO_ROOT)]
     (venv_site / "reach-the-test-env.pth").write_text("".join(f"{p}\n" for p in here))
     return venv / "bin" / "python"
 
@@ -809,8 +809,9 @@ def linked_interpreter(tmp_path: Path) -> tuple[Path, Path]:
     (prefix / "lib" / version).symlink_to(Path(sysconfig.get_paths()["stdlib"]).resolve())
     venv = tmp_path / "gate-venv"
     subprocess.run([str(copy), "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(sysconfig.get_paths()["purelib"])
-    (venv / "lib" / version / "site-packages" / "checkout.pth").write_text(f"{site}\n{REPO_ROOT}\n")
+    (venv / "lib" / version / "site-packages" / "checkout.pth").write_text(
+        f"{gate_python.SITE_PACKAGES}\n{REPO_ROOT}\n"
+    )
     python = venv / "bin" / "python"
     maps = subprocess.run(
         [str(python), "-c", "print(open('/proc/self/maps').read())"],
@@ -875,11 +876,10 @@ def test_the_interpreters_libpython_carries_another_frozen_site(tmp_path: Path) 
     patched.chmod(0o755)
     os.replace(patched, library)
     folder = python.parents[1] / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    site = Path(sysconfig.get_paths()["purelib"])
     write(
         folder / "site-packagez",
         {
-            "checkout.pth": f"{site}\n{REPO_ROOT}\n",
+            "checkout.pth": f"{gate_python.SITE_PACKAGES}\n{REPO_ROOT}\n",
             "zz_app.pth": "import _app_patch\n",
             "_app_patch.py": PATCHER,
         },
@@ -1143,9 +1143,7 @@ def venv_repo(tmp_path: Path) -> Path:
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
     ignore(repo, ".venv/")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
-    import site
-
-    ours = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    ours = [str(gate_python.SITE_PACKAGES)]
     (site_dir,) = (repo / ".venv" / "lib").glob("python*/site-packages")
     lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in ours)
     (site_dir / "zz-parent.pth").write_text(lines)
@@ -1242,14 +1240,13 @@ VENV_SPEC = "# Spec\n" + CRITERION.format(
 def venv_with_third_party_module(repo: Path) -> Path:
     """A real virtualenv in the project (git-ignored), whose site-packages holds a
     third-party module; it reaches pytest and pytest-acceptance through a .pth file."""
-    import site
     import subprocess
     import sys
 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
     found = sorted((repo / ".venv" / "lib").glob("python3*/site-packages"))
     venv_site = found[0]
-    here = [*site.getsitepackages(), str(REPO_ROOT)]
+    here = [str(gate_python.SITE_PACKAGES), str(REPO_ROOT)]
     (venv_site / "reach-the-test-env.pth").write_text("".join(f"{p}\n" for p in here))
     (venv_site / "thirdparty.py").write_text("def ok():\n    return False\n")
     (repo / ".gitignore").write_text(".venv/\n")

@@ -46,6 +46,7 @@ from hook_transcripts import (
     spec_with,
     write,
 )
+from support import gate_python
 from support.attack_kit import (
     ask,
     commit_all,
@@ -143,12 +144,9 @@ def test_honest_a_project_with_its_own_virtualenv(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", spec_with(".venv/bin/python -m pytest -q tests"))
     ignore(repo, ".venv/")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
-    import site
-
-    ours = [p for p in site.getsitepackages() if os.path.isdir(p)]
     (site_dir,) = (repo / ".venv" / "lib").glob("python*/site-packages")
     (site_dir / "zz-parent.pth").write_text(
-        "".join(f"import site; site.addsitedir({p!r})\n" for p in ours)
+        f"import site; site.addsitedir({str(gate_python.SITE_PACKAGES)!r})\n"
     )
     write(repo, {"tests/test_app.py": TEST_APP})
     commit_all(repo, "tests")
