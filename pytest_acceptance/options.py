@@ -37,11 +37,11 @@ def spec_paths(config: pytest.Config) -> list[Path]:
 
 
 def _find_specs(config: pytest.Config) -> list[Path]:
-    from pytest_acceptance.spec import discover, formats
-
     options: list[str] = list(config.getoption("acceptance") or ())
     if not options:
         return []  # the plugin does nothing unless asked
+    from pytest_acceptance.spec import discover, formats
+
     base = config.invocation_params.dir
     given = [entry for entry in options if entry]
     from_ini = _ini_specs(config) if "" in options else []

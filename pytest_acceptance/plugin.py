@@ -30,10 +30,9 @@ from pytest_acceptance.options import (
 
 # Stage modules that are pytest plugins of their own (options + hookimpls).
 pytest_plugins: list[str] = [
-    "pytest_acceptance.agent.verifier",
+    "pytest_acceptance.agent.settings",
     "pytest_acceptance.evidence.trail",
     "pytest_acceptance.evidence.ci",
-    "pytest_acceptance.run.task",
 ]
 
 # The built-in formats (spec/formats/__init__.py, which --help must not import; a test keeps
@@ -144,6 +143,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="the sign-offs file to read and write (default: acceptance-signoffs.yaml in the "
         "rootdir)",
+    )
+    # Task lists (run/task.py).
+    group.addoption(
+        "--acceptance-base",
+        default=None,
+        metavar="REF",
+        help="a ticked task's files must have changed since this git ref (default: the merge "
+        "base with the default branch)",
+    )
+    parser.addini(
+        "acceptance_base", "git ref a ticked task's files must have changed since", default=""
+    )
+    group.addoption(
+        "--acceptance-unticked",
+        choices=("list", "fail"),
+        default=None,
+        help="what an unticked task of a task list is: listed (default) or a failure",
+    )
+    parser.addini(
+        "acceptance_unticked", "what an unticked task is: list (default) or fail", default=""
     )
     # Typed: pytest 9's native [tool.pytest] table gives TOML numbers (or, for a duration,
     # a string with a unit), [tool.pytest.ini_options] and pytest.ini give strings; options.py
@@ -268,6 +287,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_acceptance.verdict.signoff import signoffs
 
     signoffs(config)  # a broken sign-offs file too
+    from pytest_acceptance.run import task
+
+    task.register(config)  # and a bad acceptance_unticked
     for name, description in {**_METHOD_MARKERS, **_PRIORITY_MARKERS}.items():
         config.addinivalue_line("markers", f"{name}: {description}")
     # allure-pytest's own marker, which it reads for labels (--strict-markers without it).

@@ -1,7 +1,7 @@
 """Running ``task`` criteria: a task list's claims checked against evidence.
 
-A pytest plugin module (listed in ``plugin.pytest_plugins``; inert without
-``--acceptance``). A ticked task passes its own checks only when each piece of evidence it
+Registered for a run with ``--acceptance`` by the plugin, which holds the task options. A
+ticked task passes its own checks only when each piece of evidence it
 names holds:
 
 - its verify command passes (run by the bash runner, through the run hook);
@@ -37,32 +37,8 @@ GIT_TIMEOUT = 60.0  # seconds for one git command
 _DEFAULT_BRANCHES = ("main", "master", "trunk", "develop")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("acceptance")
-    group.addoption(
-        "--acceptance-base",
-        default=None,
-        metavar="REF",
-        help="a ticked task's files must have changed since this git ref (default: the merge "
-        "base with the default branch)",
-    )
-    parser.addini(
-        "acceptance_base", "git ref a ticked task's files must have changed since", default=""
-    )
-    group.addoption(
-        "--acceptance-unticked",
-        choices=("list", "fail"),
-        default=None,
-        help="what an unticked task of a task list is: listed (default) or a failure",
-    )
-    parser.addini(
-        "acceptance_unticked", "what an unticked task is: list (default) or fail", default=""
-    )
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if not config.getoption("acceptance", None):
-        return
+def register(config: pytest.Config) -> None:
+    """The task runner for this run; a bad ``acceptance_unticked`` is a usage error."""
     unticked = config.getoption("acceptance_unticked") or config.getini("acceptance_unticked")
     if unticked not in ("", "list", "fail"):
         raise pytest.UsageError(f"ini acceptance_unticked = {unticked!r}: give list or fail")

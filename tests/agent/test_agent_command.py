@@ -10,7 +10,8 @@ import pytest
 from support.judges import Judge
 
 from pytest_acceptance.agent.backends import CommandBackend
-from pytest_acceptance.agent.verifier import AgentSettings, AgentVerifier
+from pytest_acceptance.agent.settings import AgentSettings
+from pytest_acceptance.agent.verifier import AgentVerifier
 from pytest_acceptance.model import Criterion, Issue, Location, Method, RunContext, Status
 
 # A judge program driven by plan.json beside it: for each criterion id, one behaviour per

@@ -16,7 +16,8 @@ from pytest_acceptance.agent.prompt import (
     MalformedVerdict,
     parse_verdict_text,
 )
-from pytest_acceptance.agent.verifier import AgentSettings, AgentVerifier
+from pytest_acceptance.agent.settings import AgentSettings
+from pytest_acceptance.agent.verifier import AgentVerifier
 from pytest_acceptance.model import Criterion, Location, Method, RunContext, Status
 
 ISSUE = {"location": "src/a.py:3", "expected": "AppError", "actual": "Error()"}

@@ -5,6 +5,8 @@ without workers and on the xdist controller. Real runs (pytester)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +94,46 @@ def test_allure_reads_the_criteria_labels_from_its_marker_without_allure(
             "LABELS AC-2 [('feature', 'Core'), ('severity', 'normal')]",
         ]
     )
+
+
+# What a pytest run without --acceptance may import of the plugin: its options and the
+# stage modules that declare theirs. Anything more is paid by every pytest process of every
+# project that has the plugin installed (a criterion's own pytest, each xdist worker).
+PLAIN_RUN_MODULES = {
+    "pytest_acceptance",
+    "pytest_acceptance.agent",
+    "pytest_acceptance.agent.settings",
+    "pytest_acceptance.evidence",
+    "pytest_acceptance.evidence.ci",
+    "pytest_acceptance.evidence.trail",
+    "pytest_acceptance.hookspecs",
+    "pytest_acceptance.options",
+    "pytest_acceptance.plugin",
+    "pytest_acceptance.rootdir",
+}
+
+_LOADED = """
+import sys, pytest
+class Loaded:
+    def pytest_sessionfinish(self):
+        names = sorted(m for m in sys.modules if m.split(".")[0] == "pytest_acceptance")
+        with open("loaded.txt", "w") as out:
+            out.write(" ".join(names))
+pytest.main(["-q", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Loaded()])
+"""
+
+
+def test_a_run_without_acceptance_imports_only_the_plugins_options(tmp_path: Path) -> None:
+    """A plain pytest run with the plugin installed imports none of its machinery (the
+    model, the spec formats, the runners); with --acceptance the same probe sees them, so
+    the probe can fail."""
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    (tmp_path / "spec.md").write_text(spec(bash("AC-1", "true")))
+
+    def loaded(*arguments: str) -> set[str]:
+        probe = [sys.executable, "-c", _LOADED, *arguments]
+        subprocess.run(probe, cwd=tmp_path, capture_output=True, check=False)
+        return set((tmp_path / "loaded.txt").read_text().split())
+
+    assert loaded() == PLAIN_RUN_MODULES
+    assert "pytest_acceptance.model" in loaded("--acceptance", "spec.md")
