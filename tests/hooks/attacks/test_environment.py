@@ -95,8 +95,9 @@ REPRESENTATIVE = "test_a_fake_bash_in_the_projects_venv_bin_blocks"
 
 
 def venv_seeing_this_run(repo: Path) -> Path:
-    """A real virtualenv inside the project (where the agent can write), seeing this test
-    run's packages through a .pth file; returns its python (a symlink, as venv makes it)."""
+    """A real virtualenv inside the project (where the agent can write), seeing the tests'
+    gate interpreter's packages through a .pth file; returns its python (a symlink, as venv
+    makes it)."""
     folder = repo / ".venv"
     venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
     purelib = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["purelib"]
@@ -1138,8 +1139,8 @@ def test_the_first_attempt_plants_in_the_environment_the_retry_runs_in(
 
 @pytest.fixture
 def venv_repo(tmp_path: Path) -> Path:
-    """A project whose .venv (git-ignored, as usual) is a real virtualenv that sees this
-    test run's packages (pytest-acceptance among them) through a .pth."""
+    """A project whose .venv (git-ignored, as usual) is a real virtualenv that sees the
+    tests' gate interpreter's packages (pytest-acceptance among them) through a .pth."""
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
     ignore(repo, ".venv/")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)

@@ -139,8 +139,9 @@ def passes_at_done(tmp_path: Path, repo: Path, env: dict[str, str] | None = None
 
 
 def test_honest_a_project_with_its_own_virtualenv(tmp_path: Path) -> None:
-    """AC-1 runs the project's pytest from its own .venv (git-ignored), which sees this
-    test run's packages through a .pth: a pinned criteria environment, in the world."""
+    """AC-1 runs the project's pytest from its own .venv (git-ignored), which sees the
+    tests' gate interpreter's packages through a .pth: a pinned criteria environment, in
+    the world."""
     repo = make_repo(tmp_path / "repo", spec_with(".venv/bin/python -m pytest -q tests"))
     ignore(repo, ".venv/")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
