@@ -194,12 +194,14 @@ def test_a_run_of_another_pid_namespace_is_only_ever_removed_empty_and_old() -> 
     (names["live"] / "main").mkdir(parents=True)
     (names["young"] / "main").mkdir(parents=True)
     (names["abandoned"] / "gw0").mkdir(parents=True)
-    an_hour_ago = time.time() - 3600
-    for role in ("live", "abandoned"):
-        os.utime(names[role], (an_hour_ago, an_hour_ago))
     sleeper = subprocess.Popen(["sleep", "300"])
     try:
+        # In before it is made old: the runs of other tests sweep this same cgroup home, and
+        # would remove an old cgroup that is still empty.
         (names["live"] / "main" / "cgroup.procs").write_text(str(sleeper.pid))
+        an_hour_ago = time.time() - 3600
+        for role in ("live", "abandoned"):
+            os.utime(names[role], (an_hour_ago, an_hour_ago))
         run = containment.start_run()
         assert run is not None and run.name.endswith(f"-ns{containment._pid_namespace()}")
         containment.remove_cgroup(run)
