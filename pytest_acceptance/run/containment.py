@@ -317,10 +317,25 @@ class Contained:
         # In /proc's unit (clock ticks since boot), taken before the fork: what started
         # later may be the command's; without reading /proc for each command.
         self.leader_start = int(time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS) - 1
-        process = subprocess.Popen(argv, **options)
+        try:
+            process = subprocess.Popen(argv, **options)
+        except BaseException:
+            # A signal that lands while Popen waits for the exec (a stopped run, a Ctrl-C)
+            # ends it with an exception, yet the child runs: found by its birth, it is
+            # killed with the rest when the scope ends.
+            self.leader = self._born_since()
+            raise
         self.leader = process.pid
         self.process = process
         return process
+
+    def _born_since(self) -> int:
+        """A child of ours born since this command's start began, or 0."""
+        for pid in sorted(_children() or ()):
+            stat = _stat(pid)
+            if stat is not None and stat[0] != "Z" and stat[4] >= self.leader_start:
+                return pid
+        return 0
 
     def members(self) -> list[int]:
         """The live processes of this command (zombies excluded)."""
@@ -370,7 +385,11 @@ class Contained:
     def end(self, grace: float) -> None:
         """Kill what the command left (``kill``) and reap the command itself."""
         if self.process is None:
-            return  # it never started
+            if self.leader:  # its start was interrupted after the fork
+                self.kill(grace)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(self.leader, 0)
+            return
         self.kill(grace)
         self.process.wait()
 

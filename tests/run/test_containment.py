@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -353,3 +354,42 @@ def test_a_workers_death_is_awaited_until_its_orphans_are_handed_on() -> None:
         living.kill()
         living.wait()
         ending.wait()
+
+
+def _running_with(token: str) -> list[int]:
+    """The live processes whose command line holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path("/proc", entry, "cmdline").read_bytes()
+                state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if token.encode() in cmdline and state != "Z":
+                found.append(int(entry))
+    return found
+
+
+def test_a_command_whose_start_is_interrupted_after_its_fork_is_killed(
+    mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signal that lands while Popen waits for the exec (a run stopped with SIGTERM, a
+    Ctrl-C) ends Popen with an exception, yet the child runs: the scope finds it by its
+    birth and kills it, in every mode. The honest control is every other test here: a
+    command that started normally."""
+    token = f"interrupted-spawn-{tmp_path.name}"
+
+    class InterruptedPopen(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args: object, **options: object) -> None:
+            super().__init__(*args, **options)  # type: ignore[arg-type]
+            self.returncode = 0  # this object is dropped: no "still running" warning
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(containment.subprocess, "Popen", InterruptedPopen)
+    command = [sys.executable, "-c", "import time; time.sleep(300)", token]
+    with pytest.raises(KeyboardInterrupt), containment.contained(1.0) as scope:
+        scope.popen(command)
+    survivors = wait_gone(_running_with(token), 5)
+    kill_all(survivors)
+    assert survivors == []
