@@ -384,14 +384,14 @@ class Contained:
 
     def end(self, grace: float) -> None:
         """Kill what the command left (``kill``) and reap the command itself."""
-        if self.process is None:
-            if self.leader:  # its start was interrupted after the fork
-                self.kill(grace)
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(self.leader, 0)
-            return
+        if self.process is None and not self.leader:
+            return  # it never started
         self.kill(grace)
-        self.process.wait()
+        if self.process is not None:
+            self.process.wait()
+        else:  # its start was interrupted after the fork: reaped here
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.leader, 0)
 
     def kill(self, grace: float) -> None:
         """SIGTERM what is left, give it ``grace`` seconds, then SIGKILL; reap orphans."""
