@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.processes import kill_all, wait_gone
+from support.processes import kill_all, running_with, wait_gone
 
 from pytest_acceptance.agent.backends import DispatchError, run_agent_process
 from pytest_acceptance.model import Criterion, Location, Method, RunContext, Status
@@ -356,21 +356,6 @@ def test_a_workers_death_is_awaited_until_its_orphans_are_handed_on() -> None:
         ending.wait()
 
 
-def _running_with(token: str) -> list[int]:
-    """The live processes whose command line holds `token`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path("/proc", entry, "cmdline").read_bytes()
-                state = Path("/proc", entry, "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if token.encode() in cmdline and state != "Z":
-                found.append(int(entry))
-    return found
-
-
 def test_a_command_whose_start_is_interrupted_after_its_fork_is_killed(
     mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -390,6 +375,6 @@ def test_a_command_whose_start_is_interrupted_after_its_fork_is_killed(
     command = [sys.executable, "-c", "import time; time.sleep(300)", token]
     with pytest.raises(KeyboardInterrupt), containment.contained(1.0) as scope:
         scope.popen(command)
-    survivors = wait_gone(_running_with(token), 5)
+    survivors = wait_gone(running_with(token), 5)
     kill_all(survivors)
     assert survivors == []

@@ -18,6 +18,17 @@ def is_gone(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
+def running_with(token: str) -> list[int]:
+    """The live processes whose command line holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if token.encode() in Path("/proc", entry, "cmdline").read_bytes():
+                    found.append(int(entry))
+    return [pid for pid in found if not is_gone(pid)]
+
+
 def wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

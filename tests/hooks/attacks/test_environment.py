@@ -149,7 +149,6 @@ IMPORT_CHECK = "python -c 'import app, sys; sys.exit(0 if app.VALUE == 2 else 1)
 def system_site_venv(tmp_path: Path) -> Path:
     """A virtualenv outside the project with include-system-site-packages = true (so the
     user site is on), reaching pytest and pytest-acceptance through a .pth file."""
-
     venv = tmp_path / "gate-venv"
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)],
@@ -1144,10 +1143,10 @@ def venv_repo(tmp_path: Path) -> Path:
     repo = make_repo(tmp_path / "repo", SPEC_TEXT)
     ignore(repo, ".venv/")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
-    ours = [str(gate_python.SITE_PACKAGES)]
     (site_dir,) = (repo / ".venv" / "lib").glob("python*/site-packages")
-    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in ours)
-    (site_dir / "zz-parent.pth").write_text(lines)
+    (site_dir / "zz-parent.pth").write_text(
+        f"import site; site.addsitedir({str(gate_python.SITE_PACKAGES)!r})\n"
+    )
     return repo
 
 
