@@ -195,6 +195,17 @@ def test_unticked_tasks_fail_when_asked(pytester: pytest.Pytester, project: Path
     assert verdict(project)["3"]["status"] == "failed"
 
 
+def test_an_unknown_unticked_setting_is_a_usage_error_before_anything_runs(
+    pytester: pytest.Pytester, project: Path
+) -> None:
+    (project / "pytest.ini").write_text("[pytest]\nacceptance_unticked = never\n")
+    result = run(pytester, "-n", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini acceptance_unticked = 'never': give list or fail*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (project / ".acceptance" / "verdict.json").exists()
+
+
 def test_the_base_is_the_one_given_and_on_main_without_one_the_task_cannot_be_checked(
     pytester: pytest.Pytester, project: Path
 ) -> None:
