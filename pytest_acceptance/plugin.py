@@ -30,7 +30,7 @@ from pytest_acceptance.options import (
 
 # Stage modules that are pytest plugins of their own (options + hookimpls).
 pytest_plugins: list[str] = [
-    "pytest_acceptance.agent.settings",
+    "pytest_acceptance.agent.options",
     "pytest_acceptance.evidence.trail",
     "pytest_acceptance.evidence.ci",
 ]

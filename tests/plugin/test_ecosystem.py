@@ -102,6 +102,7 @@ def test_allure_reads_the_criteria_labels_from_its_marker_without_allure(
 PLAIN_RUN_MODULES = {
     "pytest_acceptance",
     "pytest_acceptance.agent",
+    "pytest_acceptance.agent.options",
     "pytest_acceptance.agent.settings",
     "pytest_acceptance.evidence",
     "pytest_acceptance.evidence.ci",
