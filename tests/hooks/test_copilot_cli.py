@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.copilot_cli import unpacked_once
 from support.copilot_harness import ChatCompletions, serving
 
 from pytest_acceptance.gate import host_claude, host_copilot, host_registry
@@ -87,6 +88,7 @@ def run_copilot(
         "COPILOT_PROVIDER_BASE_URL": base_url,
         "COPILOT_PROVIDER_API_KEY": "stand-in",
         "COPILOT_MODEL": MODEL,
+        **unpacked_once(),
         **(env or {}),
     }
     done = subprocess.run(

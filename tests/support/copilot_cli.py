@@ -26,5 +26,16 @@ def installed_copilot() -> Path:
     return COPILOT.installed()
 
 
+def unpacked_once() -> dict[str, str]:
+    """The environment that lets every test's CLI share one unpacking of its own code.
+
+    The native binary carries its JavaScript as an archive that it unpacks, on a start that
+    finds no unpacked copy, under the home folder (a second process of the binary, about a
+    second of CPU). Each test has a home of its own, so each test paid it. The copy is the
+    CLI's code, not a session's state: the pinned version's, unpacked by the binary itself
+    (into a temporary folder moved into place, so workers that race both get a whole one)."""
+    return {"COPILOT_PKG_CACHE_HOME": str(COPILOT.cache_folder() / "unpacked")}
+
+
 if __name__ == "__main__":
     sys.exit(COPILOT.main(sys.argv[1:]))

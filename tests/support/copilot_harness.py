@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from support.copilot_cli import unpacked_once
 from support.pinned_session import CliRun, run_cli
 
 # A model name the CLI knows and offers its `create` and `edit` file tools to; with gpt-4o
@@ -129,6 +130,7 @@ def copilot_env(home: Path, api: ChatCompletions, **extra: str) -> dict[str, str
         "COPILOT_PROVIDER_BASE_URL": api.base_url,
         "COPILOT_PROVIDER_API_KEY": "stand-in",
         "COPILOT_MODEL": api.model,
+        **unpacked_once(),
         **extra,
     }
 
