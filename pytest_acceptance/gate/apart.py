@@ -286,14 +286,16 @@ def _bwrap_world(shown: Iterable[str], opened: Iterable[str]) -> list[str]:
     (bubblewrap's root is an empty tmpfs of its own): the run's HOME variable names the
     gate's fresh folder (gate_env.py), which holds only the HOME files the pins show."""
     world = ["--unshare-pid", "--die-with-parent"]
+    system: list[str] = []
     for folder in SYSTEM_FOLDERS:
         if os.path.islink(folder):  # merged /usr: /bin -> usr/bin
             world += ["--symlink", os.readlink(folder), folder]
         elif os.path.isdir(folder):
             world += ["--ro-bind", folder, folder]
+            system.append(folder)
     world += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     shown = list(shown)
-    world += _binds(shown, opened)
+    world += _binds(shown, opened, shown_already=system)
     shown_folders = [*_existing(shown), *_existing(opened), *_existing(SYSTEM_FOLDERS)]
     for where, target in _links(shown, shown_folders).items():
         world += ["--symlink", target, where]
@@ -328,20 +330,32 @@ def _bwrap_machine(shown: Iterable[str], opened: Iterable[str]) -> list[str]:
     return world + _binds(shown, opened)
 
 
-def _binds(shown: Iterable[str], opened: Iterable[str]) -> list[str]:
+def _binds(
+    shown: Iterable[str], opened: Iterable[str], shown_already: Iterable[str] = ()
+) -> list[str]:
+    """`shown` read-only and `opened` writable, each bound over itself by its real path.
+    A path inside a folder shown read-only before it is not bound again: that folder's
+    mount (recursive, read-only) shows it, the same file, already. Each mount costs the
+    kernel about a third of a millisecond to make and to take down, and the pins name
+    every file of an interpreter's closure inside folders they name too."""
     kept = _existing(shown)
     writable = _existing(opened)
     binds: list[str] = []
-    for path in kept:
+    for path in _outermost(kept, [*shown_already, *kept]):
         binds += ["--ro-bind", path, path]
     for path in writable:
         binds += ["--bind", path, path]
     # A later mount covers an earlier one: what the hooks trust inside the project (its own
     # .venv, pinned as a criterion's or the gate's environment) is made read-only again.
-    for path in kept:
-        if any(_within(path, folder) for folder in writable):
-            binds += ["--ro-bind", path, path]
+    inside = [path for path in kept if any(_within(path, folder) for folder in writable)]
+    for path in _outermost(inside, inside):
+        binds += ["--ro-bind", path, path]
     return binds
+
+
+def _outermost(paths: list[str], folders: list[str]) -> list[str]:
+    """Each of `paths` that lies inside none of `folders`."""
+    return [path for path in paths if not any(_within(path, folder) for folder in folders)]
 
 
 def _links(paths: Iterable[str], shown: list[str]) -> dict[str, str]:

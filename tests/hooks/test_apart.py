@@ -324,6 +324,41 @@ def test_the_run_sees_nothing_of_the_machine_no_pin_names(
         assert f"{path in map(str, seen)} {path}" in said.splitlines(), said
 
 
+def test_a_path_inside_a_folder_shown_already_takes_no_mount_of_its_own(tmp_path: Path) -> None:
+    """Pins name folders and files inside them (an installation and each file of its
+    closure). The folder's read-only mount shows those files already, so they take no mount
+    of their own (the kernel makes and takes down each one, on every run). The run still
+    reads them and cannot write them. Inside the writable project too: there the folder is
+    made read-only again after the project's mount, and its files go with it."""
+    require_tool("bwrap", why="the run's world of its own")
+    repo, site = tmp_path / "repo", tmp_path / "site"
+    outside, inside = site / "pkg" / "mod.py", repo / ".venv" / "lib" / "mod.py"
+    for file in (outside, inside):
+        file.parent.mkdir(parents=True)
+        file.write_text("VALUE = 1\n")
+    flow = Flow(tmp_path / "flow", {"repo": str(repo), "collection": collected(sys.executable)})
+    flow.folder.mkdir()
+    take_pins(flow, {"roots": [str(site)], "files": [str(outside)]})
+    venv = Environment("python", (str(repo / ".venv"),), (str(inside),), (), (), "closure-0.json")
+    base.write(flow, criteria_environments.NAME, CriteriaEnvironments((venv,)).to_json())
+    probe = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    seen = open(path).read() == 'VALUE = 1\\n'\n"
+        "    try:\n"
+        "        open(path, 'a').close()\n"
+        "        print(seen, 'written')\n"
+        "    except OSError:\n"
+        "        print(seen, 'refused')\n"
+    )
+    words = apart.command([sys.executable, "-c", probe, str(outside), str(inside)], flow)
+    mounted = [words[at + 1] for at, word in enumerate(words) if word == "--ro-bind"]
+    assert str(site) in mounted and str(outside) not in mounted
+    assert mounted.count(str(repo / ".venv")) == 2 and str(inside) not in mounted
+    said = subprocess.run(words, capture_output=True, text=True, check=True).stdout
+    assert said.splitlines() == ["True refused", "True refused"], said
+
+
 def test_a_path_folder_in_home_is_in_the_world_read_only_and_nothing_else_of_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
