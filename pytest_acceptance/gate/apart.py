@@ -387,8 +387,9 @@ def _interpreter_folders() -> list[str]:
 
 
 def _within(path: str, folder: str) -> bool:
-    """Strictly inside: the project itself is never made read-only."""
-    return path.startswith(folder.rstrip(os.sep) + os.sep)
+    """Strictly inside: the project itself is never made read-only (nor is `/` inside
+    itself, when a pin names it: a PATH entry)."""
+    return path != folder and path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def trusted(flow: Flow) -> list[str]:

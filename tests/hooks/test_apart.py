@@ -359,6 +359,37 @@ def test_a_path_inside_a_folder_shown_already_takes_no_mount_of_its_own(tmp_path
     assert said.splitlines() == ["True refused", "True refused"], said
 
 
+def test_a_pinned_root_is_mounted_read_only_with_what_is_pinned_inside_it(
+    tmp_path: Path,
+) -> None:
+    """A pin may name `/` (a PATH that lists it): `/` is then mounted read-only, the whole
+    machine with it, and what else is pinned (inside it, as everything is) is there and
+    read-only, in the run's fresh /tmp too, and inside the writable project (its .venv)
+    too. `/` is not inside itself: it is never dropped as a path another mount shows."""
+    require_tool("bwrap", why="the run's world of its own")
+    repo, site = tmp_path / "repo", tmp_path / "site"
+    for file in (site / "pinned.py", repo / ".venv" / "lib.py"):
+        file.parent.mkdir(parents=True)
+        file.write_text("VALUE = 1\n")
+    world = apart._bwrap_world(["/", str(site), str(repo / ".venv")], [str(repo)])
+    mounted = [world[at + 1] for at, word in enumerate(world) if word == "--ro-bind"]
+    assert "/" in mounted and str(site) not in mounted
+    probe = (
+        "import sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    try:\n"
+        "        open(path, 'a').close()\n"
+        "        print('written')\n"
+        "    except OSError:\n"
+        "        print('refused')\n"
+    )
+    tries = [site / "pinned.py", repo / ".venv" / "lib.py", repo / "new.txt"]
+    command = [WRAPPERS["bwrap"][0], *world, "--", sys.executable, "-c", probe, *map(str, tries)]
+    said = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert said.stdout.split() == ["refused", "refused", "written"], said.stderr
+    assert (site / "pinned.py").read_text() == "VALUE = 1\n"
+
+
 def test_a_path_folder_in_home_is_in_the_world_read_only_and_nothing_else_of_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
