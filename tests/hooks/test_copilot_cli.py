@@ -14,7 +14,6 @@ blocks, and the other payload shape Copilot sends to the Stop hooks of
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.copilot_cli import unpacked_once
-from support.copilot_harness import ChatCompletions, serving
+from support.copilot_harness import ChatCompletions, copilot_env, serving
 
 from pytest_acceptance.gate import host_claude, host_copilot, host_registry
 
@@ -69,7 +67,7 @@ def run_copilot(
 ) -> Run:
     """One `copilot -p` turn in a fresh, trusted project and home: `agent_stop` as the
     command of an agentStop hook in .github/hooks/, `claude_settings` as .claude/settings.json."""
-    stand_in, base_url = api
+    stand_in, _ = api
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir(exist_ok=True)
     (project / ".github" / "hooks").mkdir(parents=True, exist_ok=True)
@@ -81,16 +79,7 @@ def run_copilot(
     if claude_settings is not None:
         (project / ".claude").mkdir()
         (project / ".claude" / "settings.json").write_text(json.dumps(claude_settings))
-    environment = {
-        **os.environ,
-        "HOME": str(home),
-        "COPILOT_OFFLINE": "true",
-        "COPILOT_PROVIDER_BASE_URL": base_url,
-        "COPILOT_PROVIDER_API_KEY": "stand-in",
-        "COPILOT_MODEL": MODEL,
-        **unpacked_once(),
-        **(env or {}),
-    }
+    environment = copilot_env(home, stand_in, **(env or {}))
     done = subprocess.run(
         [str(copilot_bin), "-p", "Make AC-1 pass.", "--allow-all-tools", "--trust-folder"],
         cwd=project,
